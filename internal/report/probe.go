@@ -1,0 +1,183 @@
+// Package report holds pullpath's machine-readable reports (apiVersion
+// pullpath/v1) and the renderers that print them. Engines fill reports;
+// only internal/cli decides which renderer runs. No secret is ever stored in
+// a report: URLs are redacted before they get here.
+package report
+
+import (
+	"time"
+
+	"github.com/pullpath/pullpath/internal/verdict"
+)
+
+// APIVersion of every report.
+const APIVersion = "pullpath/v1"
+
+// StepStatus is the outcome of one step of a walk.
+type StepStatus string
+
+const (
+	StepPass StepStatus = "pass"
+	StepWarn StepStatus = "warn"
+	StepFail StepStatus = "fail"
+	StepSkip StepStatus = "skip"
+)
+
+// ProbeReport is what `pullpath probe` returns.
+type ProbeReport struct {
+	APIVersion string          `json:"apiVersion"`
+	Kind       string          `json:"kind"` // ProbeReport
+	Image      string          `json:"image"`
+	Reference  Reference       `json:"reference"`
+	Node       string          `json:"node,omitempty"`
+	Platform   string          `json:"platform"`
+	Mode       string          `json:"mode"` // full | quick
+	Resolver   Resolver        `json:"resolver"`
+	Endpoints  []*Endpoint     `json:"endpoints"`
+	Steps      []Step          `json:"steps"`
+	Transfer   *Transfer       `json:"transfer,omitempty"`
+	Verdict    verdict.Verdict `json:"verdict"`
+	Warnings   []Finding       `json:"warnings,omitempty"`
+	StartedAt  time.Time       `json:"startedAt"`
+	DurationMS float64         `json:"durationMs"`
+	Runtime    *RuntimeResult  `json:"runtime,omitempty"` // filled by `lab run --runtime`
+}
+
+// Reference is the parsed image reference, as the runtime sees it.
+type Reference struct {
+	Registry   string `json:"registry"`   // host[:port] as in the reference (docker.io for Docker Hub)
+	Host       string `json:"host"`       // the host actually contacted without mirrors (registry-1.docker.io for docker.io)
+	Repository string `json:"repository"` // library/nginx
+	Tag        string `json:"tag,omitempty"`
+	Digest     string `json:"digest,omitempty"`
+}
+
+// Resolver is how the node resolves names.
+type Resolver struct {
+	HostsFile   string   `json:"hostsFile,omitempty"`
+	ResolvConf  string   `json:"resolvConf,omitempty"`
+	Nameservers []string `json:"nameservers"`
+	Search      []string `json:"search,omitempty"`
+	Ndots       int      `json:"ndots"`
+}
+
+// Endpoint is one host of the pull.
+type Endpoint struct {
+	Host      string         `json:"host"`
+	Port      int            `json:"port"`
+	Scheme    string         `json:"scheme"` // https | http
+	Role      verdict.Role   `json:"role"`
+	Via       string         `json:"via"` // how pullpath came to it: "image reference", "token realm of HOST", "redirect from HOST", "hosts.toml mirror"
+	Resolve   *Resolution    `json:"resolve,omitempty"`
+	Addresses []AddrResult   `json:"addresses,omitempty"`
+	TLS       *TLSInfo       `json:"tls,omitempty"`
+	HTTP      []HTTPExchange `json:"http,omitempty"`
+	Status    StepStatus     `json:"status"`
+	Code      verdict.Code   `json:"code,omitempty"` // the first failure on this endpoint
+}
+
+// Resolution is the result of resolving one host name the way the node does.
+type Resolution struct {
+	Source     string       `json:"source"` // hosts | dns | literal
+	Name       string       `json:"name"`   // the name whose answer was used (after search/ndots)
+	Nameserver string       `json:"nameserver,omitempty"`
+	Rcode      string       `json:"rcode,omitempty"` // NOERROR, NXDOMAIN, SERVFAIL, REFUSED, TIMEOUT
+	CNAMEs     []string     `json:"cnames,omitempty"`
+	Answers    []Answer     `json:"answers,omitempty"`
+	Queries    []DNSQuery   `json:"queries,omitempty"` // every query sent, in order
+	DurationMS float64      `json:"durationMs"`
+	Code       verdict.Code `json:"code,omitempty"` // set when resolution failed
+	Error      string       `json:"error,omitempty"`
+}
+
+// DNSQuery is one question to one nameserver.
+type DNSQuery struct {
+	Name       string  `json:"name"`
+	Type       string  `json:"type"` // A | AAAA
+	Nameserver string  `json:"nameserver"`
+	Rcode      string  `json:"rcode"` // NOERROR, NXDOMAIN, SERVFAIL, REFUSED, TIMEOUT, ERROR
+	Answers    int     `json:"answers"`
+	DurationMS float64 `json:"durationMs"`
+	Error      string  `json:"error,omitempty"`
+}
+
+// Answer is one resolved address and its scope.
+type Answer struct {
+	Address string `json:"address"`
+	Scope   string `json:"scope"` // private | public | loopback | link-local | cgnat | other
+}
+
+// AddrResult is one TCP connect attempt to one address.
+type AddrResult struct {
+	Address    string       `json:"address"` // ip:port
+	Scope      string       `json:"scope"`
+	Result     string       `json:"result"` // ok | timeout | refused | unreachable | reset | error
+	DurationMS float64      `json:"durationMs"`
+	Code       verdict.Code `json:"code,omitempty"`
+	Error      string       `json:"error,omitempty"`
+}
+
+// TLSInfo is what the TLS handshake showed.
+type TLSInfo struct {
+	ServerName string       `json:"serverName"`
+	Version    string       `json:"version,omitempty"`
+	Verified   bool         `json:"verified"`
+	SkipVerify bool         `json:"skipVerify,omitempty"`
+	Subject    string       `json:"subject,omitempty"`
+	SANs       []string     `json:"sans,omitempty"`
+	Issuer     string       `json:"issuer,omitempty"`
+	NotBefore  *time.Time   `json:"notBefore,omitempty"`
+	NotAfter   *time.Time   `json:"notAfter,omitempty"`
+	DurationMS float64      `json:"durationMs"`
+	Code       verdict.Code `json:"code,omitempty"`
+	Error      string       `json:"error,omitempty"`
+}
+
+// HTTPExchange is one request and its answer (URL redacted).
+type HTTPExchange struct {
+	Method     string  `json:"method"`
+	URL        string  `json:"url"`
+	Status     int     `json:"status,omitempty"`
+	DurationMS float64 `json:"durationMs"`
+	Error      string  `json:"error,omitempty"`
+}
+
+// Step is one step of the walk.
+type Step struct {
+	Name       string       `json:"name"` // reference, resolve, connect, tls, ping, token, manifest, config, layer
+	Endpoint   string       `json:"endpoint,omitempty"`
+	Status     StepStatus   `json:"status"`
+	Code       verdict.Code `json:"code,omitempty"`
+	Detail     string       `json:"detail,omitempty"`
+	DurationMS float64      `json:"durationMs"`
+	Bytes      int64        `json:"bytes,omitempty"`
+}
+
+// Transfer sums up the blob downloads.
+type Transfer struct {
+	Blobs      int     `json:"blobs"`  // config + layers fetched
+	Layers     int     `json:"layers"` // layers in the manifest
+	Bytes      int64   `json:"bytes"`
+	Verified   bool    `json:"verified"` // every byte hashed and matched
+	DurationMS float64 `json:"durationMs"`
+	MBps       float64 `json:"mbps"`
+}
+
+// Finding is a warning or an extra fact, with a code.
+type Finding struct {
+	Code     verdict.Code `json:"code"`
+	Endpoint string       `json:"endpoint,omitempty"`
+	Message  string       `json:"message"`
+	Advice   []string     `json:"advice,omitempty"`
+}
+
+// RuntimeResult is what the real container runtime said about the same pull
+// (lab only).
+type RuntimeResult struct {
+	Runtime    string          `json:"runtime"` // containerd 1.6.20
+	OK         bool            `json:"ok"`
+	GRPCCode   string          `json:"grpcCode,omitempty"`
+	Message    string          `json:"message,omitempty"`
+	DurationMS float64         `json:"durationMs"`
+	Explained  verdict.Verdict `json:"explained"` // explain's reading of Message
+}

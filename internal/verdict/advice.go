@@ -1,0 +1,134 @@
+package verdict
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Platform is what a host name tells about where the registry runs.
+type Platform string
+
+const (
+	PlatformECR       Platform = "ecr"        // ACCOUNT.dkr.ecr.REGION.amazonaws.com
+	PlatformS3        Platform = "s3"         // ECR layer storage (prod-REGION-starport-layer-bucket.s3...)
+	PlatformACR       Platform = "acr"        // NAME.azurecr.io
+	PlatformACRData   Platform = "acr-data"   // NAME.REGION.data.azurecr.io, *.blob.core.windows.net
+	PlatformDockerHub Platform = "docker-hub" // registry-1.docker.io, auth.docker.io, CDN
+	PlatformGeneric   Platform = "generic"
+)
+
+// DetectPlatform reads a host name the way an engineer would.
+func DetectPlatform(host string) Platform {
+	h := strings.ToLower(strings.TrimSuffix(host, "."))
+	if i := strings.LastIndexByte(h, ':'); i > 0 && !strings.Contains(h[i:], "]") {
+		h = h[:i]
+	}
+	switch {
+	case strings.Contains(h, ".dkr.ecr.") || strings.Contains(h, ".ecr.") && strings.HasSuffix(h, ".amazonaws.com"):
+		return PlatformECR
+	case strings.Contains(h, "starport-layer-bucket") || strings.Contains(h, ".s3.") && strings.HasSuffix(h, ".amazonaws.com") || strings.HasPrefix(h, "s3.") && strings.HasSuffix(h, ".amazonaws.com"):
+		return PlatformS3
+	case strings.HasSuffix(h, ".data.azurecr.io") || strings.HasSuffix(h, ".blob.core.windows.net"):
+		return PlatformACRData
+	case strings.HasSuffix(h, ".azurecr.io"):
+		return PlatformACR
+	case h == "docker.io" || strings.HasSuffix(h, ".docker.io") || strings.HasSuffix(h, ".docker.com") || strings.Contains(h, "cloudflare.docker"):
+		return PlatformDockerHub
+	}
+	return PlatformGeneric
+}
+
+// PrivateLinkName reports whether a host name is one that should resolve to a
+// private address on a node that uses private endpoints: a privatelink or
+// VPC-endpoint style name. A public answer for it is itself a finding.
+func PrivateLinkName(host string) bool {
+	h := strings.ToLower(host)
+	return strings.Contains(h, ".privatelink.") || strings.Contains(h, ".vpce.") || strings.Contains(h, ".vpce-") || strings.HasPrefix(h, "vpce-")
+}
+
+// Advise gives the next places to look for a code on a host of a role,
+// specific where the host names its platform. The first line is the code's
+// own "where to look".
+func Advise(code Code, host string, role Role) []string {
+	info, ok := Lookup(code)
+	if !ok || code == OK {
+		return nil
+	}
+	out := []string{info.Where}
+	p := DetectPlatform(host)
+	c := info.Condition
+	if role == RoleAuth || role == RoleBlob {
+		if c == ConditionRoute || c == ConditionDNS {
+			out = append(out, fmt.Sprintf("The registry host answered but %s (%s) did not: every host the registry hands out during the pull needs the same path from the node as the registry itself.", host, role))
+		}
+	}
+	switch p {
+	case PlatformECR:
+		switch c {
+		case ConditionDNS:
+			out = append(out,
+				"ECR: the com.amazonaws.REGION.ecr.dkr and ecr.api interface endpoints need private DNS enabled (describe-vpc-endpoints: PrivateDnsEnabled); otherwise the node resolves the registry to a public address and tries the internet.",
+				"ECR: on the node, `nslookup "+host+"` should answer the endpoint's private IP.")
+		case ConditionRoute, ConditionEndpointSet:
+			out = append(out,
+				"ECR: the ecr.dkr and ecr.api interface endpoints must have an ENI in the node's subnet (describe-vpc-endpoints: SubnetIds); a subnet added later gives nodes that resolve the name but cannot connect.",
+				"ECR: the endpoint's security group must allow TCP 443 from the node security group; compare the failing subnet's route table and network ACL with a working subnet's.",
+				"ECR without endpoints: the subnet's route table needs 0.0.0.0/0 to a NAT gateway in the same availability zone.")
+		case ConditionTLSIdentity:
+			out = append(out, "ECR: the node role needs AmazonEC2ContainerRegistryReadOnly, or ecr:GetAuthorizationToken, ecr:BatchCheckLayerAvailability, ecr:GetDownloadUrlForLayer and ecr:BatchGetImage. A permission problem fails every node alike; if only some subnets fail, look at the network instead.")
+		}
+	case PlatformS3:
+		switch c {
+		case ConditionRoute, ConditionDNS, ConditionEndpointSet:
+			out = append(out,
+				"ECR layers come from S3, not from the registry host: the subnet's route table needs the S3 gateway endpoint's prefix-list route (pl-...), or an S3 interface endpoint, or a NAT gateway in the same availability zone.",
+				"Compare the failing subnet's associated route table and network ACL with a working subnet's, top to bottom.")
+		case ConditionTLSIdentity:
+			out = append(out, "S3: the gateway endpoint policy must allow s3:GetObject on arn:aws:s3:::prod-REGION-starport-layer-bucket/*.")
+		}
+	case PlatformACR, PlatformACRData:
+		switch c {
+		case ConditionDNS:
+			out = append(out, "ACR: the privatelink.azurecr.io private DNS zone must be linked to the node's VNet (or forwarded to by the resolver the node uses), with A records for the registry AND each data endpoint (REGISTRY.REGION.data.azurecr.io).")
+		case ConditionRoute, ConditionEndpointSet:
+			out = append(out,
+				"ACR: check the effective routes of the node NIC, gateway transit through the intended VPN gateway (peering alone does not give it), and the return path from the registry's network to the node subnet.",
+				"ACR: the private endpoint must cover the data endpoints (NAME.REGION.data.azurecr.io) too, and NSGs must allow 443 to them.")
+		case ConditionTLSIdentity:
+			out = append(out, "ACR: the kubelet identity needs AcrPull on the registry (az aks check-acr), or the imagePullSecret's identity needs read on this repository.")
+		}
+	case PlatformDockerHub:
+		if c == ConditionRoute || c == ConditionDNS || c == ConditionEndpointSet {
+			out = append(out, "Docker Hub uses registry-1.docker.io, auth.docker.io and a CDN for layers: each must be reachable from the node, or use a mirror in hosts.toml.")
+		}
+	}
+	return out
+}
+
+// Decide builds the verdict for a failure with code, found at stage on the
+// endpoint host of role. registryOK says whether the registry host itself
+// worked: a network failure on an auth or blob host is then endpoint-set.
+func Decide(code Code, stage Stage, role Role, host string, registryOK bool, summary string) Verdict {
+	info, ok := Lookup(code)
+	if !ok {
+		info = Info{Code: code, Cause: CauseOther}
+	}
+	if code == OK {
+		return Verdict{Status: StatusOK, Cause: CauseOK, Code: OK, Summary: summary}
+	}
+	cond := info.Condition
+	if registryOK && (role == RoleAuth || role == RoleBlob) && (cond == ConditionRoute || cond == ConditionDNS) {
+		cond = ConditionEndpointSet
+	}
+	return Verdict{
+		Status:    StatusFail,
+		Stage:     stage,
+		Cause:     info.Cause,
+		Condition: cond,
+		Code:      code,
+		Endpoint:  host,
+		Role:      role,
+		Summary:   summary,
+		Advice:    Advise(code, host, role),
+	}
+}

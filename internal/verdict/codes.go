@@ -1,0 +1,175 @@
+package verdict
+
+// Code names one exact finding. Codes are stable: scripts may match on them.
+type Code string
+
+// Info describes a code: its cause, its default condition, what it means and
+// where to look. docs/verdicts.md is this table, kept equal by a test.
+type Info struct {
+	Code      Code
+	Cause     Cause
+	Condition Condition // the default; a network failure on an auth or blob host while the registry host works becomes endpoint-set
+	Warning   bool      // a finding that does not stop the pull
+	Meaning   string
+	Where     string
+}
+
+const (
+	OK Code = "OK"
+
+	// reference and local configuration
+	ReferenceInvalid Code = "REFERENCE_INVALID"
+	NeverPull        Code = "NEVER_PULL"
+	ConfigInvalid    Code = "CONFIG_INVALID"
+	CredentialsError Code = "CREDENTIALS_ERROR"
+
+	// name resolution
+	DNSNXDomain     Code = "DNS_NXDOMAIN"
+	DNSServFail     Code = "DNS_SERVFAIL"
+	DNSRefused      Code = "DNS_REFUSED"
+	DNSTimeout      Code = "DNS_TIMEOUT"
+	DNSNoAnswer     Code = "DNS_NO_ANSWER"
+	DNSNoNameserver Code = "DNS_NO_NAMESERVER"
+	DNSPublicAnswer Code = "DNS_PUBLIC_ANSWER"
+	DNSError        Code = "DNS_ERROR"
+
+	// connection
+	ConnectTimeout     Code = "CONNECT_TIMEOUT"
+	ConnectRefused     Code = "CONNECT_REFUSED"
+	ConnectUnreachable Code = "CONNECT_UNREACHABLE"
+	ConnectReset       Code = "CONNECT_RESET"
+	ConnectError       Code = "CONNECT_ERROR"
+
+	// TLS
+	TLSUnknownAuthority Code = "TLS_UNKNOWN_AUTHORITY"
+	TLSNameMismatch     Code = "TLS_NAME_MISMATCH"
+	TLSExpired          Code = "TLS_EXPIRED"
+	TLSNotYetValid      Code = "TLS_NOT_YET_VALID"
+	TLSHandshakeTimeout Code = "TLS_HANDSHAKE_TIMEOUT"
+	TLSHandshakeFailed  Code = "TLS_HANDSHAKE_FAILED"
+
+	// HTTP exchanges with the registry, token service and blob hosts
+	HTTPTimeout         Code = "HTTP_TIMEOUT"
+	HTTPBadResponse     Code = "HTTP_BAD_RESPONSE"
+	RegistryUnauthorized Code = "REGISTRY_UNAUTHORIZED"
+	RegistryForbidden   Code = "REGISTRY_FORBIDDEN"
+	RegistryServerError Code = "REGISTRY_SERVER_ERROR"
+	RateLimited         Code = "RATE_LIMITED"
+	ChallengeInvalid    Code = "CHALLENGE_INVALID"
+	AuthUnauthorized    Code = "AUTH_UNAUTHORIZED"
+	AuthForbidden       Code = "AUTH_FORBIDDEN"
+	AuthAmbiguous       Code = "AUTH_OR_NOT_FOUND"
+
+	// manifest
+	ManifestNotFound   Code = "MANIFEST_NOT_FOUND"
+	RepositoryNotFound Code = "REPOSITORY_NOT_FOUND"
+	ManifestInvalid    Code = "MANIFEST_INVALID"
+	ManifestTooLarge   Code = "MANIFEST_TOO_LARGE"
+	PlatformNotFound   Code = "PLATFORM_NOT_FOUND"
+
+	// blobs
+	BlobNotFound       Code = "BLOB_NOT_FOUND"
+	BlobForbidden      Code = "BLOB_FORBIDDEN"
+	BlobDigestMismatch Code = "BLOB_DIGEST_MISMATCH"
+	BlobSizeMismatch   Code = "BLOB_SIZE_MISMATCH"
+	BlobStalled        Code = "BLOB_STALLED"
+	RedirectLoop       Code = "REDIRECT_LOOP"
+	RedirectInvalid    Code = "REDIRECT_INVALID"
+
+	// warnings: the pull works today, but will bite later
+	HostsFileEntry    Code = "HOSTS_FILE_ENTRY"
+	AddressUnreachable Code = "ADDRESS_UNREACHABLE"
+	MirrorFailed      Code = "MIRROR_FAILED"
+	TLSVerifySkipped  Code = "TLS_VERIFY_SKIPPED"
+	PlainHTTP         Code = "PLAIN_HTTP"
+	QuickCheck        Code = "QUICK_CHECK"
+
+	Other Code = "OTHER"
+)
+
+const (
+	whereRoute = "the node subnet's route table and effective routes, security groups / NSGs and NACLs on both sides, the firewall, and the return path from the registry network to the node subnet"
+	whereDNS   = "the resolver the node actually uses (/etc/resolv.conf on the node, VNet/VPC DNS settings) and whether the private zone is linked to the node's network"
+	whereTLS   = "the server certificate's names and issuer, and the CA the node's runtime trusts (/etc/containerd/certs.d/HOST/, the node's system trust store)"
+	whereID    = "the pull identity: imagePullSecret or node credentials, and its read permission on this repository"
+)
+
+// Codes is the one table of every code, in documentation order.
+var Codes = []Info{
+	{OK, CauseOK, ConditionNone, false, "The whole pull succeeded: every endpoint resolved, connected, passed TLS and authorization, and every byte matched its digest.", "Nothing to fix from this node. If Pods still fail, check other nodes and pools (`pullpath explain`)."},
+
+	{ReferenceInvalid, CauseInvalidName, ConditionImage, false, "The image reference does not parse the way the kubelet and containerd parse it.", "The `image:` field of the Pod spec."},
+	{NeverPull, CauseNeverPull, ConditionImage, false, "imagePullPolicy is Never and the image is not on the node.", "The Pod's imagePullPolicy, or pre-load the image on every node of the pool."},
+	{ConfigInvalid, CauseOther, ConditionNone, false, "A node configuration file (resolv.conf, hosts file, hosts.toml, docker config) cannot be read or parsed.", "The file named in the message, on the node."},
+	{CredentialsError, CauseUnauthorized, ConditionTLSIdentity, false, "The node's credentials could not be produced (credential helper failed or is missing).", "The credential helper named in the docker config and the identity it uses (instance role, kubelet identity)."},
+
+	{DNSNXDomain, CauseDNS, ConditionDNS, false, "The node's resolver says the name does not exist (NXDOMAIN).", whereDNS + "; for private endpoints, the private zone (privatelink.azurecr.io, VPC endpoint private DNS) and its link to the node's VNet/VPC."},
+	{DNSServFail, CauseDNS, ConditionDNS, false, "The node's resolver failed to resolve the name (SERVFAIL): a forwarder or the zone's servers are broken or unreachable from the resolver.", whereDNS + "; the resolver's forwarders and conditional forwarding rules."},
+	{DNSRefused, CauseDNS, ConditionDNS, false, "The node's resolver refused the query (REFUSED): it does not serve this zone or this client.", whereDNS + "."},
+	{DNSTimeout, CauseDNS, ConditionDNS, false, "No nameserver of the node answered in time.", "The path from the node to its nameservers (routes, security rules on UDP/TCP 53) and the nameservers themselves."},
+	{DNSNoAnswer, CauseDNS, ConditionDNS, false, "The name exists but has no address record (for example a CNAME into a private zone that has no record for it).", whereDNS + "; the A records in the private zone for this exact name."},
+	{DNSNoNameserver, CauseDNS, ConditionDNS, false, "The node's resolv.conf names no nameserver.", "The node's /etc/resolv.conf and the DHCP options of its network."},
+	{DNSPublicAnswer, CauseDNS, ConditionDNS, false, "The name resolved to a public address where a private one was expected: private DNS is off or the private zone is not linked, so the node tries the internet.", "Private DNS on the interface endpoint (PrivateDnsEnabled), or the privatelink zone's link to the node's VNet and its A records."},
+	{DNSError, CauseDNS, ConditionDNS, false, "Name resolution failed in another way (malformed answer, truncated and unusable).", whereDNS + "."},
+
+	{ConnectTimeout, CauseTimeout, ConditionRoute, false, "The TCP connection timed out: packets leave but nothing comes back (no route, a security rule that drops, or no return path).", whereRoute + "."},
+	{ConnectRefused, CauseRefused, ConditionRoute, false, "The TCP connection was refused: something answered with a reset (nothing listens on that port, or a firewall rejects).", "The address and port the name resolves to, the service behind it, and firewalls that reject rather than drop."},
+	{ConnectUnreachable, CauseUnreachable, ConditionRoute, false, "The node has no route to the address (network or host unreachable).", "The node's own routes (`ip route get ADDR` on the node), the subnet's route table, and for addresses on the node's own subnet whether that host exists (an endpoint ENI missing in this subnet)."},
+	{ConnectReset, CauseReset, ConditionRoute, false, "The connection was reset by a middlebox or the server.", whereRoute + "; proxies and TLS-inspecting firewalls."},
+	{ConnectError, CauseOther, ConditionRoute, false, "The connection failed in another way.", whereRoute + "."},
+
+	{TLSUnknownAuthority, CauseTLS, ConditionTLSIdentity, false, "The server's certificate is signed by an authority the node's runtime does not trust.", whereTLS + "."},
+	{TLSNameMismatch, CauseTLS, ConditionTLSIdentity, false, "The server's certificate is not valid for the name the node connects to.", whereTLS + "; the names (SANs) the certificate lists."},
+	{TLSExpired, CauseTLS, ConditionTLSIdentity, false, "The server's certificate has expired.", whereTLS + "; renew it."},
+	{TLSNotYetValid, CauseTLS, ConditionTLSIdentity, false, "The server's certificate is not valid yet (or the node's clock is wrong).", whereTLS + "; the node's clock (NTP)."},
+	{TLSHandshakeTimeout, CauseTimeout, ConditionRoute, false, "TCP connected but the TLS handshake did not finish in time: often an MTU problem or a middlebox that drops large packets.", whereRoute + "; path MTU and TLS-inspecting firewalls."},
+	{TLSHandshakeFailed, CauseTLS, ConditionTLSIdentity, false, "The TLS handshake failed (protocol error, the port does not speak TLS, or a client certificate is required).", whereTLS + "; whether the port speaks TLS at all."},
+
+	{HTTPTimeout, CauseTimeout, ConditionRegistry, false, "The server accepted the connection but did not answer the request in time.", "The server's health and anything between (proxies, load balancers)."},
+	{HTTPBadResponse, CauseOther, ConditionRegistry, false, "The server answered something that is not a valid registry response.", "What actually listens at that address: a proxy, a captive portal, the wrong service."},
+	{RegistryUnauthorized, CauseUnauthorized, ConditionTLSIdentity, false, "The registry refused the request as unauthenticated (401): no credentials, or wrong ones.", whereID + "; routes and DNS are fine if this is the answer."},
+	{RegistryForbidden, CauseForbidden, ConditionTLSIdentity, false, "The registry refused the request as forbidden (403 / DENIED): the identity lacks read on this repository.", whereID + "."},
+	{RegistryServerError, CauseOther, ConditionRegistry, false, "The registry answered with a server error (5xx).", "The registry's own health and status page."},
+	{RateLimited, CauseRateLimit, ConditionRegistry, false, "The registry rate-limited the pull (429 / TOOMANYREQUESTS).", "Authenticate pulls, use a pull-through cache or mirror, or wait out the window."},
+	{ChallengeInvalid, CauseOther, ConditionRegistry, false, "The registry's 401 challenge (WWW-Authenticate) is missing or malformed.", "The registry or a proxy in front of it that strips or rewrites headers."},
+	{AuthUnauthorized, CauseUnauthorized, ConditionTLSIdentity, false, "The token service refused the node's credentials (401).", whereID + "."},
+	{AuthForbidden, CauseForbidden, ConditionTLSIdentity, false, "The token service refused the requested scope (403 / insufficient_scope): the identity cannot read this repository.", whereID + "; for ACR the AcrPull role of the kubelet identity, for ECR the node role's ecr:BatchGetImage and ecr:GetDownloadUrlForLayer."},
+	{AuthAmbiguous, CauseUnauthorized, ConditionTLSIdentity, false, "The registry says the repository does not exist or needs authorization: it will not tell which.", "Both: the exact repository name and tag, and the pull identity's read permission."},
+
+	{ManifestNotFound, CauseNotFound, ConditionImage, false, "The repository exists but this tag or digest does not.", "The tag or digest in the Pod spec, and what was pushed."},
+	{RepositoryNotFound, CauseNotFound, ConditionImage, false, "The repository does not exist in this registry (NAME_UNKNOWN).", "The repository name in the Pod spec, and the registry it was pushed to."},
+	{ManifestInvalid, CauseOther, ConditionRegistry, false, "The manifest could not be parsed or has an unknown media type.", "How the image was pushed, and the registry's support for its media type."},
+	{ManifestTooLarge, CauseOther, ConditionRegistry, false, "The manifest is larger than any sane manifest (a runtime would refuse it too).", "What the registry serves at that address."},
+	{PlatformNotFound, CausePlatform, ConditionImage, false, "The image index has no manifest for the node's platform.", "The platforms the image was built for (`docker buildx imagetools inspect`), and the node pool's architecture."},
+
+	{BlobNotFound, CauseNotFound, ConditionRegistry, false, "A blob the manifest names is missing from the registry or its storage.", "The registry's storage; push the image again."},
+	{BlobForbidden, CauseForbidden, ConditionEndpointSet, false, "The blob storage host refused the download (S3 AccessDenied, Azure AuthorizationFailure): typically an endpoint policy or storage firewall that the registry host does not have.", "The S3 gateway endpoint policy (it must allow the registry's layer bucket), or the storage account / data endpoint firewall for ACR."},
+	{BlobDigestMismatch, CauseDigest, ConditionRegistry, false, "A blob's bytes do not match its digest: corrupted in storage or rewritten in transit.", "The registry's storage and any proxy that rewrites content."},
+	{BlobSizeMismatch, CauseDigest, ConditionRegistry, false, "A blob's length does not match the size in the manifest.", "The registry's storage and any proxy that truncates content."},
+	{BlobStalled, CauseTimeout, ConditionRoute, false, "A blob download started but stalled (no bytes for too long): a path that passes small packets but drops or throttles a bulk transfer.", "Path MTU, firewalls and proxies on the path to the blob host, and the blob host's throughput."},
+	{RedirectLoop, CauseOther, ConditionRegistry, false, "Blob redirects went on past the hop limit or looped.", "The registry's storage redirect configuration and any proxy in front of the blob host."},
+	{RedirectInvalid, CauseOther, ConditionRegistry, false, "A redirect had no usable Location.", "The registry's storage redirect configuration."},
+
+	{HostsFileEntry, CauseDNS, ConditionDNS, true, "The name was answered by the node's hosts file: it works on this node, and silently vanishes when the node is replaced or a new node joins.", "Managed private DNS (a private zone linked to the VNet/VPC) instead of hosts-file entries."},
+	{AddressUnreachable, CauseTimeout, ConditionRoute, true, "One of the name's addresses does not connect while another does: pulls are slow or fail at random.", whereRoute + "; the endpoint's ENI or private IP in each subnet."},
+	{MirrorFailed, CauseOther, ConditionRoute, true, "A mirror from hosts.toml failed and the runtime falls back to the next host.", "The mirror's path from this node, and /etc/containerd/certs.d/HOST/hosts.toml."},
+	{TLSVerifySkipped, CauseTLS, ConditionTLSIdentity, true, "Certificate verification is skipped (skip_verify / insecure): the pull works, but without proof of the server's identity.", whereTLS + "."},
+	{PlainHTTP, CauseOther, ConditionTLSIdentity, true, "The registry is reached over plain HTTP.", "The runtime's registry config; prefer TLS with a trusted certificate."},
+	{QuickCheck, CauseOther, ConditionNone, true, "Only the first bytes of each blob were fetched (--quick): digests were not verified.", "Run again without --quick to download and verify every byte."},
+
+	{Other, CauseOther, ConditionNone, false, "A failure that fits no other code; the summary carries the detail.", "The evidence in the report."},
+}
+
+var byCode = func() map[Code]Info {
+	m := make(map[Code]Info, len(Codes))
+	for _, i := range Codes {
+		m[i.Code] = i
+	}
+	return m
+}()
+
+// Lookup returns the table entry for a code.
+func Lookup(c Code) (Info, bool) {
+	i, ok := byCode[c]
+	return i, ok
+}
