@@ -49,16 +49,16 @@ const (
 	TLSHandshakeFailed  Code = "TLS_HANDSHAKE_FAILED"
 
 	// HTTP exchanges with the registry, token service and blob hosts
-	HTTPTimeout         Code = "HTTP_TIMEOUT"
-	HTTPBadResponse     Code = "HTTP_BAD_RESPONSE"
+	HTTPTimeout          Code = "HTTP_TIMEOUT"
+	HTTPBadResponse      Code = "HTTP_BAD_RESPONSE"
 	RegistryUnauthorized Code = "REGISTRY_UNAUTHORIZED"
-	RegistryForbidden   Code = "REGISTRY_FORBIDDEN"
-	RegistryServerError Code = "REGISTRY_SERVER_ERROR"
-	RateLimited         Code = "RATE_LIMITED"
-	ChallengeInvalid    Code = "CHALLENGE_INVALID"
-	AuthUnauthorized    Code = "AUTH_UNAUTHORIZED"
-	AuthForbidden       Code = "AUTH_FORBIDDEN"
-	AuthAmbiguous       Code = "AUTH_OR_NOT_FOUND"
+	RegistryForbidden    Code = "REGISTRY_FORBIDDEN"
+	RegistryServerError  Code = "REGISTRY_SERVER_ERROR"
+	RateLimited          Code = "RATE_LIMITED"
+	ChallengeInvalid     Code = "CHALLENGE_INVALID"
+	AuthUnauthorized     Code = "AUTH_UNAUTHORIZED"
+	AuthForbidden        Code = "AUTH_FORBIDDEN"
+	AuthAmbiguous        Code = "AUTH_OR_NOT_FOUND"
 
 	// manifest
 	ManifestNotFound   Code = "MANIFEST_NOT_FOUND"
@@ -77,12 +77,12 @@ const (
 	RedirectInvalid    Code = "REDIRECT_INVALID"
 
 	// warnings: the pull works today, but will bite later
-	HostsFileEntry    Code = "HOSTS_FILE_ENTRY"
+	HostsFileEntry     Code = "HOSTS_FILE_ENTRY"
 	AddressUnreachable Code = "ADDRESS_UNREACHABLE"
-	MirrorFailed      Code = "MIRROR_FAILED"
-	TLSVerifySkipped  Code = "TLS_VERIFY_SKIPPED"
-	PlainHTTP         Code = "PLAIN_HTTP"
-	QuickCheck        Code = "QUICK_CHECK"
+	MirrorFailed       Code = "MIRROR_FAILED"
+	TLSVerifySkipped   Code = "TLS_VERIFY_SKIPPED"
+	PlainHTTP          Code = "PLAIN_HTTP"
+	QuickCheck         Code = "QUICK_CHECK"
 
 	Other Code = "OTHER"
 )

@@ -20,22 +20,22 @@ const (
 type Cause string
 
 const (
-	CauseOK          Cause = "ok"
-	CauseDNS         Cause = "dns"
-	CauseTimeout     Cause = "timeout"
-	CauseUnreachable Cause = "unreachable"
-	CauseRefused     Cause = "refused"
-	CauseReset       Cause = "reset"
-	CauseTLS         Cause = "tls"
+	CauseOK           Cause = "ok"
+	CauseDNS          Cause = "dns"
+	CauseTimeout      Cause = "timeout"
+	CauseUnreachable  Cause = "unreachable"
+	CauseRefused      Cause = "refused"
+	CauseReset        Cause = "reset"
+	CauseTLS          Cause = "tls"
 	CauseUnauthorized Cause = "unauthorized"
-	CauseForbidden   Cause = "forbidden"
-	CauseNotFound    Cause = "not_found"
-	CauseRateLimit   Cause = "ratelimit"
-	CausePlatform    Cause = "platform"
-	CauseDigest      Cause = "digest"
-	CauseInvalidName Cause = "invalid_name"
-	CauseNeverPull   Cause = "never_pull"
-	CauseOther       Cause = "other"
+	CauseForbidden    Cause = "forbidden"
+	CauseNotFound     Cause = "not_found"
+	CauseRateLimit    Cause = "ratelimit"
+	CausePlatform     Cause = "platform"
+	CauseDigest       Cause = "digest"
+	CauseInvalidName  Cause = "invalid_name"
+	CauseNeverPull    Cause = "never_pull"
+	CauseOther        Cause = "other"
 )
 
 // Condition is the repair direction of the seeds' tables.
