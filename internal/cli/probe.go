@@ -1,17 +1,214 @@
 package cli
 
 import (
+	"bufio"
+	"context"
 	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/pullpath/pullpath/internal/pull"
 )
 
+const probeLong = `Walk the whole pull of IMAGE from this node's network namespace, the way the
+container runtime does, and name the first broken link.
+
+Run it ON THE NODE (or in a hostNetwork Pod with dnsPolicy: Default and the
+node's /etc mounted): a Pod's own network and DNS prove nothing about the
+runtime's pull.
+
+In order: parse the reference; read the runtime's registry config (containerd
+hosts.toml mirrors and CAs); resolve every host like the node (hosts file,
+then each nameserver of resolv.conf, queried directly); connect to every
+address; TLS with the runtime's trust; GET /v2/; the token service; the
+manifest (an index selects the node's platform); the config and every layer,
+following every redirect host, downloading every byte and verifying digests
+(nothing is written to disk). The first failure is the verdict; later steps
+are skipped.
+
+Verdict conditions and exit codes:
+  0 ok            the whole pull works from this node
+  3 route         no path or no return path (timeout, unreachable, refused)
+  4 dns           the node's resolver cannot see the zone, or answers public
+  5 endpoint-set  the registry works, but its token or blob host does not
+  6 tls-identity  certificate trust or name, 401, 403
+  7 image         not found, no manifest for this platform, bad reference
+  8 registry      rate limit, server errors, corrupt content
+  1 usage or internal error; 2 a failure outside these directions
+Every code is listed in docs/verdicts.md.`
+
+const probeExample = `  # On a node: why can't this node pull the image?
+  pullpath probe 123456789012.dkr.ecr.ap-northeast-2.amazonaws.com/shop/api:1.4.2
+
+  # ECR credentials, as the kubelet's credential provider would give them
+  aws ecr get-login-password | pullpath probe --username AWS --password-stdin ACCOUNT.dkr.ecr.REGION.amazonaws.com/app:1.0
+
+  # The registry must resolve privately (interface endpoint / private link)
+  pullpath probe --expect-private myacr.azurecr.io/team/app:2.0
+
+  # A quick check of every endpoint without downloading whole layers
+  pullpath probe --quick registry.example.com/big/image:latest
+
+  # Machine-readable report for scripts and Jobs
+  pullpath probe -o json nginx:1.27 | jq .verdict`
+
+type probeOptions struct {
+	output
+	opts          pull.Options
+	nameservers   []string
+	passwordStdin bool
+	timeout       time.Duration
+	noProgress    bool
+}
+
 func newProbeCommand(s Streams) *cobra.Command {
-	return &cobra.Command{
-		Use:   "probe IMAGE",
-		Short: "(in progress)",
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return errors.New("probe is not built yet")
+	o := &probeOptions{}
+	cmd := &cobra.Command{
+		Use:     "probe IMAGE",
+		Short:   "Walk the whole pull of IMAGE from this node and name the first broken link",
+		Long:    probeLong,
+		Example: probeExample,
+		Args:    exactArgs("IMAGE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.complete(args, s.In); err != nil {
+				return &ExitError{Code: 1, Err: err}
+			}
+			if err := o.validate(); err != nil {
+				return &ExitError{Code: 1, Err: err}
+			}
+			return o.run(cmd.Context(), s)
 		},
+	}
+	f := cmd.Flags()
+	o.addFlag(cmd)
+	f.StringVar(&o.opts.Platform, "platform", "", "platform to select from an image index, os/arch[/variant] (default: this node's)")
+	f.StringVar(&o.opts.Node, "node", "", "node name to put in the report (default: the hostname)")
+	f.StringVar(&o.opts.Net.ResolvConf, "resolv-conf", "/etc/resolv.conf", "the node's resolv.conf")
+	f.StringVar(&o.opts.Net.HostsFile, "hosts-file", "/etc/hosts", "the node's hosts file")
+	f.StringArrayVar(&o.nameservers, "nameserver", nil, "query this nameserver (HOST or HOST:PORT) instead of resolv.conf's; repeatable")
+	f.StringVar(&o.opts.CertsDir, "certs-dir", "/etc/containerd/certs.d", "containerd registry config_path (HOST/hosts.toml, CAs)")
+	f.StringVar(&o.opts.DockerCertsDir, "docker-certs-dir", "/etc/docker/certs.d", "docker certs.d (HOST/ca.crt, client certs)")
+	f.StringArrayVar(&o.opts.ExtraCAs, "registry-ca", nil, "extra CA file to trust for every host of the pull; repeatable")
+	f.StringVar(&o.opts.DockerConfig, "docker-config", "", "docker config.json with auths/credHelpers (default: none, anonymous)")
+	f.StringVar(&o.opts.Username, "username", "", "registry user name (with --password-stdin)")
+	f.BoolVar(&o.passwordStdin, "password-stdin", false, "read the registry password or token from standard input")
+	f.BoolVar(&o.opts.ExpectPrivate, "expect-private", false, "every host must resolve to a private address (private endpoints / private link)")
+	f.BoolVar(&o.opts.Quick, "quick", false, "fetch only the first bytes of each blob (no digest verification)")
+	f.DurationVar(&o.opts.Net.DNSTimeout, "dns-timeout", 2*time.Second, "budget of each DNS query")
+	f.DurationVar(&o.opts.Net.ConnectTimeout, "connect-timeout", 5*time.Second, "budget of each TCP connect, per address")
+	f.DurationVar(&o.opts.Net.TLSTimeout, "tls-timeout", 5*time.Second, "budget of each TLS handshake")
+	f.DurationVar(&o.opts.HTTPTimeout, "http-timeout", 30*time.Second, "budget for a server to start answering a request")
+	f.DurationVar(&o.opts.StallTimeout, "stall-timeout", 20*time.Second, "a blob download that sends no byte for this long is stalled")
+	f.IntVar(&o.opts.Concurrency, "concurrency", 3, "blobs downloaded at once")
+	f.DurationVar(&o.timeout, "timeout", 15*time.Minute, "budget of the whole probe")
+	f.BoolVar(&o.noProgress, "no-progress", false, "no progress bar on stderr")
+	return cmd
+}
+
+// exactArgs is cobra.ExactArgs(1) with an error that names the argument.
+func exactArgs(name string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != 1 {
+			return &ExitError{Code: 1, Err: fmt.Errorf("%s takes exactly one %s argument, got %d (see %s --help)", cmd.CommandPath(), name, len(args), cmd.CommandPath())}
+		}
+		return nil
+	}
+}
+
+func (o *probeOptions) complete(args []string, in io.Reader) error {
+	o.opts.Image = args[0]
+	o.opts.Net.Nameservers = o.nameservers
+	if o.passwordStdin {
+		line, err := bufio.NewReader(in).ReadString('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return fmt.Errorf("--password-stdin: reading standard input: %v", err)
+		}
+		o.opts.Password = strings.TrimRight(line, "\r\n")
+		if o.opts.Password == "" {
+			return errors.New("--password-stdin: standard input is empty, want the password or token")
+		}
+	}
+	return nil
+}
+
+func (o *probeOptions) validate() error {
+	if err := o.output.validate(); err != nil {
+		return err
+	}
+	if o.opts.Username != "" && !o.passwordStdin {
+		return errors.New("--username needs --password-stdin (a password on the command line would show in ps and shell history)")
+	}
+	if o.passwordStdin && o.opts.Username == "" {
+		return errors.New("--password-stdin needs --username (for ECR: --username AWS)")
+	}
+	for name, d := range map[string]time.Duration{"--dns-timeout": o.opts.Net.DNSTimeout, "--connect-timeout": o.opts.Net.ConnectTimeout, "--tls-timeout": o.opts.Net.TLSTimeout, "--http-timeout": o.opts.HTTPTimeout, "--stall-timeout": o.opts.StallTimeout, "--timeout": o.timeout} {
+		if d <= 0 {
+			return fmt.Errorf("%s %s: want a positive duration like 5s", name, d)
+		}
+	}
+	if o.opts.Concurrency < 1 || o.opts.Concurrency > 32 {
+		return fmt.Errorf("--concurrency %d: want 1 to 32", o.opts.Concurrency)
+	}
+	return nil
+}
+
+func (o *probeOptions) run(ctx context.Context, s Streams) error {
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	var bar *progressBar
+	if !o.noProgress && isTerminal(s.ErrOut) {
+		bar = &progressBar{w: s.ErrOut}
+		o.opts.Progress = bar.update
+	}
+	rep, err := pull.Probe(ctx, o.opts)
+	bar.clear()
+	if err != nil {
+		return &ExitError{Code: 1, Err: err}
+	}
+	if err := o.render(s.Out, rep); err != nil {
+		return &ExitError{Code: 1, Err: err}
+	}
+	if code := rep.Verdict.ExitCode(); code != 0 {
+		return &ExitError{Code: code}
+	}
+	return nil
+}
+
+// progressBar draws one line on a terminal's stderr, at most 10 times a second.
+type progressBar struct {
+	w    io.Writer
+	mu   sync.Mutex
+	last time.Time
+	used bool
+}
+
+func (b *progressBar) update(p pull.Progress) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if time.Since(b.last) < 100*time.Millisecond && p.BlobsDone < p.Blobs {
+		return
+	}
+	b.last = time.Now()
+	b.used = true
+	pct := 0.0
+	if p.Total > 0 {
+		pct = 100 * float64(p.Done) / float64(p.Total)
+	}
+	fmt.Fprintf(b.w, "\r\033[Kdownloading blobs %d/%d  %5.1f%%  %d MiB", p.BlobsDone, p.Blobs, pct, p.Done>>20)
+}
+
+func (b *progressBar) clear() {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.used {
+		fmt.Fprint(b.w, "\r\033[K")
 	}
 }

@@ -1,0 +1,280 @@
+package pull
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/verdict"
+)
+
+// endpoint is one host of the pull as the walk knows it: its evidence, and
+// an HTTP client pinned to the address that was proven to connect.
+type endpoint struct {
+	rep    *report.Endpoint
+	client *http.Client
+	fail   *failure // non-nil: the host cannot be used
+	ready  chan struct{}
+}
+
+// hostPort splits a URL's host into name and port, with the scheme's default.
+func hostPort(u *url.URL) (string, int) {
+	host := u.Hostname()
+	if p := u.Port(); p != "" {
+		n, _ := strconv.Atoi(p)
+		return host, n
+	}
+	if u.Scheme == "http" {
+		return host, 80
+	}
+	return host, 443
+}
+
+// reach resolves, connects and handshakes with the host of u, once per
+// scheme://host:port for the whole walk: steps 2 to 4 of the pull. A later
+// request for the same host reuses the result.
+func (w *walker) reach(ctx context.Context, u *url.URL, role verdict.Role, via string, tlsCfg *tls.Config) *endpoint {
+	key := u.Scheme + "://" + u.Host
+	w.mu.Lock()
+	if ep, ok := w.endpoints[key]; ok {
+		w.mu.Unlock()
+		<-ep.ready
+		return ep
+	}
+	host, port := hostPort(u)
+	ep := &endpoint{
+		rep:   &report.Endpoint{Host: host, Port: port, Scheme: u.Scheme, Role: role, Via: via, Status: report.StepPass},
+		ready: make(chan struct{}),
+	}
+	w.endpoints[key] = ep
+	w.rep.Endpoints = append(w.rep.Endpoints, ep.rep)
+	w.mu.Unlock()
+	defer close(ep.ready)
+
+	ep.fail = w.check(ctx, ep, tlsCfg)
+	if ep.fail != nil {
+		ep.rep.Status = report.StepFail
+		ep.rep.Code = ep.fail.code
+	}
+	return ep
+}
+
+func (w *walker) check(ctx context.Context, ep *endpoint, tlsCfg *tls.Config) *failure {
+	r := ep.rep
+	name := r.Host
+	stage := stageOf(r.Role)
+
+	// 2. Resolve, the way the node does.
+	res := w.nc.Resolve(ctx, r.Host)
+	r.Resolve = res
+	if res.Code != "" {
+		w.step("resolve", name, report.StepFail, res.Code, resolveDetail(res), res.DurationMS, 0)
+		return fail(res.Code, stage, r.Role, name, "%s (%s) does not resolve on this node: %s", name, r.Role, resolveDetail(res))
+	}
+	public := publicAnswers(res)
+	status := report.StepPass
+	if res.Source == "hosts" {
+		status = report.StepWarn
+		w.warn(verdict.HostsFileEntry, name, fmt.Sprintf("%s is pinned to %s by the node's hosts file %s: this node works, a replacement node will not have the entry", name, answerList(res), w.nc.Resolver().HostsFile))
+	}
+	privateExpected := w.opts.ExpectPrivate || verdict.PrivateLinkName(name) || anyPrivateLink(res.CNAMEs)
+	if len(public) > 0 && privateExpected && w.opts.ExpectPrivate {
+		w.step("resolve", name, report.StepFail, verdict.DNSPublicAnswer, resolveDetail(res), res.DurationMS, 0)
+		return fail(verdict.DNSPublicAnswer, stage, r.Role, name, "%s resolves to public %s on this node, and a private address was expected (--expect-private): private DNS is off or the private zone is not linked to the node's network", name, strings.Join(public, ", "))
+	}
+	w.step("resolve", name, status, "", resolveDetail(res), res.DurationMS, 0)
+
+	// 3. Connect to every address, each with its own budget.
+	start := time.Now()
+	r.Addresses = w.nc.ConnectAll(ctx, res.Answers, r.Port)
+	var ok, bad []report.AddrResult
+	for _, a := range r.Addresses {
+		if a.Result == "ok" {
+			ok = append(ok, a)
+		} else {
+			bad = append(bad, a)
+		}
+	}
+	ms := since(start)
+	if len(ok) == 0 {
+		first := report.AddrResult{Code: verdict.ConnectError, Error: "no address"}
+		if len(bad) > 0 {
+			first = bad[0]
+		}
+		w.step("connect", name, report.StepFail, first.Code, connectDetail(r.Addresses), ms, 0)
+		if len(public) > 0 && privateExpected {
+			return fail(verdict.DNSPublicAnswer, stage, r.Role, name, "%s resolves to public %s (it should be private: %s) and the node cannot connect to it (%s): private DNS is off or the private zone is not linked", name, strings.Join(public, ", "), privateReason(name, res), first.Result)
+		}
+		return fail(first.Code, stage, r.Role, name, "%s (%s) %s: %s", name, r.Role, connectPhrase(first), connectDetail(r.Addresses))
+	}
+	cstatus := report.StepPass
+	if len(bad) > 0 {
+		cstatus = report.StepWarn
+		w.warn(verdict.AddressUnreachable, name, fmt.Sprintf("%s: %s connects but %s", name, ok[0].Address, connectDetail(bad)))
+	}
+	if len(public) > 0 && privateExpected {
+		w.warn(verdict.DNSPublicAnswer, name, fmt.Sprintf("%s resolves to public %s (%s); the pull goes over the internet path (NAT), not the private endpoint", name, strings.Join(public, ", "), privateReason(name, res)))
+	}
+	w.step("connect", name, cstatus, "", connectDetail(r.Addresses), ms, 0)
+	addr := ok[0].Address
+
+	// 4. TLS with the runtime's trust.
+	if r.Scheme == "https" {
+		info := w.nc.Handshake(ctx, addr, name, tlsCfg)
+		r.TLS = info
+		if info.Code != "" {
+			w.step("tls", name, report.StepFail, info.Code, info.Error, info.DurationMS, 0)
+			return fail(info.Code, stage, r.Role, name, "TLS with %s (%s) failed: %s", name, r.Role, info.Error)
+		}
+		tstatus := report.StepPass
+		if tlsCfg != nil && tlsCfg.InsecureSkipVerify {
+			tstatus = report.StepWarn
+			w.warn(verdict.TLSVerifySkipped, name, fmt.Sprintf("%s: certificate verification is skipped (skip_verify)", name))
+		}
+		w.step("tls", name, tstatus, "", tlsDetail(info), info.DurationMS, 0)
+	} else {
+		w.warn(verdict.PlainHTTP, name, fmt.Sprintf("%s is reached over plain HTTP", name))
+	}
+	ep.client = w.httpClient(addr, tlsCfg, name)
+	return nil
+}
+
+// httpClient returns a client whose every connection goes to addr, the
+// address proven to connect; redirects are not followed (the walk follows
+// them by hand, one hop at a time).
+func (w *walker) httpClient(addr string, tlsCfg *tls.Config, serverName string) *http.Client {
+	d := &net.Dialer{Timeout: w.opts.Net.ConnectTimeout}
+	var tc *tls.Config
+	if tlsCfg != nil {
+		tc = tlsCfg.Clone()
+		tc.ServerName = serverName
+	}
+	tr := &http.Transport{
+		Proxy: nil, // the runtime's pull goes direct unless the node says otherwise
+		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return d.DialContext(ctx, network, addr)
+		},
+		TLSClientConfig:       tc,
+		TLSHandshakeTimeout:   w.opts.Net.TLSTimeout,
+		ResponseHeaderTimeout: w.opts.HTTPTimeout,
+		DisableCompression:    true,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConnsPerHost:   8,
+		IdleConnTimeout:       30 * time.Second,
+	}
+	w.mu.Lock()
+	w.transports = append(w.transports, tr)
+	w.mu.Unlock()
+	return &http.Client{
+		Transport:     tr,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+func publicAnswers(res *report.Resolution) []string {
+	var out []string
+	for _, a := range res.Answers {
+		if a.Scope == "public" {
+			out = append(out, a.Address)
+		}
+	}
+	return out
+}
+
+func anyPrivateLink(names []string) bool {
+	for _, n := range names {
+		if verdict.PrivateLinkName(n) {
+			return true
+		}
+	}
+	return false
+}
+
+func privateReason(name string, res *report.Resolution) string {
+	for _, n := range res.CNAMEs {
+		if verdict.PrivateLinkName(n) {
+			return "its CNAME " + n + " is a private-link name"
+		}
+	}
+	if verdict.PrivateLinkName(name) {
+		return "it is a private-link name"
+	}
+	return "--expect-private"
+}
+
+func answerList(res *report.Resolution) string {
+	var s []string
+	for _, a := range res.Answers {
+		s = append(s, a.Address)
+	}
+	return strings.Join(s, ", ")
+}
+
+func resolveDetail(res *report.Resolution) string {
+	if res.Code != "" {
+		msg := res.Error
+		if msg == "" {
+			msg = string(res.Code)
+		}
+		if res.Nameserver != "" && !strings.Contains(msg, res.Nameserver) {
+			msg += " (nameserver " + res.Nameserver + ")"
+		}
+		return msg
+	}
+	var parts []string
+	for _, a := range res.Answers {
+		parts = append(parts, a.Address+" ("+a.Scope+")")
+	}
+	via := res.Source
+	if res.Source == "dns" && res.Nameserver != "" {
+		via = "nameserver " + res.Nameserver
+	}
+	s := strings.Join(parts, ", ") + " from " + via
+	if len(res.CNAMEs) > 0 {
+		s += " via CNAME " + strings.Join(res.CNAMEs, " -> ")
+	}
+	return s
+}
+
+func connectDetail(as []report.AddrResult) string {
+	var parts []string
+	for _, a := range as {
+		p := fmt.Sprintf("%s %s in %.0fms", a.Address, a.Result, a.DurationMS)
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func connectPhrase(a report.AddrResult) string {
+	switch a.Result {
+	case "timeout":
+		return "does not answer: TCP connect to " + a.Address + " timed out (packets leave, nothing comes back)"
+	case "refused":
+		return "refuses connections on " + a.Address
+	case "unreachable":
+		return "is unreachable: the node has no route to " + a.Address
+	case "reset":
+		return "resets connections on " + a.Address
+	}
+	return "cannot be connected to at " + a.Address + ": " + a.Error
+}
+
+func tlsDetail(t *report.TLSInfo) string {
+	s := t.Version
+	if t.Subject != "" {
+		s += ", subject " + t.Subject
+	}
+	if t.Issuer != "" {
+		s += ", issuer " + t.Issuer
+	}
+	return strings.TrimPrefix(s, ", ")
+}
+
+func since(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1000 }

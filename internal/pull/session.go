@@ -1,0 +1,118 @@
+package pull
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/pullpath/pullpath/internal/netcheck"
+	"github.com/pullpath/pullpath/internal/redact"
+	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/verdict"
+)
+
+// session is the conversation with one registry host: its endpoint, the
+// challenge it gave, and the Authorization value it accepts. The
+// Authorization value goes to that host only, never to a redirect target.
+type session struct {
+	w      *walker
+	reg    *endpoint
+	base   *url.URL // scheme://host/v2
+	role   verdict.Role
+	tlsCfg *tls.Config
+	header http.Header // extra headers from hosts.toml
+
+	challenge    *Challenge
+	auth         string // Authorization header value; never printed
+	grantedEmpty bool   // the token service granted no access for the scope
+
+	progress func(done int64) // set while blobs download, when Options.Progress is
+}
+
+func (s *session) url(path string) *url.URL {
+	u := *s.base
+	u.Path = strings.TrimSuffix(s.base.Path, "/") + path
+	return &u
+}
+
+// do sends one request on ep, recording the exchange (URL redacted) on the
+// endpoint. Authorization is added only when ep is the registry host.
+func (s *session) do(ctx context.Context, ep *endpoint, method string, u *url.URL, hdr http.Header) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range s.header {
+		req.Header[k] = v
+	}
+	for k, v := range hdr {
+		req.Header[k] = v
+	}
+	req.Header.Set("User-Agent", "pullpath/1 (containerd-compatible probe)")
+	if ep == s.reg && s.auth != "" {
+		req.Header.Set("Authorization", s.auth)
+	}
+	start := time.Now()
+	resp, err := ep.client.Do(req)
+	ex := report.HTTPExchange{Method: method, URL: redact.URL(u), DurationMS: since(start)}
+	if err != nil {
+		ex.Error = redact.String(err.Error())
+	} else {
+		ex.Status = resp.StatusCode
+	}
+	s.w.mu.Lock()
+	ep.rep.HTTP = append(ep.rep.HTTP, ex)
+	s.w.mu.Unlock()
+	return resp, err
+}
+
+// requestFailure classifies an error of an HTTP request on an endpoint that
+// was already proven to connect.
+func requestFailure(err error, ep *endpoint, what string) *failure {
+	stage := stageOf(ep.rep.Role)
+	var ue *url.Error
+	inner := err
+	if errors.As(err, &ue) {
+		inner = ue.Err
+	}
+	result, code := netcheck.ClassifyDialError(inner)
+	switch {
+	case result == "timeout":
+		code = verdict.HTTPTimeout
+	case code == "" || code == verdict.ConnectError:
+		if tc := netcheck.ClassifyTLSError(inner); tc != "" && tc != verdict.TLSHandshakeFailed {
+			code = tc
+		} else {
+			code = verdict.HTTPBadResponse
+		}
+	}
+	return fail(code, stage, ep.rep.Role, ep.rep.Host, "%s on %s failed: %s", what, ep.rep.Host, redact.String(inner.Error()))
+}
+
+// statusFailure maps an unexpected HTTP status to a failure.
+func statusFailure(resp *http.Response, ep *endpoint, what string) *failure {
+	es, text := readErrorBody(resp.Body)
+	stage := stageOf(ep.rep.Role)
+	host := ep.rep.Host
+	msg := firstMessage(es, text)
+	detail := fmt.Sprintf("%s on %s answered %s", what, host, resp.Status)
+	if msg != "" {
+		detail += ": " + redact.String(msg)
+	}
+	switch c := resp.StatusCode; {
+	case c == http.StatusTooManyRequests || hasCode(es, "TOOMANYREQUESTS"):
+		return fail(verdict.RateLimited, stage, ep.rep.Role, host, "%s", detail)
+	case c >= 500:
+		return fail(verdict.RegistryServerError, stage, ep.rep.Role, host, "%s", detail)
+	case c == http.StatusForbidden && ep.rep.Role == verdict.RoleBlob:
+		return fail(verdict.BlobForbidden, stage, ep.rep.Role, host, "%s", detail)
+	case c == http.StatusForbidden:
+		return fail(verdict.RegistryForbidden, stage, ep.rep.Role, host, "%s", detail)
+	}
+	return fail(verdict.HTTPBadResponse, stage, ep.rep.Role, host, "%s", detail)
+}

@@ -1,0 +1,232 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/pullpath/pullpath/internal/verdict"
+)
+
+// WriteText renders a probe report for a person: the endpoints, the steps,
+// the verdict and what to do next.
+func (r *ProbeReport) WriteText(w io.Writer, o TextOptions) error {
+	p := &printer{w: w, color: o.Color}
+	p.f("%s  %s\n", p.bold("pullpath probe"), r.Image)
+	meta := []string{}
+	if r.Node != "" {
+		meta = append(meta, "node "+r.Node)
+	}
+	meta = append(meta, "platform "+r.Platform, r.Mode+" pull")
+	if len(r.Resolver.Nameservers) > 0 {
+		meta = append(meta, "nameservers "+strings.Join(r.Resolver.Nameservers, ","))
+	}
+	p.f("  %s\n\n", strings.Join(meta, "  "))
+
+	if len(r.Endpoints) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "ENDPOINT\tROLE\tRESOLVE\tCONNECT\tTLS\tHTTP")
+		for _, e := range r.Endpoints {
+			fmt.Fprintf(tw, "%s:%d\t%s\t%s\t%s\t%s\t%s\n", e.Host, e.Port, e.Role, resolveCell(e, o.Wide), connectCell(e, o.Wide), tlsCell(e), httpCell(e, o.Wide))
+		}
+		tw.Flush()
+		p.f("\n")
+	}
+
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, s := range r.Steps {
+		detail := s.Detail
+		if s.Code != "" {
+			detail = string(s.Code) + "  " + detail
+		}
+		if !o.Wide && len(detail) > 140 {
+			detail = detail[:137] + "..."
+		}
+		ms := ""
+		if s.Status != StepSkip && s.DurationMS > 0 {
+			ms = fmt.Sprintf("%.0fms", s.DurationMS)
+		}
+		fmt.Fprintf(tw, "  %s %s\t%s\t%s\t%s\n", p.mark(s.Status), s.Name, s.Endpoint, ms, detail)
+	}
+	tw.Flush()
+	if t := r.Transfer; t != nil && t.Bytes > 0 {
+		v := "digests verified"
+		if !t.Verified {
+			v = "digests not verified"
+		}
+		p.f("  %d blobs, %s in %.1fs (%.1f MB/s), %s\n", t.Blobs, HumanBytes(t.Bytes), t.DurationMS/1000, t.MBps, v)
+	}
+	p.f("\n")
+
+	v := r.Verdict
+	if v.Status == verdict.StatusOK {
+		p.f("%s  %s\n", p.green("VERDICT  OK"), v.Summary)
+	} else {
+		p.f("%s  %s  (condition %s, cause %s, stage %s)\n", p.red("VERDICT  FAIL"), v.Code, v.Condition, v.Cause, v.Stage)
+		p.f("  %s\n", v.Summary)
+	}
+	if len(v.Advice) > 0 {
+		p.f("\n%s\n", p.bold("WHERE TO LOOK"))
+		for _, a := range v.Advice {
+			p.f("  - %s\n", a)
+		}
+	}
+	if len(r.Warnings) > 0 {
+		p.f("\n%s\n", p.bold("WARNINGS (the pull is not stopped by these, but they will bite)"))
+		for _, x := range r.Warnings {
+			p.f("  ! %s  %s\n", x.Code, x.Message)
+		}
+	}
+	if rt := r.Runtime; rt != nil {
+		p.f("\n%s\n", p.bold("THE RUNTIME ("+rt.Runtime+")"))
+		if rt.OK {
+			p.f("  pull OK in %.1fs\n", rt.DurationMS/1000)
+		} else {
+			p.f("  failed in %.1fs (%s): %s\n", rt.DurationMS/1000, rt.GRPCCode, rt.Message)
+			e := rt.Explained
+			p.f("  explain reads it as %s (condition %s, cause %s, stage %s)\n", e.Code, e.Condition, e.Cause, e.Stage)
+		}
+	}
+	return p.err
+}
+
+func resolveCell(e *Endpoint, wide bool) string {
+	r := e.Resolve
+	if r == nil {
+		return "-"
+	}
+	if r.Code != "" {
+		return string(r.Code)
+	}
+	var as []string
+	for _, a := range r.Answers {
+		as = append(as, a.Address+" "+a.Scope)
+	}
+	if !wide && len(as) > 2 {
+		as = append(as[:2], fmt.Sprintf("+%d", len(as)-2))
+	}
+	src := r.Source
+	if src == "dns" {
+		src = ""
+	} else {
+		src = " (" + src + ")"
+	}
+	return strings.Join(as, ", ") + src
+}
+
+func connectCell(e *Endpoint, wide bool) string {
+	if len(e.Addresses) == 0 {
+		return "-"
+	}
+	var parts []string
+	for _, a := range e.Addresses {
+		s := a.Result
+		if a.Result == "ok" || a.Result == "timeout" {
+			s += " " + strconv.FormatFloat(a.DurationMS, 'f', 0, 64) + "ms"
+		}
+		if wide || len(e.Addresses) > 1 {
+			s = a.Address + " " + s
+		}
+		parts = append(parts, s)
+	}
+	if !wide && len(parts) > 2 {
+		parts = append(parts[:2], fmt.Sprintf("+%d", len(parts)-2))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func tlsCell(e *Endpoint) string {
+	if e.Scheme == "http" {
+		return "plain http"
+	}
+	t := e.TLS
+	if t == nil {
+		return "-"
+	}
+	if t.Code != "" {
+		return string(t.Code)
+	}
+	if t.SkipVerify {
+		return "not verified"
+	}
+	return "verified " + t.Version
+}
+
+func httpCell(e *Endpoint, wide bool) string {
+	if len(e.HTTP) == 0 {
+		return "-"
+	}
+	counts := map[string]int{}
+	var order []string
+	for _, h := range e.HTTP {
+		k := strconv.Itoa(h.Status)
+		if h.Status == 0 {
+			k = "error"
+		}
+		if counts[k] == 0 {
+			order = append(order, k)
+		}
+		counts[k]++
+	}
+	var parts []string
+	for _, k := range order {
+		if counts[k] > 1 {
+			parts = append(parts, fmt.Sprintf("%sx%d", k, counts[k]))
+		} else {
+			parts = append(parts, k)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// HumanBytes prints a byte count in binary units.
+func HumanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// printer writes with optional ANSI colour and remembers the first error.
+type printer struct {
+	w     io.Writer
+	color bool
+	err   error
+}
+
+func (p *printer) f(format string, args ...any) {
+	if p.err != nil {
+		return
+	}
+	_, p.err = fmt.Fprintf(p.w, format, args...)
+}
+
+func (p *printer) paint(code, s string) string {
+	if !p.color {
+		return s
+	}
+	return "\033[" + code + "m" + s + "\033[0m"
+}
+
+func (p *printer) bold(s string) string  { return p.paint("1", s) }
+func (p *printer) red(s string) string   { return p.paint("1;31", s) }
+func (p *printer) green(s string) string { return p.paint("1;32", s) }
+
+func (p *printer) mark(s StepStatus) string {
+	switch s {
+	case StepPass:
+		return p.paint("32", "ok  ")
+	case StepWarn:
+		return p.paint("33", "warn")
+	case StepFail:
+		return p.paint("31", "FAIL")
+	}
+	return "skip"
+}

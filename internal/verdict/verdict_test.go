@@ -1,0 +1,123 @@
+package verdict
+
+import (
+	"flag"
+	"os"
+	"regexp"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite docs/verdicts.md")
+
+const docsPath = "../../docs/verdicts.md"
+
+func TestDocsTableMatchesCodes(t *testing.T) {
+	want := Markdown()
+	if *update {
+		if err := os.WriteFile(docsPath, []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(docsPath)
+	if err != nil {
+		t.Fatalf("reading %s: %v (run go test ./internal/verdict -update)", docsPath, err)
+	}
+	if string(got) != want {
+		t.Errorf("%s is out of date with codes.go: run go test ./internal/verdict -update", docsPath)
+	}
+	// every code of the table appears in the docs exactly once as a row
+	for _, i := range Codes {
+		re := regexp.MustCompile("(?m)^\\| `" + regexp.QuoteMeta(string(i.Code)) + "` \\|")
+		if n := len(re.FindAllString(string(got), -1)); n != 1 {
+			t.Errorf("docs row for %s appears %d times, want 1", i.Code, n)
+		}
+	}
+}
+
+func TestCodesWellFormed(t *testing.T) {
+	seen := map[Code]bool{}
+	valid := regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
+	for _, i := range Codes {
+		if seen[i.Code] {
+			t.Errorf("code %s listed twice", i.Code)
+		}
+		seen[i.Code] = true
+		if !valid.MatchString(string(i.Code)) {
+			t.Errorf("code %q is not UPPER_SNAKE", i.Code)
+		}
+		if i.Meaning == "" || i.Where == "" || i.Cause == "" {
+			t.Errorf("code %s lacks meaning, where or cause", i.Code)
+		}
+	}
+}
+
+func TestDecide(t *testing.T) {
+	tests := []struct {
+		name       string
+		code       Code
+		role       Role
+		registryOK bool
+		wantCond   Condition
+		wantExit   int
+	}{
+		{"registry timeout is route", ConnectTimeout, RoleRegistry, false, ConditionRoute, 3},
+		{"blob timeout after registry worked is endpoint-set", ConnectTimeout, RoleBlob, true, ConditionEndpointSet, 5},
+		{"blob nxdomain after registry worked is endpoint-set", DNSNXDomain, RoleBlob, true, ConditionEndpointSet, 5},
+		{"auth tls stays tls-identity", TLSUnknownAuthority, RoleAuth, true, ConditionTLSIdentity, 6},
+		{"registry nxdomain is dns", DNSNXDomain, RoleRegistry, false, ConditionDNS, 4},
+		{"not found is image", ManifestNotFound, RoleRegistry, true, ConditionImage, 7},
+		{"rate limit is registry", RateLimited, RoleRegistry, true, ConditionRegistry, 8},
+		{"unknown code fits no direction", Code("NOPE"), RoleRegistry, true, ConditionNone, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := Decide(tt.code, StageRegistry, tt.role, "h", tt.registryOK, "s")
+			if v.Condition != tt.wantCond || v.ExitCode() != tt.wantExit {
+				t.Errorf("Decide(%s, %s, registryOK=%v) = condition %q exit %d, want %q exit %d", tt.code, tt.role, tt.registryOK, v.Condition, v.ExitCode(), tt.wantCond, tt.wantExit)
+			}
+		})
+	}
+	if v := Decide(OK, "", "", "", true, "fine"); v.ExitCode() != 0 || v.Status != StatusOK {
+		t.Errorf("Decide(OK) = %+v, want status ok exit 0", v)
+	}
+}
+
+func TestDetectPlatformAndAdvice(t *testing.T) {
+	tests := []struct {
+		host string
+		want Platform
+	}{
+		{"123456789012.dkr.ecr.ap-northeast-2.amazonaws.com", PlatformECR},
+		{"prod-ap-northeast-2-starport-layer-bucket.s3.ap-northeast-2.amazonaws.com", PlatformS3},
+		{"myacr.azurecr.io", PlatformACR},
+		{"myacr.koreacentral.data.azurecr.io", PlatformACRData},
+		{"registry-1.docker.io", PlatformDockerHub},
+		{"registry.example.com:5000", PlatformGeneric},
+	}
+	for _, tt := range tests {
+		if got := DetectPlatform(tt.host); got != tt.want {
+			t.Errorf("DetectPlatform(%q) = %s, want %s", tt.host, got, tt.want)
+		}
+	}
+	adv := Advise(ConnectTimeout, "prod-ap-northeast-2-starport-layer-bucket.s3.ap-northeast-2.amazonaws.com", RoleBlob)
+	if !containsAny(adv, "prefix-list") {
+		t.Errorf("Advise(CONNECT_TIMEOUT, s3 blob) = %q, want the S3 gateway prefix-list route", adv)
+	}
+	adv = Advise(DNSNXDomain, "myacr.azurecr.io", RoleRegistry)
+	if !containsAny(adv, "privatelink.azurecr.io") {
+		t.Errorf("Advise(DNS_NXDOMAIN, acr) = %q, want the privatelink zone", adv)
+	}
+	adv = Advise(AuthForbidden, "123456789012.dkr.ecr.ap-northeast-2.amazonaws.com", RoleAuth)
+	if !containsAny(adv, "ecr:BatchGetImage") {
+		t.Errorf("Advise(AUTH_FORBIDDEN, ecr) = %q, want the node role's ECR actions", adv)
+	}
+}
+
+func containsAny(ss []string, sub string) bool {
+	for _, s := range ss {
+		if regexp.MustCompile(regexp.QuoteMeta(sub)).MatchString(s) {
+			return true
+		}
+	}
+	return false
+}
