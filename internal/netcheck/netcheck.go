@@ -16,8 +16,7 @@
 package netcheck
 
 import (
-	"context"
-	"crypto/tls"
+	"slices"
 	"time"
 
 	"github.com/pullpath/pullpath/internal/report"
@@ -26,48 +25,78 @@ import (
 // Config says how the node resolves and how long each check may take.
 type Config struct {
 	HostsFile      string        // the node's hosts file; "" reads none
-	ResolvConf     string        // the node's resolv.conf; used unless Nameservers is set
+	ResolvConf     string        // the node's resolv.conf (nameservers, search, ndots); "" reads none
 	Nameservers    []string      // HOST:PORT (or HOST, port 53) overriding resolv.conf's nameservers
 	DNSTimeout     time.Duration // per query; default 2s
 	ConnectTimeout time.Duration // per address; default 5s
 	TLSTimeout     time.Duration // per handshake; default 5s
 }
 
+// Defaults for the zero values of Config's timeouts.
+const (
+	DefaultDNSTimeout     = 2 * time.Second
+	DefaultConnectTimeout = 5 * time.Second
+	DefaultTLSTimeout     = 5 * time.Second
+)
+
 // Checker checks hosts from the node's point of view. It is safe for
-// concurrent use.
+// concurrent use: it is not changed after New.
 type Checker struct {
-	cfg Config
+	cfg   Config
+	rc    resolvConf
+	hosts hostsFile
 }
 
 // New reads the node's resolver configuration. A missing or malformed
 // resolv.conf or hosts file is a one-line error naming the file.
-func New(cfg Config) (*Checker, error) { panic("netcheck: not implemented") }
+func New(cfg Config) (*Checker, error) {
+	if cfg.DNSTimeout <= 0 {
+		cfg.DNSTimeout = DefaultDNSTimeout
+	}
+	if cfg.ConnectTimeout <= 0 {
+		cfg.ConnectTimeout = DefaultConnectTimeout
+	}
+	if cfg.TLSTimeout <= 0 {
+		cfg.TLSTimeout = DefaultTLSTimeout
+	}
+	c := &Checker{cfg: cfg, rc: defaultResolvConf()}
+	if cfg.ResolvConf != "" {
+		rc, err := readResolvConf(cfg.ResolvConf)
+		if err != nil {
+			return nil, err
+		}
+		c.rc = rc
+	}
+	if len(cfg.Nameservers) > 0 {
+		c.rc.nameservers = nil
+		for _, s := range cfg.Nameservers {
+			ns, err := parseNameserver(s)
+			if err != nil {
+				return nil, err
+			}
+			c.rc.nameservers = append(c.rc.nameservers, ns)
+		}
+	}
+	if cfg.HostsFile != "" {
+		h, err := readHosts(cfg.HostsFile)
+		if err != nil {
+			return nil, err
+		}
+		c.hosts = h
+	}
+	return c, nil
+}
 
 // Resolver describes the node's resolver as used.
-func (c *Checker) Resolver() report.Resolver { panic("netcheck: not implemented") }
-
-// Resolve resolves host like the node: an IP literal as itself (source
-// "literal"), then the hosts file (source "hosts"), then A and AAAA queries to
-// each nameserver in order (search and ndots honoured) until one answers.
-// On failure Code is one of DNS_NXDOMAIN, DNS_SERVFAIL, DNS_REFUSED,
-// DNS_TIMEOUT, DNS_NO_ANSWER, DNS_NO_NAMESERVER, DNS_ERROR. Every query
-// sent is in Queries; every answer carries its Scope.
-func (c *Checker) Resolve(ctx context.Context, host string) *report.Resolution {
-	panic("netcheck: not implemented")
+func (c *Checker) Resolver() report.Resolver {
+	return report.Resolver{
+		HostsFile:   c.cfg.HostsFile,
+		ResolvConf:  c.cfg.ResolvConf,
+		Nameservers: slices.Clone(c.rc.nameservers),
+		Search:      slices.Clone(c.rc.search),
+		Ndots:       c.rc.ndots,
+	}
 }
 
-// ConnectAll opens a TCP connection to every answer on port, concurrently,
-// each with its own ConnectTimeout, and closes it; results keep the order of
-// answers.
-func (c *Checker) ConnectAll(ctx context.Context, answers []report.Answer, port int) []report.AddrResult {
-	panic("netcheck: not implemented")
-}
-
-// Handshake dials addr (ip:port) and runs a TLS handshake with cfg (its
-// ServerName set to serverName), bounded by TLSTimeout, and reports what the
-// certificate shows, verified or not: on a verification failure the peer
-// certificate is still read (a second, unverified handshake) so the report
-// names its subject, SANs, issuer and validity.
-func (c *Checker) Handshake(ctx context.Context, addr, serverName string, cfg *tls.Config) *report.TLSInfo {
-	panic("netcheck: not implemented")
-}
+// ms is a duration in milliseconds, to the microsecond.
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -154,7 +154,7 @@ func (s *session) fetchBlob(ctx context.Context, d Descriptor, buf []byte, done 
 				return 0, ep.rep.Host, fail(verdict.RedirectLoop, verdict.StageBlob, ep.rep.Role, ep.rep.Host, "blob %s was still redirecting after %d hops (last to %s)", short(d.Digest.String()), s.w.opts.MaxRedirects, redact.URL(next))
 			}
 			if next.Scheme+"://"+next.Host != u.Scheme+"://"+u.Host {
-				ep = s.w.reach(ctx, next, verdict.RoleBlob, "redirect from "+from, s.w.tlsFor(next))
+				ep = s.w.reach(ctx, next, verdict.RoleBlob, "redirect from "+from, s.tlsFor(next))
 				if ep.fail != nil {
 					return 0, ep.rep.Host, ep.fail
 				}

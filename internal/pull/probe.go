@@ -227,8 +227,16 @@ func (w *walker) pullFrom(ctx context.Context, h hostcfg.RegistryHost) *failure 
 		via = "hosts.toml mirror (" + h.Source + ")"
 	}
 
-	// 2-4. The registry host.
+	// 2-4. The registry host. containerd tries HTTPS first and falls back
+	// to plain HTTP for loopback registries and hosts.toml http entries
+	// with TLS settings (HTTPFallback): so does the walk.
 	reg := w.reach(ctx, base, role, via, tlsCfg)
+	if reg.fail != nil && h.HTTPFallback && reg.fail.code == verdict.TLSHandshakeFailed {
+		plain := *base
+		plain.Scheme = "http"
+		base, tlsCfg = &plain, nil
+		reg = w.reach(ctx, base, role, via+", plain HTTP after HTTPS failed", nil)
+	}
 	if reg.fail != nil {
 		return reg.fail
 	}
@@ -337,23 +345,27 @@ func (w *walker) closeIdle() {
 }
 
 // tlsFor returns the TLS config for a host the registry hands out (token
-// realm, blob redirect): the node's trust, with the runtime's certs.d for
-// that host if it has one.
-func (w *walker) tlsFor(u *url.URL) *tls.Config {
+// realm, blob redirect). containerd sends those requests with the registry
+// host's own client, so the registry's trust (certs.d CA, skip_verify)
+// applies to them too; a certs.d folder of the new host's own comes first.
+func (s *session) tlsFor(u *url.URL) *tls.Config {
 	if u.Scheme != "https" {
 		return nil
 	}
+	w := s.w
 	ref := w.ref
 	ref.Registry, ref.Host = u.Host, u.Host
-	hosts, err := hostcfg.Hosts(w.opts.CertsDir, w.opts.DockerCertsDir, ref)
-	if err == nil {
+	if hosts, err := hostcfg.Hosts(w.opts.CertsDir, w.opts.DockerCertsDir, ref); err == nil {
 		for _, h := range hosts {
-			if !h.Mirror {
+			if !h.Mirror && (h.Source != "" || len(h.CAFiles) > 0 || len(h.ClientPairs) > 0) {
 				if c, err := h.TLSConfig(w.opts.ExtraCAs); err == nil {
 					return c
 				}
 			}
 		}
+	}
+	if s.tlsCfg != nil {
+		return s.tlsCfg.Clone()
 	}
 	c, err := (hostcfg.RegistryHost{Scheme: "https", Host: u.Host}).TLSConfig(w.opts.ExtraCAs)
 	if err != nil {

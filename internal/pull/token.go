@@ -50,7 +50,7 @@ func (s *session) authorize(ctx context.Context) *failure {
 	}
 	ep := s.reg
 	if realm.Scheme+"://"+realm.Host != s.base.Scheme+"://"+s.base.Host {
-		ep = s.w.reach(ctx, realm, verdict.RoleAuth, "token realm of "+host, s.w.tlsFor(realm))
+		ep = s.w.reach(ctx, realm, verdict.RoleAuth, "token realm of "+host, s.tlsFor(realm))
 		if ep.fail != nil {
 			return ep.fail
 		}

@@ -1,0 +1,34 @@
+package netcheck
+
+import "net/netip"
+
+var (
+	cgnat       = netip.MustParsePrefix("100.64.0.0/10")
+	thisNetwork = netip.MustParsePrefix("0.0.0.0/8")
+	reserved    = netip.MustParsePrefix("240.0.0.0/4") // includes 255.255.255.255
+)
+
+// Scope classifies an address the way a network engineer reads it: private
+// (RFC 1918, IPv6 ULA fc00::/7), cgnat (100.64.0.0/10), loopback,
+// link-local, public, or other (unspecified, multicast, reserved, invalid).
+// Documentation ranges (198.51.100.0/24, 203.0.113.0/24, 2001:db8::/32) are
+// public: they stand for public answers in the lab.
+func Scope(ip netip.Addr) string {
+	ip = ip.Unmap()
+	switch {
+	case !ip.IsValid(), ip.IsUnspecified(), ip.IsMulticast(),
+		thisNetwork.Contains(ip), reserved.Contains(ip):
+		return "other"
+	case ip.IsLoopback():
+		return "loopback"
+	case ip.IsLinkLocalUnicast():
+		return "link-local"
+	case ip.IsPrivate():
+		return "private"
+	case cgnat.Contains(ip):
+		return "cgnat"
+	case ip.IsGlobalUnicast():
+		return "public"
+	}
+	return "other"
+}

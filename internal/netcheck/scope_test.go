@@ -1,0 +1,53 @@
+package netcheck
+
+import (
+	"net/netip"
+	"testing"
+)
+
+func TestScope(t *testing.T) {
+	tests := []struct {
+		ip   string
+		want string
+	}{
+		{"10.1.2.3", "private"},
+		{"172.16.0.1", "private"},
+		{"172.31.255.255", "private"},
+		{"172.32.0.1", "public"},
+		{"192.168.1.1", "private"},
+		{"fd00::1", "private"},
+		{"fc00::1", "private"},
+		{"100.64.0.1", "cgnat"},
+		{"100.127.255.254", "cgnat"},
+		{"100.128.0.1", "public"},
+		{"127.0.0.1", "loopback"},
+		{"127.9.9.9", "loopback"},
+		{"::1", "loopback"},
+		{"169.254.169.254", "link-local"},
+		{"fe80::1", "link-local"},
+		{"fe80::1%eth0", "link-local"},
+		{"198.51.100.7", "public"},
+		{"203.0.113.9", "public"},
+		{"2001:db8::1", "public"},
+		{"52.95.110.1", "public"},
+		{"2600:1f18::1", "public"},
+		{"::ffff:10.0.0.1", "private"},
+		{"::ffff:203.0.113.1", "public"},
+		{"0.0.0.0", "other"},
+		{"::", "other"},
+		{"224.0.0.1", "other"},
+		{"ff02::1", "other"},
+		{"255.255.255.255", "other"},
+		{"0.1.2.3", "other"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.ip, func(t *testing.T) {
+			if got := Scope(netip.MustParseAddr(tt.ip)); got != tt.want {
+				t.Errorf("Scope(%s) = %q, want %q", tt.ip, got, tt.want)
+			}
+		})
+	}
+	if got := Scope(netip.Addr{}); got != "other" {
+		t.Errorf("Scope(zero Addr) = %q, want %q", got, "other")
+	}
+}

@@ -1,0 +1,267 @@
+package pull
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pullpath/pullpath/internal/labsvc"
+	"github.com/pullpath/pullpath/internal/netcheck"
+	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/verdict"
+)
+
+// probeStack starts a real private registry (reference registry, token
+// host, blob redirect host, authoritative DNS) on loopback and probes its
+// image the way a node would: through the stack's nameserver, hosts file,
+// certs.d and docker config.
+func probeStack(t *testing.T, cfg labsvc.StackConfig, mut func(*Options, *labsvc.Stack)) (*report.ProbeReport, *labsvc.Stack) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	cfg.Dir = t.TempDir()
+	st, err := labsvc.StartStack(ctx, cfg)
+	if err != nil {
+		t.Fatalf("StartStack: %v", err)
+	}
+	t.Cleanup(func() { st.Close() })
+	o := Options{
+		Image:        st.Ref(),
+		Platform:     "linux/amd64",
+		Node:         "test-node",
+		CertsDir:     st.Files.CertsDir,
+		DockerConfig: st.Files.DockerConfig,
+		Net: netcheck.Config{
+			HostsFile:      st.Files.Hosts,
+			Nameservers:    []string{st.Nameserver()},
+			DNSTimeout:     500 * time.Millisecond,
+			ConnectTimeout: 2 * time.Second,
+			TLSTimeout:     2 * time.Second,
+		},
+		HTTPTimeout:  3 * time.Second,
+		StallTimeout: 1 * time.Second,
+	}
+	if mut != nil {
+		mut(&o, st)
+	}
+	rep, err := Probe(ctx, o)
+	if err != nil {
+		t.Fatalf("Probe(%s) error: %v", o.Image, err)
+	}
+	return rep, st
+}
+
+func TestProbeVerdicts(t *testing.T) {
+	two := labsvc.ImageSpec{Repository: "lab/app", Tag: "v1", LayerSizes: []int64{64 << 10, 300 << 10}, Seed: 7}
+	tests := []struct {
+		name     string
+		cfg      labsvc.StackConfig
+		mut      func(*Options, *labsvc.Stack)
+		wantCode verdict.Code
+		wantCond verdict.Condition
+		wantRole verdict.Role
+		wantWarn verdict.Code
+	}{
+		{name: "healthy pull through token host and blob redirect host", cfg: labsvc.StackConfig{Image: two}, wantCode: verdict.OK},
+		{name: "healthy basic auth, ECR style", cfg: labsvc.StackConfig{Image: two, Auth: labsvc.AuthBasic}, wantCode: verdict.OK},
+		{name: "registry NXDOMAIN", cfg: labsvc.StackConfig{DNSBehaviours: map[string]labsvc.DNSBehaviour{labsvc.RegistryHostName: labsvc.DNSNXDomain}},
+			wantCode: verdict.DNSNXDomain, wantCond: verdict.ConditionDNS, wantRole: verdict.RoleRegistry},
+		{name: "registry SERVFAIL", cfg: labsvc.StackConfig{DNSBehaviours: map[string]labsvc.DNSBehaviour{labsvc.RegistryHostName: labsvc.DNSServFail}},
+			wantCode: verdict.DNSServFail, wantCond: verdict.ConditionDNS, wantRole: verdict.RoleRegistry},
+		// 203.0.113.10 is never dialled: --expect-private stops the walk at the answer
+		{name: "public answer with --expect-private", cfg: labsvc.StackConfig{DNSRecords: map[string][]labsvc.DNSRecord{labsvc.RegistryHostName: {{Type: "A", Value: "203.0.113.10"}}}}, mut: func(o *Options, _ *labsvc.Stack) { o.ExpectPrivate = true },
+			wantCode: verdict.DNSPublicAnswer, wantCond: verdict.ConditionDNS, wantRole: verdict.RoleRegistry},
+		{name: "blob host refused while the registry answers", cfg: labsvc.StackConfig{BlobHostDown: true},
+			wantCode: verdict.ConnectRefused, wantCond: verdict.ConditionEndpointSet, wantRole: verdict.RoleBlob},
+		{name: "blob host name does not resolve", cfg: labsvc.StackConfig{DNSBehaviours: map[string]labsvc.DNSBehaviour{labsvc.BlobHostName: labsvc.DNSNXDomain}},
+			wantCode: verdict.DNSNXDomain, wantCond: verdict.ConditionEndpointSet, wantRole: verdict.RoleBlob},
+		{name: "token host does not resolve", cfg: labsvc.StackConfig{DNSBehaviours: map[string]labsvc.DNSBehaviour{labsvc.AuthHostName: labsvc.DNSNXDomain}},
+			wantCode: verdict.DNSNXDomain, wantCond: verdict.ConditionEndpointSet, wantRole: verdict.RoleAuth},
+		{name: "TLS unknown authority", cfg: labsvc.StackConfig{RegistryTLS: labsvc.TLSUntrustedCA},
+			wantCode: verdict.TLSUnknownAuthority, wantCond: verdict.ConditionTLSIdentity, wantRole: verdict.RoleRegistry},
+		{name: "TLS name mismatch", cfg: labsvc.StackConfig{RegistryTLS: labsvc.TLSWrongName},
+			wantCode: verdict.TLSNameMismatch, wantCond: verdict.ConditionTLSIdentity, wantRole: verdict.RoleRegistry},
+		{name: "TLS expired", cfg: labsvc.StackConfig{RegistryTLS: labsvc.TLSExpired},
+			wantCode: verdict.TLSExpired, wantCond: verdict.ConditionTLSIdentity, wantRole: verdict.RoleRegistry},
+		{name: "TLS not yet valid", cfg: labsvc.StackConfig{RegistryTLS: labsvc.TLSNotYetValid},
+			wantCode: verdict.TLSNotYetValid, wantCond: verdict.ConditionTLSIdentity, wantRole: verdict.RoleRegistry},
+		{name: "401 wrong password at the token service", cfg: labsvc.StackConfig{WrongPassword: true},
+			wantCode: verdict.AuthUnauthorized, wantCond: verdict.ConditionTLSIdentity, wantRole: verdict.RoleAuth},
+		{name: "401 no credentials, basic auth", cfg: labsvc.StackConfig{Auth: labsvc.AuthBasic}, mut: func(o *Options, _ *labsvc.Stack) { o.DockerConfig = "" },
+			wantCode: verdict.RegistryUnauthorized, wantCond: verdict.ConditionTLSIdentity, wantRole: verdict.RoleRegistry},
+		{name: "403 identity without read, ACR style", cfg: labsvc.StackConfig{UserCannotRead: true, DenyMode: labsvc.DenyForbidden},
+			wantCode: verdict.AuthForbidden, wantCond: verdict.ConditionTLSIdentity, wantRole: verdict.RoleAuth},
+		{name: "empty grant, Docker Hub style, is honestly ambiguous", cfg: labsvc.StackConfig{UserCannotRead: true, DenyMode: labsvc.DenyEmpty},
+			wantCode: verdict.AuthAmbiguous, wantCond: verdict.ConditionTLSIdentity, wantRole: verdict.RoleRegistry},
+		{name: "manifest not found", cfg: labsvc.StackConfig{}, mut: func(o *Options, _ *labsvc.Stack) { o.Image = strings.Replace(o.Image, ":v1", ":v9", 1) },
+			wantCode: verdict.ManifestNotFound, wantCond: verdict.ConditionImage, wantRole: verdict.RoleRegistry},
+		{name: "platform missing from the index", cfg: labsvc.StackConfig{Image: labsvc.ImageSpec{Repository: "lab/app", Tag: "v1", Platforms: []string{"linux/amd64", "linux/arm64"}}},
+			mut:      func(o *Options, _ *labsvc.Stack) { o.Platform = "linux/s390x" },
+			wantCode: verdict.PlatformNotFound, wantCond: verdict.ConditionImage, wantRole: verdict.RoleRegistry},
+		{name: "digest mismatch on the blob host", cfg: labsvc.StackConfig{Image: two}, mut: nil, wantCode: verdict.BlobDigestMismatch, wantCond: verdict.ConditionRegistry, wantRole: verdict.RoleBlob},
+		{name: "redirect loop", cfg: labsvc.StackConfig{BlobFaults: labsvc.BlobFaults{RedirectLoop: true}},
+			wantCode: verdict.RedirectLoop, wantCond: verdict.ConditionRegistry, wantRole: verdict.RoleBlob},
+		{name: "blob storage 403 AccessDenied", cfg: labsvc.StackConfig{BlobFaults: labsvc.BlobFaults{Forbidden: true}},
+			wantCode: verdict.BlobForbidden, wantCond: verdict.ConditionEndpointSet, wantRole: verdict.RoleBlob},
+		{name: "hosts-file entry works, with a warning", cfg: labsvc.StackConfig{HostsEntries: map[string]string{labsvc.RegistryHostName: "127.0.0.10"}},
+			wantCode: verdict.OK, wantWarn: verdict.HostsFileEntry},
+		{name: "second redirect hop", cfg: labsvc.StackConfig{SecondHop: true}, wantCode: verdict.OK},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := tt.cfg
+			if tt.wantCode == verdict.BlobDigestMismatch {
+				cfg.BlobFaults.CorruptDigest = "*"
+			}
+			rep, st := probeStack(t, cfg, tt.mut)
+			v := rep.Verdict
+			if v.Code != tt.wantCode || v.Condition != tt.wantCond || v.Role != tt.wantRole {
+				b, _ := json.MarshalIndent(rep, "", "  ")
+				t.Fatalf("verdict = %s/%s/%s (%s), want %s/%s/%s\n%s", v.Code, v.Condition, v.Role, v.Summary, tt.wantCode, tt.wantCond, tt.wantRole, b)
+			}
+			if tt.wantWarn != "" && !hasWarning(rep, tt.wantWarn) {
+				t.Errorf("warnings = %+v, want %s", rep.Warnings, tt.wantWarn)
+			}
+			if v.Status == verdict.StatusFail && len(v.Advice) == 0 {
+				t.Errorf("failure %s has no advice", v.Code)
+			}
+			assertNoSecrets(t, rep, st)
+			if st.Blob != nil {
+				for _, r := range st.Blob.Requests() {
+					if r.HasAuthorization {
+						t.Errorf("blob host got an Authorization header on %s %s", r.Method, r.Path)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestProbeHealthyReportShape(t *testing.T) {
+	spec := labsvc.ImageSpec{Repository: "lab/app", Tag: "v1", LayerSizes: []int64{1 << 20, 2 << 20, 512 << 10}, Seed: 3}
+	rep, st := probeStack(t, labsvc.StackConfig{Image: spec}, nil)
+	if rep.Verdict.Code != verdict.OK {
+		t.Fatalf("verdict = %s: %s", rep.Verdict.Code, rep.Verdict.Summary)
+	}
+	roles := map[verdict.Role]bool{}
+	for _, e := range rep.Endpoints {
+		roles[e.Role] = true
+	}
+	for _, r := range []verdict.Role{verdict.RoleRegistry, verdict.RoleAuth, verdict.RoleBlob} {
+		if !roles[r] {
+			t.Errorf("endpoints have no role %s: %+v", r, rep.Endpoints)
+		}
+	}
+	tr := rep.Transfer
+	var want int64
+	for _, p := range st.Image.Platforms {
+		want += p.Config.Size
+		for _, l := range p.Layers {
+			want += l.Size
+		}
+	}
+	if tr == nil || !tr.Verified || tr.Bytes != want || tr.Layers != 3 {
+		t.Errorf("transfer = %+v, want %d bytes verified over 3 layers", tr, want)
+	}
+	// every blob came from the blob host, none from the registry itself
+	if got := len(st.Blob.Requests()); got != 4 {
+		t.Errorf("blob host served %d requests, want 4 (config + 3 layers)", got)
+	}
+}
+
+func TestProbeQuick(t *testing.T) {
+	spec := labsvc.ImageSpec{Repository: "lab/app", Tag: "v1", LayerSizes: []int64{4 << 20}, Seed: 5}
+	rep, _ := probeStack(t, labsvc.StackConfig{Image: spec}, func(o *Options, _ *labsvc.Stack) { o.Quick = true })
+	if rep.Verdict.Code != verdict.OK || !hasWarning(rep, verdict.QuickCheck) {
+		t.Fatalf("verdict = %s, warnings %+v; want OK with QUICK_CHECK", rep.Verdict.Code, rep.Warnings)
+	}
+	if rep.Transfer.Bytes > 2*quickBytes {
+		t.Errorf("quick probe read %d bytes, want at most %d", rep.Transfer.Bytes, 2*quickBytes)
+	}
+}
+
+func TestProbeStalledBlob(t *testing.T) {
+	rep, _ := probeStack(t, labsvc.StackConfig{BlobFaults: labsvc.BlobFaults{Trickle: "*"}}, nil)
+	if rep.Verdict.Code != verdict.BlobStalled {
+		t.Fatalf("verdict = %s (%s), want BLOB_STALLED", rep.Verdict.Code, rep.Verdict.Summary)
+	}
+}
+
+func TestProbeMirrorFallsBack(t *testing.T) {
+	rep, _ := probeStack(t, labsvc.StackConfig{}, func(o *Options, st *labsvc.Stack) {
+		// a hosts.toml whose first host is a mirror that refuses
+		// connections, then the registry itself, as containerd reads it
+		dir := filepath.Join(t.TempDir(), "certs.d")
+		host := st.RegistryHost
+		if err := os.MkdirAll(filepath.Join(dir, host), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		toml := "server = \"https://" + host + "\"\n\n[host.\"https://mirror.lab.test:1\"]\n  capabilities = [\"pull\", \"resolve\"]\n  ca = \"" + st.Files.CAFile + "\"\n\n[host.\"https://" + host + "\"]\n  ca = \"" + st.Files.CAFile + "\"\n"
+		if err := os.WriteFile(filepath.Join(dir, host, "hosts.toml"), []byte(toml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		o.CertsDir = dir
+	})
+	if rep.Verdict.Code != verdict.OK {
+		t.Fatalf("verdict = %s (%s), want OK after falling back from the mirror", rep.Verdict.Code, rep.Verdict.Summary)
+	}
+	if !hasWarning(rep, verdict.MirrorFailed) {
+		t.Errorf("warnings = %+v, want MIRROR_FAILED", rep.Warnings)
+	}
+	var mirror bool
+	for _, e := range rep.Endpoints {
+		mirror = mirror || e.Role == verdict.RoleMirror
+	}
+	if !mirror {
+		t.Errorf("no endpoint of role mirror in %+v", rep.Endpoints)
+	}
+}
+
+func TestProbeBadInput(t *testing.T) {
+	ctx := context.Background()
+	if _, err := Probe(ctx, Options{Image: "x", Platform: "linux"}); err == nil || !strings.Contains(err.Error(), "platform") {
+		t.Errorf("Probe(platform linux) error = %v, want a one-line platform error", err)
+	}
+	if _, err := Probe(ctx, Options{Image: "x", Net: netcheck.Config{ResolvConf: "/nonexistent/resolv.conf"}}); err == nil || !strings.Contains(err.Error(), "/nonexistent/resolv.conf") {
+		t.Errorf("Probe(missing resolv.conf) error = %v, want one naming the file", err)
+	}
+	rep, err := Probe(ctx, Options{Image: "UPPER/Case:bad tag", Net: netcheck.Config{Nameservers: []string{"127.0.0.1:1"}}})
+	if err != nil {
+		t.Fatalf("Probe(bad reference) error = %v, want a verdict", err)
+	}
+	if rep.Verdict.Code != verdict.ReferenceInvalid || rep.Verdict.ExitCode() != 7 {
+		t.Errorf("Probe(bad reference) verdict = %s exit %d, want REFERENCE_INVALID exit 7", rep.Verdict.Code, rep.Verdict.ExitCode())
+	}
+}
+
+func hasWarning(rep *report.ProbeReport, c verdict.Code) bool {
+	for _, w := range rep.Warnings {
+		if w.Code == c {
+			return true
+		}
+	}
+	return false
+}
+
+// assertNoSecrets fails if the password or any token appears in the JSON
+// or text rendering of a report.
+func assertNoSecrets(t *testing.T, rep *report.ProbeReport, st *labsvc.Stack) {
+	t.Helper()
+	var b strings.Builder
+	if err := report.Render(&b, "json", rep, report.TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := report.Render(&b, "wide", rep, report.TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, secret := range []string{st.Password, "lab-pass-1", "eyJ"} {
+		if secret != "" && strings.Contains(out, secret) {
+			t.Errorf("report contains a secret %q", secret)
+		}
+	}
+}
