@@ -305,6 +305,7 @@ func (w *walker) skipRest(f *failure) {
 	for _, s := range w.rep.Steps {
 		done[s.Name] = true
 	}
+	done["layers"] = done["layer"] || done["config"]
 	reason := "not run: an earlier step failed (" + string(f.code) + ")"
 	for _, name := range []string{"ping", "token", "manifest", "config", "layers"} {
 		if !done[name] && !(name == "token" && done["ping"]) {

@@ -53,7 +53,8 @@ func URLString(s string) string {
 }
 
 var (
-	reAuthHeader = regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{6,}`)
+	reAuthHeader = regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{16,}`)
+	reAuthField  = regexp.MustCompile(`(?i)(authorization["']?\s*[:=]\s*["']?)(?:(bearer|basic)\s+)?[^\s"',]+`)
 	reQuery      = regexp.MustCompile(`(?i)([?&](?:x-amz-[a-z-]+|sig|signature|se|sp|sv|sr|skoid|sktid|skt|ske|sks|skv|token|access_token|refresh_token|password|code|expires|key-pair-id|policy)=)[^&\s"']+`)
 	reUserinfo   = regexp.MustCompile(`(?i)(https?://)[^/\s:@"']+:[^/\s@"']+@`)
 	reJWT        = regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)
@@ -64,6 +65,7 @@ var (
 // runtime log line: Authorization values, signed query values, user info in
 // URLs, JWTs and token fields of JSON bodies.
 func String(s string) string {
+	s = reAuthField.ReplaceAllString(s, "${1}${2} "+Mask)
 	s = reAuthHeader.ReplaceAllString(s, "$1 "+Mask)
 	s = reQuery.ReplaceAllString(s, "${1}"+Mask)
 	s = reUserinfo.ReplaceAllString(s, "${1}"+Mask+"@")

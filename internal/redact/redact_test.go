@@ -21,6 +21,12 @@ func TestURLString(t *testing.T) {
 }
 
 func TestString(t *testing.T) {
+	if got := String("401 with a Bearer challenge"); got != "401 with a Bearer challenge" {
+		t.Errorf("String(plain words) = %q, want it unchanged", got)
+	}
+	if got := String("Authorization: Basic dTpw"); strings.Contains(got, "dTpw") {
+		t.Errorf("String(short basic header) = %q, still holds the credentials", got)
+	}
 	secrets := []string{"deadbeefcafe", "s3cr3tpassw0rd", "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ1c2VyMSJ9.c2lnbmF0dXJlc2lnbmF0dXJl", "QWxhZGRpbjpvcGVuIHNlc2FtZQ=="}
 	in := `Get "https://bucket.s3.amazonaws.com/x?X-Amz-Signature=deadbeefcafe&X-Amz-Date=1": dial; https://u:s3cr3tpassw0rd@reg.example/v2/ ` +
 		`Authorization: Bearer eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ1c2VyMSJ9.c2lnbmF0dXJlc2lnbmF0dXJl basic QWxhZGRpbjpvcGVuIHNlc2FtZQ== {"token":"eyJhbGciOiJFUzI1NiJ9.x.y"}`

@@ -56,7 +56,7 @@ func (r *ProbeReport) WriteText(w io.Writer, o TextOptions) error {
 		if !t.Verified {
 			v = "digests not verified"
 		}
-		p.f("  %d blobs, %s in %.1fs (%.1f MB/s), %s\n", t.Blobs, HumanBytes(t.Bytes), t.DurationMS/1000, t.MBps, v)
+		p.f("  %d blobs, %s in %s (%.1f MB/s), %s\n", t.Blobs, HumanBytes(t.Bytes), humanMS(t.DurationMS), t.MBps, v)
 	}
 	p.f("\n")
 
@@ -179,6 +179,13 @@ func httpCell(e *Endpoint, wide bool) string {
 		}
 	}
 	return strings.Join(parts, " ")
+}
+
+func humanMS(ms float64) string {
+	if ms < 1000 {
+		return fmt.Sprintf("%.0fms", ms)
+	}
+	return fmt.Sprintf("%.1fs", ms/1000)
 }
 
 // HumanBytes prints a byte count in binary units.
