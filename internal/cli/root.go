@@ -48,7 +48,7 @@ func (e *ExitError) Unwrap() error { return e.Err }
 func Run(ctx context.Context, args []string, s Streams) int {
 	root := NewRootCommand(s)
 	if len(args) > 0 && strings.HasPrefix(filepath.Base(args[0]), "kubectl-") {
-		root.Use = "kubectl pullpath"
+		root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl pullpath"}
 	}
 	root.SetArgs(args[1:])
 	root.SetIn(s.In)
