@@ -2,17 +2,194 @@ package cli
 
 import (
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/pullpath/pullpath/internal/explain"
+	"github.com/pullpath/pullpath/internal/explain/cluster"
+	"github.com/pullpath/pullpath/internal/report"
 )
 
-// placeholder until the explain issue lands; replaced by the real command.
+const explainLong = `Read what the kubelet and the container runtime say about failed pulls, and
+compare the nodes where an image fails with the nodes where it runs.
+
+Each pull-failure message (kubelet event or runtime log line) is read into a
+stage, cause, code and repair direction (route, dns, endpoint-set,
+tls-identity, image, registry), with the endpoint that failed: the registry,
+its token service, or the blob storage it redirects layers to. Messages that
+cannot tell two causes apart (pull access denied: missing or unauthorized)
+say so.
+
+In a cluster, failing and healthy nodes are compared by subnet, zone, pool
+and creation time. A healthy replica on a node that already had the image
+proves nothing: its node served the image from cache.
+
+Exit codes: 0 no pull failure found; otherwise the code of the dominant
+condition: 3 route, 4 dns, 5 endpoint-set, 6 tls-identity, 7 image,
+8 registry, 2 failures outside the six (for example only back-off events);
+1 usage or input error.`
+
+const explainExample = `  # every pod with a pull failure in a namespace
+  pullpath explain -n shop
+
+  # one pod, one deployment (and its pods), every namespace
+  pullpath explain pod web-7c9f-abcde -n shop
+  pullpath explain deployment web -n shop
+  pullpath explain -A -o json
+
+  # offline: a support bundle's events, a describe output, or log lines
+  kubectl get events -A -o json > events.json && pullpath explain --from events.json
+  kubectl describe pod web-7c9f-abcde | pullpath explain --from -
+  pullpath explain --from containerd.log -o yaml`
+
+type explainOptions struct {
+	out    output
+	from   string
+	flags  *genericclioptions.ConfigFlags
+	all    bool
+	page   int64
+	kind   string
+	name   string
+	stdin  io.Reader
+	stdout io.Writer
+}
+
 func newExplainCommand(s Streams) *cobra.Command {
-	return &cobra.Command{
-		Use:   "explain",
-		Short: "(in progress)",
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return errors.New("explain is not built yet")
+	o := &explainOptions{
+		flags:  genericclioptions.NewConfigFlags(true),
+		stdin:  s.In,
+		stdout: s.Out,
+	}
+	cmd := &cobra.Command{
+		Use:     "explain [pod|deployment|statefulset|daemonset|replicaset|job NAME]",
+		Short:   "Read pull-failure messages and correlate failing and healthy nodes",
+		Long:    explainLong,
+		Example: explainExample,
+		Args:    cobra.MaximumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.complete(args); err != nil {
+				return &ExitError{Code: 1, Err: err}
+			}
+			if err := o.validate(); err != nil {
+				return &ExitError{Code: 1, Err: err}
+			}
+			return o.run(cmd)
 		},
 	}
+	o.out.addFlag(cmd)
+	cmd.Flags().StringVar(&o.from, "from", "", "read messages offline from FILE ('-' for stdin): kubectl get events -o json, kubectl describe pod output, or one message per line")
+	cmd.Flags().BoolVarP(&o.all, "all-namespaces", "A", false, "explain pull failures in every namespace")
+	cmd.Flags().Int64Var(&o.page, "page-size", 500, "objects per List call against the API server")
+	o.flags.AddFlags(cmd.Flags())
+	return cmd
 }
+
+func (o *explainOptions) complete(args []string) error {
+	switch len(args) {
+	case 1:
+		if _, ok := cluster.Kinds[strings.ToLower(args[0])]; ok {
+			return fmt.Errorf("%s: a name is needed: explain %s NAME", args[0], args[0])
+		}
+		// kubectl style: explain pod/NAME
+		if k, n, ok := strings.Cut(args[0], "/"); ok {
+			o.kind, o.name = k, n
+		} else {
+			return fmt.Errorf("%q: want KIND NAME (pod, deployment, statefulset, daemonset, replicaset, job) or no argument", args[0])
+		}
+	case 2:
+		o.kind, o.name = args[0], args[1]
+	}
+	if o.kind != "" {
+		if _, ok := cluster.Kinds[strings.ToLower(o.kind)]; !ok {
+			return fmt.Errorf("unknown kind %q: want pod, deployment, statefulset, daemonset, replicaset or job", o.kind)
+		}
+	}
+	return nil
+}
+
+func (o *explainOptions) validate() error {
+	if err := o.out.validate(); err != nil {
+		return err
+	}
+	if o.from != "" && (o.kind != "" || o.all) {
+		return errors.New("--from reads offline input: it takes no KIND NAME and no -A")
+	}
+	if o.all && o.kind != "" {
+		return errors.New("-A lists every namespace: it takes no KIND NAME")
+	}
+	if o.page <= 0 {
+		return fmt.Errorf("--page-size %d: want a positive number", o.page)
+	}
+	return nil
+}
+
+func (o *explainOptions) run(cmd *cobra.Command) error {
+	var (
+		r   *report.ExplainReport
+		err error
+	)
+	if o.from != "" {
+		r, err = o.offline()
+	} else {
+		r, err = o.cluster(cmd)
+	}
+	if err != nil {
+		return &ExitError{Code: 1, Err: err}
+	}
+	if err := o.out.render(o.stdout, r); err != nil {
+		return &ExitError{Code: 1, Err: err}
+	}
+	if r.Summary.ExitCode != 0 {
+		return &ExitError{Code: r.Summary.ExitCode}
+	}
+	return nil
+}
+
+func (o *explainOptions) offline() (*report.ExplainReport, error) {
+	var (
+		in   io.Reader
+		name = o.from
+	)
+	if o.from == "-" {
+		in, name = o.stdin, "stdin"
+	} else {
+		f, err := os.Open(o.from)
+		if err != nil {
+			return nil, fmt.Errorf("--from %s: %v", o.from, errors.Unwrap(err))
+		}
+		defer f.Close()
+		in = f
+	}
+	format, msgs, err := explain.Parse(in, name)
+	if err != nil {
+		return nil, err
+	}
+	r := explain.Analyze(msgs)
+	r.Source = fmt.Sprintf("file %s (%s)", name, format)
+	return r, nil
+}
+
+func (o *explainOptions) cluster(cmd *cobra.Command) (*report.ExplainReport, error) {
+	cfg, err := o.flags.ToRESTConfig()
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %v", oneLineErr(err))
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client: %v", oneLineErr(err))
+	}
+	ns, _, err := o.flags.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return nil, fmt.Errorf("namespace: %v", oneLineErr(err))
+	}
+	t := cluster.Target{Kind: o.kind, Name: o.name, Namespace: ns, AllNamespaces: o.all}
+	return cluster.Explain(cmd.Context(), client, t, cluster.Options{PageSize: o.page})
+}
+
+func oneLineErr(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }

@@ -1,0 +1,129 @@
+package explain
+
+import (
+	"sort"
+
+	"github.com/distribution/reference"
+
+	"github.com/pullpath/pullpath/internal/redact"
+	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/verdict"
+)
+
+// Finding reads one message into a report finding. ok is false when the
+// message is not a pull failure.
+func Finding(m Message) (f report.ExplainFinding, ok bool) {
+	c := Classify(m.Text)
+	if !c.Failed() {
+		return f, false
+	}
+	f = report.ExplainFinding{
+		Event: m.Ref, Node: m.Node, Reason: m.Reason, Count: m.Count,
+		Image: c.Image, Registry: c.Registry, Endpoint: c.Host, Address: c.Address,
+		Role: c.Role, Method: c.Method, URL: c.URL, Step: c.Step,
+		Stage: c.Stage, Cause: c.Cause, Code: c.Code, Condition: c.Condition,
+		Ambiguous: c.Ambiguous, Rule: c.Rule, Summary: c.Summary, Advice: c.Advice,
+		Message: cut(redact.String(normalize(m.Text)), 1024),
+	}
+	if m.Kind == "Pod" || m.Kind == "" {
+		f.Pod = joinNS(m.Namespace, m.Object)
+		if m.Object == "" {
+			f.Pod = ""
+		}
+	}
+	return f, true
+}
+
+// Analyze reads offline messages: one finding per pull failure, grouped by
+// image with the nodes the messages name, and the summary.
+func Analyze(msgs []Message) *report.ExplainReport {
+	r := NewReport()
+	facts := Facts{}
+	for _, m := range msgs {
+		if f, ok := Finding(m); ok {
+			r.Findings = append(r.Findings, f)
+			continue
+		}
+		// A Pulled event says where the image came from on that node.
+		if c := Classify(m.Text); c.Rule != "" && c.Code == verdict.OK && m.Node != "" && c.Image != "" {
+			facts.notePull(m.Node, c.Image, c.Rule == "kubelet-pulled")
+			facts.Observations = append(facts.Observations, Observation{Pod: joinNS(m.Namespace, m.Object), Node: m.Node, Image: c.Image, Running: true})
+		}
+	}
+	r.Summary.Messages = len(msgs)
+	r.Groups = Correlate(facts, r.Findings)
+	Summarize(r)
+	return r
+}
+
+// NewReport returns an empty ExplainReport with its apiVersion and kind.
+func NewReport() *report.ExplainReport {
+	return &report.ExplainReport{APIVersion: report.APIVersion, Kind: report.ExplainKind, Findings: []report.ExplainFinding{}}
+}
+
+// Summarize counts the findings and sets the dominant condition and exit
+// code: 0 without pull failures, else verdict.ExitCodeFor the condition most
+// findings share (2 when no finding has a condition).
+func Summarize(r *report.ExplainReport) {
+	s := &r.Summary
+	s.Failures = 0
+	s.ByCode = map[verdict.Code]int{}
+	s.ByCondition = map[verdict.Condition]int{}
+	for _, f := range r.Findings {
+		s.Failures++
+		s.ByCode[f.Code]++
+		if f.Condition != verdict.ConditionNone {
+			s.ByCondition[f.Condition]++
+		}
+	}
+	s.DominantCondition = dominantCondition(s.ByCondition)
+	switch {
+	case s.Failures == 0:
+		s.ExitCode = verdict.ExitOK
+	default:
+		s.ExitCode = verdict.ExitCodeFor(s.DominantCondition)
+	}
+	if len(s.ByCode) == 0 {
+		s.ByCode = nil
+	}
+	if len(s.ByCondition) == 0 {
+		s.ByCondition = nil
+	}
+}
+
+func dominantCondition(by map[verdict.Condition]int) verdict.Condition {
+	best, n := verdict.ConditionNone, 0
+	for _, c := range verdict.Conditions { // stable order breaks ties
+		if by[c] > n {
+			best, n = c, by[c]
+		}
+	}
+	return best
+}
+
+// NormalizeImage names an image the way the runtime does
+// (nginx -> docker.io/library/nginx:latest), so that a Pod spec, an event and
+// node.status.images agree; an unparsable name is returned as it is.
+func NormalizeImage(image string) string {
+	named, err := reference.ParseNormalizedNamed(image)
+	if err != nil {
+		return image
+	}
+	return reference.TagNameOnly(named).String()
+}
+
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

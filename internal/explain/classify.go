@@ -1,0 +1,239 @@
+// Package explain reads what the kubelet and the container runtime say about
+// a failed pull and maps it to pullpath's vocabulary (internal/verdict): the
+// stage, cause, code and repair direction, with the endpoint that failed.
+//
+// Classify is pure and bounded: it reads at most MaxMessage bytes, runs an
+// ordered table of small matchers (Rules) over the message, and never panics.
+// Parse reads offline input (kubectl get events -o json, kubectl describe pod
+// text, or one message per line); Correlate groups findings by image and
+// compares failing and healthy nodes. The cluster view lives in
+// internal/explain/cluster.
+package explain
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pullpath/pullpath/internal/redact"
+	"github.com/pullpath/pullpath/internal/verdict"
+)
+
+// Classification is what one message says about a pull.
+type Classification struct {
+	Image      string            `json:"image,omitempty"`
+	Registry   string            `json:"registry,omitempty"`   // registry host of the image (docker.io for Docker Hub)
+	Host       string            `json:"host,omitempty"`       // the endpoint that failed (may be an auth or blob host)
+	Address    string            `json:"address,omitempty"`    // ip:port of a failed dial
+	Nameserver string            `json:"nameserver,omitempty"` // the nameserver of a failed lookup
+	Method     string            `json:"method,omitempty"`
+	URL        string            `json:"url,omitempty"` // redacted
+	Step       string            `json:"step,omitempty"`
+	Role       verdict.Role      `json:"role,omitempty"`
+	Stage      verdict.Stage     `json:"stage,omitempty"`
+	Cause      verdict.Cause     `json:"cause,omitempty"`
+	Code       verdict.Code      `json:"code,omitempty"`
+	Condition  verdict.Condition `json:"condition,omitempty"`
+	Summary    string            `json:"summary,omitempty"`
+	Advice     []string          `json:"advice,omitempty"`
+	Ambiguous  bool              `json:"ambiguous,omitempty"`
+	Rule       string            `json:"rule,omitempty"` // the id of the rule that matched; "" when nothing did
+}
+
+// Failed reports whether the message is a pull failure.
+func (c Classification) Failed() bool { return c.Rule != "" && c.Code != verdict.OK }
+
+// Verdict returns the classification as a verdict (what probe reports).
+func (c Classification) Verdict() verdict.Verdict {
+	if c.Rule == "" {
+		return verdict.Verdict{Status: verdict.StatusOK, Cause: verdict.CauseOther, Code: "", Summary: "no pull failure recognized"}
+	}
+	if c.Code == verdict.OK {
+		return verdict.Verdict{Status: verdict.StatusOK, Cause: verdict.CauseOK, Code: verdict.OK, Summary: c.Summary}
+	}
+	return verdict.Verdict{
+		Status: verdict.StatusFail, Stage: c.Stage, Cause: c.Cause, Condition: c.Condition,
+		Code: c.Code, Endpoint: c.Host, Role: c.Role, Summary: c.Summary, Advice: c.Advice,
+	}
+}
+
+// Classify reads one kubelet event message or runtime log line. A message
+// that says nothing about a pull has Rule "". It never panics.
+func Classify(msg string) (c Classification) {
+	defer func() {
+		// The classifier must never take a process down; a bug here
+		// degrades to "not recognized". FuzzClassify calls classify
+		// directly so that such a bug is still found.
+		if r := recover(); r != nil {
+			c = Classification{}
+		}
+	}()
+	return classify(msg)
+}
+
+func classify(msg string) (c Classification) {
+	m := normalize(msg)
+	if m == "" {
+		return c
+	}
+	lower := strings.ToLower(m)
+	if strings.Contains(lower, "failed to push") && !strings.Contains(lower, "pull") {
+		return c // a push, not a pull
+	}
+
+	var rule *Rule
+	for i := range Rules {
+		if Rules[i].match(lower, m) {
+			rule = &Rules[i]
+			break
+		}
+	}
+	if rule == nil {
+		return c
+	}
+
+	c.Rule = rule.ID
+	c.Image = extractImage(m)
+	c.Registry = registryOf(c.Image)
+	req := extractRequest(m)
+	c.Method = req.Method
+	if req.URL != nil {
+		c.URL = redact.URL(req.URL)
+	}
+	c.Address = extractDial(m)
+	lookupHost, ns := extractLookup(m)
+	c.Nameserver = ns
+
+	// The endpoint: the host of the innermost request, else the name that
+	// failed to resolve, else the registry.
+	switch {
+	case req.Host != "":
+		c.Host = req.Host
+	case lookupHost != "":
+		c.Host = lookupHost
+	default:
+		c.Host = c.Registry
+	}
+	if c.Registry == "" && req.Path != "" && req.Path != "blobs" && req.Path != "token" {
+		c.Registry = req.Host
+	}
+
+	// The step the message shows wins over a rule's default, except for
+	// the reference and unpack steps, which no request can contradict.
+	c.Step = stepOf(lower, req)
+	if c.Step == "" || rule.Step == StepReference || rule.Step == StepUnpack {
+		c.Step = rule.Step
+	}
+	code := rule.code(c.Step)
+	c.Code = code
+	c.Ambiguous = rule.Ambiguous
+	if code == verdict.OK {
+		c.Cause = verdict.CauseOK
+		c.Summary = rule.Says
+		return c
+	}
+
+	stage, role := stageOf(c.Step, code)
+	c.Role = role
+	// Reaching the token service or a blob means the registry host answered.
+	registryOK := stage == verdict.StageAuth || stage == verdict.StageBlob
+	if c.Host != "" && c.Registry != "" && sameHost(c.Host, c.Registry) && role != verdict.RoleRegistry {
+		// The registry's own host serves tokens or blobs too: a network
+		// failure there is the registry's path, not another endpoint's.
+		registryOK = false
+	}
+	v := verdict.Decide(code, stage, role, c.Host, registryOK, "")
+	c.Stage, c.Cause, c.Condition = v.Stage, v.Cause, v.Condition
+	c.Summary = summarize(rule.Says, c)
+	c.Advice = append(v.Advice, rule.Advice...)
+	return c
+}
+
+// stepOf reads which step of the pull failed, innermost evidence first.
+func stepOf(lower string, req request) string {
+	switch {
+	case strings.Contains(lower, "failed to authorize"), strings.Contains(lower, "fetch oauth token"),
+		strings.Contains(lower, "fetch anonymous token"), strings.Contains(lower, "failed to fetch token"),
+		req.Path == "token":
+		return StepToken
+	case strings.Contains(lower, "error pulling image configuration"):
+		return StepConfig
+	case req.Path == "blobs":
+		return StepBlob
+	case req.Path == "manifests":
+		if strings.Contains(lower, "failed to resolve") {
+			return StepResolve
+		}
+		return StepManifest
+	case req.Path == "ping":
+		return StepPing
+	case strings.Contains(lower, "httpreadseeker"), strings.Contains(lower, "httpreaderseeker"),
+		strings.Contains(lower, "failed to copy"), strings.Contains(lower, "fetching blob"),
+		strings.Contains(lower, "reading blob"), strings.Contains(lower, "writing blob"):
+		return StepBlob
+	case strings.Contains(lower, "failed to resolve reference"), strings.Contains(lower, "failed to resolve image"):
+		return StepResolve
+	case strings.Contains(lower, "pinging container registry"), strings.Contains(lower, "pinging docker registry"):
+		return StepPing
+	case strings.Contains(lower, "reading manifest"), strings.Contains(lower, "manifest unknown"):
+		return StepManifest
+	}
+	return ""
+}
+
+// stageOf maps a step (and, without one, the code) to the stage and the
+// role of the endpoint.
+func stageOf(step string, code verdict.Code) (verdict.Stage, verdict.Role) {
+	switch step {
+	case StepReference:
+		return verdict.StageReference, ""
+	case StepToken:
+		return verdict.StageAuth, verdict.RoleAuth
+	case StepBlob, StepConfig:
+		return verdict.StageBlob, verdict.RoleBlob
+	case StepUnpack:
+		return verdict.StageBlob, ""
+	}
+	switch code {
+	case verdict.NeverPull, verdict.ReferenceInvalid, verdict.CredentialsError:
+		return verdict.StageReference, ""
+	case verdict.AuthUnauthorized, verdict.AuthForbidden:
+		return verdict.StageAuth, verdict.RoleAuth
+	case verdict.BlobForbidden, verdict.BlobNotFound, verdict.BlobDigestMismatch, verdict.BlobSizeMismatch, verdict.BlobStalled:
+		return verdict.StageBlob, verdict.RoleBlob
+	}
+	return verdict.StageRegistry, verdict.RoleRegistry
+}
+
+var stepPhrase = map[string]string{
+	StepPing:     "on the registry ping (GET /v2/)",
+	StepResolve:  "while resolving the reference (manifest request)",
+	StepManifest: "while fetching the manifest",
+	StepToken:    "while fetching a token from the auth service",
+	StepConfig:   "while downloading the image config blob",
+	StepBlob:     "while downloading a layer blob",
+	StepUnpack:   "while unpacking on the node",
+}
+
+func summarize(says string, c Classification) string {
+	var b strings.Builder
+	b.WriteString(says)
+	if c.Host != "" && c.Step != StepReference {
+		fmt.Fprintf(&b, ": %s", c.Host)
+		switch {
+		case c.Address != "":
+			fmt.Fprintf(&b, " (%s)", c.Address)
+		case c.Nameserver != "":
+			fmt.Fprintf(&b, " (nameserver %s)", c.Nameserver)
+		}
+		if c.Role == verdict.RoleAuth || c.Role == verdict.RoleBlob {
+			if c.Registry != "" && !sameHost(c.Host, c.Registry) {
+				fmt.Fprintf(&b, ", a %s host other than the registry %s", c.Role, c.Registry)
+			}
+		}
+	}
+	if p := stepPhrase[c.Step]; p != "" {
+		b.WriteString(", ")
+		b.WriteString(p)
+	}
+	return redact.String(b.String())
+}

@@ -1,0 +1,473 @@
+package explain
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/verdict"
+)
+
+// NodeInfo is what the correlation needs to know about a node.
+type NodeInfo struct {
+	Name         string
+	Pool         string
+	PoolSource   string
+	Zone         string
+	Subnet       string
+	SubnetSource string
+	InternalIP   string
+	Created      time.Time
+	// Images are the names and digests of node.status.images, normalized.
+	// ImagesKnown is false when the node's image list was not read.
+	Images      map[string]bool
+	ImagesKnown bool
+}
+
+// Observation is one container of one pod and its image.
+type Observation struct {
+	Pod     string // namespace/name
+	Node    string
+	Image   string
+	Failing bool // waiting in ErrImagePull / ImagePullBackOff / ...
+	Running bool // the container runs (or ran) with this image
+}
+
+// Facts is everything the correlation reads. Nodes may be nil (offline
+// input knows node names only).
+type Facts struct {
+	Nodes        map[string]NodeInfo
+	Observations []Observation
+	// Pulls records Pulled events: node + "\x00" + image -> true for a
+	// fresh pull, false for "already present on machine".
+	Pulls map[string]bool
+}
+
+func (f *Facts) notePull(node, image string, fresh bool) {
+	if f.Pulls == nil {
+		f.Pulls = map[string]bool{}
+	}
+	k := node + "\x00" + NormalizeImage(image)
+	f.Pulls[k] = f.Pulls[k] || fresh
+}
+
+// NotePull records a Pulled event for the node and image.
+func (f *Facts) NotePull(node, image string, fresh bool) { f.notePull(node, image, fresh) }
+
+// dimensions the failing and healthy node sets are compared on, in the
+// order a verdict names them: the seeds' causes first (subnet, zone, pool),
+// then the trigger (node age).
+var dimensions = []string{"subnet", "zone", "pool"}
+
+func (n NodeInfo) dim(d string) string {
+	switch d {
+	case "subnet":
+		return n.Subnet
+	case "zone":
+		return n.Zone
+	case "pool":
+		return n.Pool
+	}
+	return ""
+}
+
+// Correlate groups findings by image and compares the nodes where the image
+// fails with the nodes where it runs. It is O(observations + findings +
+// nodes involved).
+func Correlate(f Facts, findings []report.ExplainFinding) []report.ExplainGroup {
+	type acc struct {
+		g        report.ExplainGroup
+		codes    map[verdict.Code]int
+		byCode   map[verdict.Code]report.ExplainFinding
+		failing  map[string]map[string]bool // node -> pods
+		healthy  map[string]map[string]bool
+		fpods    map[string]bool
+		hpods    map[string]bool
+		nodeCode map[string]map[verdict.Code]bool
+	}
+	groups := map[string]*acc{}
+	var order []string
+	get := func(image string) *acc {
+		if a, ok := groups[image]; ok {
+			return a
+		}
+		a := &acc{
+			g:     report.ExplainGroup{Image: image},
+			codes: map[verdict.Code]int{}, byCode: map[verdict.Code]report.ExplainFinding{},
+			failing: map[string]map[string]bool{}, healthy: map[string]map[string]bool{},
+			fpods: map[string]bool{}, hpods: map[string]bool{}, nodeCode: map[string]map[verdict.Code]bool{},
+		}
+		groups[image] = a
+		order = append(order, image)
+		return a
+	}
+	add := func(m map[string]map[string]bool, node, pod string) {
+		if node == "" {
+			node = "(unknown node)"
+		}
+		if m[node] == nil {
+			m[node] = map[string]bool{}
+		}
+		if pod != "" {
+			m[node][pod] = true
+		}
+	}
+	for _, fd := range findings {
+		if fd.Image == "" {
+			continue
+		}
+		a := get(NormalizeImage(fd.Image))
+		a.g.Findings++
+		if a.g.Registry == "" {
+			a.g.Registry = fd.Registry
+		}
+		a.codes[fd.Code]++
+		if _, ok := a.byCode[fd.Code]; !ok {
+			a.byCode[fd.Code] = fd
+		}
+		add(a.failing, fd.Node, fd.Pod)
+		if fd.Pod != "" {
+			a.fpods[fd.Pod] = true
+		}
+		n := fd.Node
+		if n == "" {
+			n = "(unknown node)"
+		}
+		if a.nodeCode[n] == nil {
+			a.nodeCode[n] = map[verdict.Code]bool{}
+		}
+		a.nodeCode[n][fd.Code] = true
+	}
+	for _, o := range f.Observations {
+		img := NormalizeImage(o.Image)
+		switch {
+		case o.Failing:
+			a := get(img)
+			add(a.failing, o.Node, o.Pod)
+			a.fpods[o.Pod] = true
+		case o.Running:
+			if a, ok := groups[img]; ok || true {
+				if !ok {
+					a = get(img)
+				}
+				add(a.healthy, o.Node, o.Pod)
+				a.hpods[o.Pod] = true
+			}
+		}
+	}
+
+	var out []report.ExplainGroup
+	for _, img := range order {
+		a := groups[img]
+		if len(a.failing) == 0 {
+			continue // only images that fail somewhere are reported
+		}
+		// A node with both failing and running pods of the image counts
+		// as failing: it could not pull.
+		for n := range a.failing {
+			delete(a.healthy, n)
+		}
+		for p := range a.fpods {
+			delete(a.hpods, p)
+		}
+		g := a.g
+		g.FailingPods = sortedKeys(a.fpods)
+		g.HealthyPods = sortedKeys(a.hpods)
+		dom := dominantCode(a.codes)
+		if fd, ok := a.byCode[dom]; ok {
+			g.Code, g.Stage, g.Cause, g.Condition, g.Endpoint = fd.Code, fd.Stage, fd.Cause, fd.Condition, fd.Endpoint
+			if g.Registry == "" {
+				g.Registry = fd.Registry
+			}
+		}
+		var fn, hn []report.ExplainNode
+		for _, name := range sortedSet(a.failing) {
+			node := nodeOf(f, name, img)
+			node.Status = report.NodeStatusFailed
+			node.Evidence = report.EvidenceFailing
+			node.Pods = sortedKeys(a.failing[name])
+			for c := range a.nodeCode[name] {
+				node.Codes = append(node.Codes, c)
+			}
+			sort.Slice(node.Codes, func(i, j int) bool { return node.Codes[i] < node.Codes[j] })
+			fn = append(fn, node)
+		}
+		for _, name := range sortedSet(a.healthy) {
+			node := nodeOf(f, name, img)
+			node.Status = report.NodeStatusOK
+			node.Pods = sortedKeys(a.healthy[name])
+			node.Evidence = healthEvidence(f, name, img, node.HasImage)
+			hn = append(hn, node)
+		}
+		g.Nodes = append(fn, hn...)
+		judge(&g, f, fn, hn)
+		out = append(out, g)
+	}
+	return out
+}
+
+func sortedSet(m map[string]map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func dominantCode(codes map[verdict.Code]int) verdict.Code {
+	var best verdict.Code
+	n := 0
+	keys := make([]string, 0, len(codes))
+	for c := range codes {
+		keys = append(keys, string(c))
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		c := verdict.Code(k)
+		w := codes[c]
+		if c == verdict.Other {
+			w = 0 // a back-off without a cause never outweighs a cause
+			if best == "" {
+				best = c
+			}
+		}
+		if w > n {
+			best, n = c, w
+		}
+	}
+	return best
+}
+
+func nodeOf(f Facts, name, image string) report.ExplainNode {
+	n := report.ExplainNode{Name: name}
+	info, ok := f.Nodes[name]
+	if !ok {
+		return n
+	}
+	n.Pool, n.PoolSource, n.Zone = info.Pool, info.PoolSource, info.Zone
+	n.Subnet, n.SubnetSource, n.InternalIP = info.Subnet, info.SubnetSource, info.InternalIP
+	if !info.Created.IsZero() {
+		t := info.Created.UTC()
+		n.Created = &t
+	}
+	if info.ImagesKnown {
+		has := info.Images[image]
+		n.HasImage = &has
+	}
+	return n
+}
+
+// healthEvidence says what a healthy replica proves about the path.
+func healthEvidence(f Facts, node, image string, hasImage *bool) string {
+	if fresh, ok := f.Pulls[node+"\x00"+image]; ok {
+		if fresh {
+			return report.EvidenceFresh
+		}
+		return report.EvidenceCached
+	}
+	if hasImage != nil && *hasImage {
+		return report.EvidenceCached
+	}
+	return report.EvidenceUnknown
+}
+
+// judge compares failing and healthy nodes and writes the group's verdict.
+func judge(g *report.ExplainGroup, f Facts, failing, healthy []report.ExplainNode) {
+	info := func(n report.ExplainNode) NodeInfo { return f.Nodes[n.Name] }
+	cached, fresh := 0, 0
+	for _, h := range healthy {
+		switch h.Evidence {
+		case report.EvidenceCached:
+			cached++
+		case report.EvidenceFresh:
+			fresh++
+		}
+	}
+	img := g.Image
+	next := []string{
+		fmt.Sprintf("pullpath probe %s   # on failing node %s, in the node's network namespace (a hostNetwork pod or a shell on the node)", img, failing[0].Name),
+	}
+	if len(healthy) > 0 {
+		next = append(next, fmt.Sprintf("pullpath probe %s   # on healthy node %s, to compare a full pull of every layer", img, healthy[0].Name))
+	}
+	next = append(next, fmt.Sprintf("pullpath sweep %s   # every pool, zone and subnet at once (when available)", img))
+	g.Next = next
+
+	var codeAdvice []string
+	if g.Code != "" && g.Code != verdict.Other {
+		role := verdict.RoleRegistry
+		switch g.Stage {
+		case verdict.StageAuth:
+			role = verdict.RoleAuth
+		case verdict.StageBlob:
+			role = verdict.RoleBlob
+		}
+		codeAdvice = verdict.Advise(g.Code, g.Endpoint, role)
+	}
+	what := "the pull"
+	if g.Code != "" && g.Code != verdict.Other {
+		what = fmt.Sprintf("%s (%s)", g.Code, g.Condition)
+	}
+	cacheNote := ""
+	if len(healthy) > 0 && cached == len(healthy) {
+		cacheNote = fmt.Sprintf(" Every healthy replica runs on a node that already had the image (%d node(s)): they prove nothing about the path, and may fail too once their cache is gone.", cached)
+	}
+
+	// 1. Nothing to compare with.
+	if len(healthy) == 0 {
+		if len(failing) == 1 {
+			g.Pattern = "single-node"
+			g.Verdict = fmt.Sprintf("One node fails %s and no node runs the image: nothing to compare with.", what)
+			g.Advice = append(codeAdvice, "Probe the failing node, then a node of another pool or subnet, to see whether the failure is the node's or everyone's.")
+			return
+		}
+		g.Pattern = "all-nodes"
+		switch g.Condition {
+		case verdict.ConditionTLSIdentity, verdict.ConditionImage:
+			g.Verdict = fmt.Sprintf("All %d nodes fail alike with %s: identity or image, not the network. A path problem would spare some subnets.", len(failing), what)
+		case verdict.ConditionRegistry:
+			g.Verdict = fmt.Sprintf("All %d nodes fail alike with %s: the registry side.", len(failing), what)
+		default:
+			g.Verdict = fmt.Sprintf("All %d nodes fail alike with %s: a path common to every node (the whole VNet/VPC, its DNS, or the registry side), not one subnet.", len(failing), what)
+		}
+		g.Advice = codeAdvice
+		return
+	}
+
+	// 2. Which facts separate failing from healthy nodes?
+	var sep []string
+	for _, d := range dimensions {
+		fv, hv, known := map[string]bool{}, map[string]bool{}, true
+		for _, n := range failing {
+			v := info(n).dim(d)
+			if v == "" {
+				known = false
+				break
+			}
+			fv[v] = true
+		}
+		for _, n := range healthy {
+			v := info(n).dim(d)
+			if v == "" {
+				known = false
+				break
+			}
+			hv[v] = true
+		}
+		if !known {
+			continue
+		}
+		overlap := false
+		for v := range fv {
+			if hv[v] {
+				overlap = true
+			}
+		}
+		if !overlap {
+			sep = append(sep, d)
+		}
+	}
+	var cutoff time.Time
+	if minF, maxH, ok := ages(failing, healthy, f); ok && minF.After(maxH) {
+		sep = append(sep, "node-age")
+		cutoff = minF
+	}
+	g.SeparatedBy = sep
+
+	if len(sep) == 0 {
+		if cached == len(healthy) {
+			g.Pattern = "cache-only"
+			g.Verdict = fmt.Sprintf("Every node that had to pull failed (%d node(s)) with %s.%s", len(failing), what, cacheNote)
+			g.Advice = append(codeAdvice, "Treat this as all nodes failing: verify with a fresh pull on a node that does not have the image (a new node from scale-up or replacement).")
+			return
+		}
+		g.Pattern = "mixed"
+		g.Verdict = fmt.Sprintf("Failing and healthy nodes share subnet, zone and pool, and were not created apart: look at the failing nodes themselves (hand-made fixes, hosts-file entries, runtime config).%s", cacheNote)
+		g.Advice = append(codeAdvice, "Compare /etc/containerd/certs.d, /etc/hosts and /etc/resolv.conf of a failing node with a healthy one.")
+		return
+	}
+
+	g.Pattern = sep[0]
+	fvals := func(d string) string { return values(failing, f, d) }
+	hvals := func(d string) string { return values(healthy, f, d) }
+	var parts []string
+	for _, d := range sep {
+		switch d {
+		case "subnet":
+			parts = append(parts, fmt.Sprintf("only nodes in subnet %s fail (healthy: %s)%s", fvals(d), hvals(d), guessNote(failing, healthy, f)))
+		case "zone":
+			parts = append(parts, fmt.Sprintf("only nodes in zone %s fail (healthy: %s)", fvals(d), hvals(d)))
+		case "pool":
+			parts = append(parts, fmt.Sprintf("only nodes of pool %s fail (healthy: %s)", fvals(d), hvals(d)))
+		case "node-age":
+			parts = append(parts, fmt.Sprintf("only nodes created after %s fail", cutoff.UTC().Format("2006-01-02 15:04 UTC")))
+		}
+	}
+	g.Verdict = fmt.Sprintf("%s with %s: %s.", capitalize(what), "this split", strings.Join(parts, "; "))
+	g.Verdict = fmt.Sprintf("%d failing node(s), %d healthy: %s. Failing with %s.%s", len(failing), len(healthy), strings.Join(parts, "; "), what, cacheNote)
+
+	var adv []string
+	switch g.Pattern {
+	case "subnet":
+		adv = append(adv, "The cause is the failing subnet's path, not the image or permissions: compare its route table, network ACL / NSG, and private endpoint ENIs (or NAT) with a working subnet's, top to bottom.")
+	case "zone":
+		adv = append(adv, "A per-zone difference: a NAT gateway or endpoint ENI present in one availability zone and not the other, or a zone-local resolver.")
+	case "pool":
+		adv = append(adv, "A per-pool difference: the pool's subnet, its node configuration (custom DNS, hosts file, /etc/containerd/certs.d), or its node identity.")
+	case "node-age":
+		adv = append(adv, "Scale-up or replacement is the trigger, not the cause: the new nodes lack something the old ones have (a subnet added later without endpoints or routes, hosts-file entries or hand fixes that vanished, a changed launch template).")
+	}
+	if g.Condition == verdict.ConditionTLSIdentity {
+		adv = append(adv, "A permission problem fails every node alike: since only some nodes fail, look at what differs between them (their network path to the registry, their runtime's CA config, or a per-pool identity).")
+	}
+	g.Advice = append(adv, codeAdvice...)
+}
+
+func ages(failing, healthy []report.ExplainNode, f Facts) (minF, maxH time.Time, ok bool) {
+	for i, n := range failing {
+		c := f.Nodes[n.Name].Created
+		if c.IsZero() {
+			return minF, maxH, false
+		}
+		if i == 0 || c.Before(minF) {
+			minF = c
+		}
+	}
+	for i, n := range healthy {
+		c := f.Nodes[n.Name].Created
+		if c.IsZero() {
+			return minF, maxH, false
+		}
+		if i == 0 || c.After(maxH) {
+			maxH = c
+		}
+	}
+	return minF, maxH, true
+}
+
+func values(nodes []report.ExplainNode, f Facts, d string) string {
+	set := map[string]bool{}
+	for _, n := range nodes {
+		set[f.Nodes[n.Name].dim(d)] = true
+	}
+	return strings.Join(sortedKeys(set), ", ")
+}
+
+func guessNote(failing, healthy []report.ExplainNode, f Facts) string {
+	for _, n := range append(append([]report.ExplainNode{}, failing...), healthy...) {
+		if strings.HasPrefix(f.Nodes[n.Name].SubnetSource, "InternalIP") {
+			return " [subnets guessed from InternalIP /24]"
+		}
+	}
+	return ""
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}

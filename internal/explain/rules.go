@@ -1,0 +1,315 @@
+package explain
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/pullpath/pullpath/internal/verdict"
+)
+
+// Rule is one line of the classifier's table: a small matcher on the
+// message's innermost cause and the code it means. Rules are tried in order
+// and the first that matches wins, so the specific ones come first (a DNS
+// timeout before any timeout, S3's AccessDenied before any 403).
+type Rule struct {
+	ID string
+	// Any: at least one of these lowercase substrings occurs (when set).
+	Any []string
+	// All: every one of these lowercase substrings occurs (when set).
+	All []string
+	// Re: the regexp matches the normalized message (when set).
+	Re *regexp.Regexp
+	// Code is the finding; CodeFor, when set, refines it by pull step.
+	Code    verdict.Code
+	CodeFor func(step string) verdict.Code
+	// Step forces the step when the message does not show it.
+	Step string
+	// Ambiguous: the message cannot tell two causes apart.
+	Ambiguous bool
+	// Says is the plain-language reading used in the summary.
+	Says string
+	// Advice is added after the code's own advice.
+	Advice []string
+	// Source names where the message shape comes from.
+	Source string
+}
+
+func (r *Rule) match(lower, msg string) bool {
+	if len(r.Any) > 0 {
+		ok := false
+		for _, s := range r.Any {
+			if strings.Contains(lower, s) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	for _, s := range r.All {
+		if !strings.Contains(lower, s) {
+			return false
+		}
+	}
+	if r.Re != nil && !r.Re.MatchString(msg) {
+		return false
+	}
+	return len(r.Any) > 0 || len(r.All) > 0 || r.Re != nil
+}
+
+func (r *Rule) code(step string) verdict.Code {
+	if r.CodeFor != nil {
+		return r.CodeFor(step)
+	}
+	return r.Code
+}
+
+// Steps of a pull, as named in a Classification.
+const (
+	StepReference = "reference" // parsing the image name, pull policy
+	StepPing      = "ping"      // GET /v2/
+	StepResolve   = "resolve"   // HEAD/GET manifest by tag (containerd "failed to resolve reference")
+	StepManifest  = "manifest"  // GET manifest (by digest, or CRI-O "reading manifest")
+	StepToken     = "token"     // token service
+	StepConfig    = "config"    // image config blob
+	StepBlob      = "blob"      // layer blob, including redirect hosts
+	StepUnpack    = "unpack"    // after the download, on the node
+)
+
+func unauthorizedFor(step string) verdict.Code {
+	if step == StepToken {
+		return verdict.AuthUnauthorized
+	}
+	return verdict.RegistryUnauthorized
+}
+
+func forbiddenFor(step string) verdict.Code {
+	switch step {
+	case StepToken:
+		return verdict.AuthForbidden
+	case StepBlob, StepConfig:
+		return verdict.BlobForbidden
+	}
+	return verdict.RegistryForbidden
+}
+
+func notFoundFor(step string) verdict.Code {
+	if step == StepBlob || step == StepConfig {
+		return verdict.BlobNotFound
+	}
+	return verdict.ManifestNotFound
+}
+
+func timeoutFor(step string) verdict.Code {
+	if step == StepBlob || step == StepConfig {
+		return verdict.BlobStalled
+	}
+	return verdict.HTTPTimeout
+}
+
+// Rules is the classifier's table, in the order it is tried. docs/explain.md
+// lists it; every rule has table tests with real message shapes.
+var Rules = []Rule{
+	// --- kubelet's own reasons that carry no runtime cause
+	{ID: "kubelet-never-pull", Any: []string{"is not present with pull policy of never", "errimageneverpull"},
+		Code: verdict.NeverPull, Step: StepReference,
+		Says:   "imagePullPolicy is Never and the image is not on this node",
+		Source: "kubelet pkg/kubelet/images/image_manager.go (ErrImageNeverPull); hystax/optscale#701"},
+	{ID: "kubelet-invalid-name", Any: []string{"invalidimagename", "invalid reference format", "couldn't parse image reference", "couldn't parse image name", "failed to apply default image tag"},
+		Code: verdict.ReferenceInvalid, Step: StepReference,
+		Says:   "the image reference does not parse",
+		Source: "kubelet applyDefaultImageTag (InspectFailed / InvalidImageName); jupyterhub/zero-to-jupyterhub-k8s#472, cloudfoundry-incubator/kubecf#63"},
+	{ID: "kubelet-already-present", Any: []string{"already present on machine"},
+		Code: verdict.OK, Says: "the image was already on the node (served from its cache)",
+		Source: "kubelet image_manager.go (Pulled: Container image ... already present on machine)"},
+	{ID: "kubelet-pulled", Any: []string{"successfully pulled image"},
+		Code: verdict.OK, Says: "the image was pulled",
+		Source: "kubelet image_manager.go (Pulled: Successfully pulled image)"},
+
+	// --- the node could not produce credentials
+	{ID: "credential-helper", Any: []string{"error getting credentials", "docker-credential-", "credential helper", "credential provider plugin"},
+		Code: verdict.CredentialsError,
+		Says: "the node's credential helper failed", Source: "docker/dockershim credential helpers; kubelet credential provider"},
+
+	// --- the image itself: platform and unpack (before any generic not-found)
+	{ID: "platform-no-match", Any: []string{"no match for platform in manifest", "no matching manifest for", "no image found in image index for architecture", "no image found in manifest list for architecture"},
+		Code: verdict.PlatformNotFound, Step: StepManifest,
+		Says:   "the image index has no manifest for the node's platform",
+		Source: "containerd images/image.go (#2410); kubewarden/adm-controller#1378; moby/moby#46765; CRI-O c/image"},
+	{ID: "unpack-on-node", Any: []string{"failed to unpack image", "failed to resolve rootfs", "failed to extract layer", "no space left on device", "error unpacking image"},
+		Code: verdict.Other, Step: StepUnpack,
+		Says:   "the download worked but unpacking on the node failed (disk space, snapshotter or a corrupt local content store)",
+		Advice: []string{"This is not a network or identity problem: look at the node's disk (`df -h /var/lib/containerd`) and the runtime's logs."},
+		Source: "containerd/containerd#3604; k3s-io/k3s#1094"},
+
+	// --- name resolution (Go's resolver, cgo's getaddrinfo)
+	{ID: "dns-nameserver-timeout", Re: regexp.MustCompile(`lookup \S+(?: on \S+)?: (?:(?:read|dial|write) udp \S+: )?i/o timeout`),
+		Code: verdict.DNSTimeout,
+		Says: "no nameserver answered the lookup (DNS timeout)", Source: "containerd-in-netns notes (nameserver black-holed); bazelbuild/rules_docker#1585"},
+	{ID: "dns-nameserver-refused", Re: regexp.MustCompile(`lookup \S+(?: on \S+)?: (?:read|dial|write) (?:udp|tcp) \S+: (?:read: |connect: )?connection refused`),
+		Code: verdict.DNSTimeout,
+		Says: "the nameserver refused the query connection (nothing answers DNS on that address)", Source: "docker-archive-public/docker.kitematic#3427"},
+	{ID: "dns-nxdomain", Any: []string{"no such host", "name or service not known", "nodename nor servname provided"},
+		Code: verdict.DNSNXDomain,
+		Says: "the node's resolver says the name does not exist (NXDOMAIN)", Source: "containerd-in-netns notes (NXDOMAIN); containerd/containerd#4231"},
+	{ID: "dns-servfail", Any: []string{"server misbehaving"},
+		Code: verdict.DNSServFail,
+		Says: "the node's resolver failed the lookup (SERVFAIL or REFUSED)", Source: "docker/for-mac#1340; docker.kitematic#3914"},
+	{ID: "dns-temporary", Any: []string{"temporary failure in name resolution", "no dns servers", "no address associated with hostname"},
+		Code: verdict.DNSError,
+		Says: "name resolution failed (temporary failure: no usable answer from the resolver)", Source: "cri-o/cri-o#2331 (comment); glibc EAI_AGAIN"},
+
+	{ID: "dns-other", Re: regexp.MustCompile(`lookup \S+(?: on \S+)?: `),
+		Code: verdict.DNSError,
+		Says: "name resolution failed", Source: "cri-o/cri-o#3612 (held-out set: lookup HOST: device or resource busy)"},
+
+	// --- connecting (Go's dialer) and TLS handshake timing
+	{ID: "tls-handshake-timeout", Any: []string{"tls handshake timeout"},
+		Code: verdict.TLSHandshakeTimeout,
+		Says: "TCP connected but the TLS handshake did not finish", Source: "docker-archive-public/docker.kitematic#2771; NVIDIA/nvidia-docker#684"},
+	{ID: "connect-timeout", Re: regexp.MustCompile(`(?i)dial tcp (?:\S+: )?(?:connect: )?(?:i/o timeout|connection timed out)|request canceled while waiting for connection|connect: connection timed out`),
+		Code: verdict.ConnectTimeout,
+		Says: "the TCP connection timed out (packets leave, nothing comes back)", Source: "containerd-in-netns notes (registry and blob host black-holed); cri-o/cri-o#2723"},
+	{ID: "connect-refused", Any: []string{"connection refused"},
+		Code: verdict.ConnectRefused,
+		Says: "the TCP connection was refused", Source: "containerd-in-netns notes (refused)"},
+	{ID: "connect-unreachable", Any: []string{"no route to host", "network is unreachable", "host is unreachable", "host unreachable"},
+		Code: verdict.ConnectUnreachable,
+		Says: "the node has no route to the address", Source: "containerd-in-netns notes (unused address on the node's subnet)"},
+	{ID: "connect-reset", Any: []string{"connection reset by peer", "broken pipe"},
+		Code: verdict.ConnectReset,
+		Says: "the connection was reset", Source: "Go syscall ECONNRESET in net.OpError"},
+
+	// --- TLS verification (Go's crypto/x509 texts, with or without the Go >= 1.20 "tls: failed to verify certificate:" prefix)
+	{ID: "tls-unknown-authority", Any: []string{"certificate signed by unknown authority", "unable to get local issuer certificate", "self signed certificate in certificate chain", "self-signed certificate"},
+		Code: verdict.TLSUnknownAuthority,
+		Says: "the server's certificate is signed by an authority the runtime does not trust", Source: "containerd-in-netns notes (TLS unknown CA); kubernetes/kubernetes#43924, #93556; goharbor/harbor#5066"},
+	{ID: "tls-name-mismatch", Any: []string{"x509: certificate is valid for", "certificate is not valid for any names", "doesn't contain any ip sans", "relies on legacy common name field"},
+		Code: verdict.TLSNameMismatch,
+		Says: "the server's certificate is not valid for the name the node connects to", Source: "moby/moby#38787; k3s-io/k3s#2429; kubernetes/registry.k8s.io#264; containerd/containerd#6141"},
+	{ID: "tls-not-yet-valid", All: []string{"certificate has expired or is not yet valid", "is before"},
+		Code: verdict.TLSNotYetValid,
+		Says: "the server's certificate is not valid yet (or the node's clock is behind)", Source: "Go crypto/x509 CertificateInvalidError (Expired, current time is before)"},
+	{ID: "tls-expired", Any: []string{"certificate has expired"},
+		Code: verdict.TLSExpired,
+		Says: "the server's certificate has expired (or the node's clock is ahead)", Source: "Kong/charts#257"},
+	{ID: "tls-plain-http", Any: []string{"server gave http response to https client"},
+		Code: verdict.TLSHandshakeFailed,
+		Says: "the server answered plain HTTP where the runtime expected TLS", Source: "Go net/http ErrSchemeMismatch text; docker insecure-registries"},
+	{ID: "tls-handshake-failed", Any: []string{"tls: handshake failure", "first record does not look like a tls handshake", "remote error: tls", "tls: failed to verify certificate", "x509: "},
+		Code: verdict.TLSHandshakeFailed,
+		Says: "the TLS handshake failed", Source: "Go crypto/tls alert texts"},
+
+	// --- blob storage that answers with its own error document
+	{ID: "s3-access-denied", Any: []string{"<code>accessdenied</code>", "accessdenied"},
+		Code: verdict.BlobForbidden, Step: StepBlob,
+		Says:   "the blob storage (S3) refused the download: AccessDenied",
+		Advice: []string{"S3 AccessDenied on a layer while the registry host works is usually the S3 gateway endpoint's policy: it must allow s3:GetObject on arn:aws:s3:::prod-REGION-starport-layer-bucket/* for ECR, or the redirect bucket of another registry."},
+		Source: "moby/moby#34185; docker/hub-feedback#1318; awsdocs/amazon-ecr-user-guide#8"},
+	{ID: "azure-authorization-failure", Any: []string{"authorizationfailure", "authorizationpermissionmismatch", "this request is not authorized to perform this operation"},
+		Code: verdict.BlobForbidden, Step: StepBlob,
+		Says:   "the Azure storage or data endpoint refused the download: AuthorizationFailure",
+		Advice: []string{"Azure AuthorizationFailure from a storage or data endpoint means its firewall or network rules do not admit the node's path: the request did not come through the private endpoint (check that NAME.REGION.data.azurecr.io resolves to a private address on the node)."},
+		Source: "microsoft/AzureStorageExplorer#3594, #8504 (AuthorizationFailure XML and its firewall meaning)"},
+	{ID: "acr-firewall", All: []string{"client with ip", "is not allowed access"},
+		Code:   verdict.RegistryForbidden,
+		Says:   "the registry's firewall refused the node's public address",
+		Advice: []string{"ACR saw the node's PUBLIC address: the pull did not go through the private endpoint. Check that the node resolves the registry (and its data endpoints) to private addresses through the privatelink.azurecr.io zone."},
+		Source: "ACR 403 denied: client with IP is not allowed access (aka.ms/acr/firewall)"},
+
+	// --- registry answers
+	{ID: "http-408", Any: []string{"408 request time-out", "408 request timeout"},
+		Code: verdict.HTTPTimeout,
+		Says: "the server gave up waiting for the request (408)", Source: "ClassmateLin/dm-ticket#94 (held-out set)"},
+	{ID: "kubelet-pull-qps", Any: []string{"pull qps exceeded"},
+		Code:   verdict.RateLimited,
+		Says:   "the kubelet's own pull rate limit (registryPullQPS) was exceeded",
+		Advice: []string{"This limit is the kubelet's, not the registry's: registryPullQPS / registryBurst in the kubelet configuration."},
+		Source: "kubelet pkg/kubelet/images/puller.go (pull QPS exceeded)"},
+	{ID: "rate-limited", Any: []string{"toomanyrequests", "too many requests", "pull rate limit", "rate exceeded", "status 429"},
+		Code: verdict.RateLimited,
+		Says: "the registry rate-limited the pull", Source: "kata-containers/kata-containers#10109; dell/csi-baremetal#391; ceph/ceph-csi#2029"},
+	{ID: "pull-access-denied", Any: []string{"repository does not exist or may require", "requested access to the resource is denied", "insufficient_scope"},
+		Code: verdict.AuthAmbiguous, Ambiguous: true,
+		Says: "the registry says the repository does not exist or needs authorization, and will not tell which",
+		Advice: []string{
+			"Check the name: the exact registry, repository path and tag in the Pod spec against what was pushed.",
+			"Check the identity: whether the imagePullSecret or node identity may read this repository.",
+		},
+		Source: "docker pull access denied (moby distribution errors); cri-o/cri-o#2331; docker-archive/compose-cli#853"},
+	{ID: "ecr-token-expired", Any: []string{"authorization token has expired"},
+		Code: verdict.RegistryUnauthorized,
+		Says: "the registry credentials have expired", Source: "ECR 403 'Your authorization token has expired'"},
+	{ID: "no-basic-auth-credentials", Any: []string{"no basic auth credentials"},
+		Code: verdict.RegistryUnauthorized,
+		Says: "the runtime had no credentials for this registry", Source: "aws/containers-roadmap#132 (ECR: no basic auth credentials)"},
+	{ID: "unauthorized", Any: []string{"401 unauthorized", "unauthorized", "status code 401", "status: 401"},
+		CodeFor: unauthorizedFor,
+		Says:    "the request was refused as unauthenticated (401)", Source: "containerd-in-netns notes (401); containerd/containerd#6141"},
+	{ID: "forbidden", Any: []string{"403 forbidden", "forbidden", "denied: ", `"code":"denied"`, "status code 403", "status: 403"},
+		CodeFor: forbiddenFor,
+		Says:    "the request was refused as forbidden (403)", Source: "aws-samples/bedrock-access-gateway#114, #127; aws/aws-cdk#14457; docker/sbx-releases#525"},
+	{ID: "manifest-unknown", Any: []string{"manifest unknown", "manifest_unknown"},
+		Code: verdict.ManifestNotFound, Step: StepManifest,
+		Says: "the registry has no manifest for this tag or digest", Source: "teleproxy/teleproxy#49; distribution spec MANIFEST_UNKNOWN"},
+	{ID: "manifest-not-found-docker", Re: regexp.MustCompile(`(?i)manifest for \S+ not found`),
+		Code: verdict.ManifestNotFound, Step: StepManifest,
+		Says: "the registry has no manifest for this tag or digest", Source: "CybercentreCanada/assemblyline-docker-compose#50 (docker: manifest for X not found)"},
+	{ID: "name-unknown", Any: []string{"name unknown", "name_unknown", "repository name not known to registry"},
+		Code: verdict.RepositoryNotFound,
+		Says: "the repository does not exist in this registry", Source: "distribution spec NAME_UNKNOWN"},
+	{ID: "blob-unknown", Any: []string{"blob unknown", "blob_unknown"},
+		Code: verdict.BlobNotFound, Step: StepBlob,
+		Says: "a blob the manifest names is missing from the registry", Source: "distribution spec BLOB_UNKNOWN"},
+	{ID: "digest-mismatch", Any: []string{"digest mismatch", "unexpected commit digest", "does not match digest", "digest did not match"},
+		Code: verdict.BlobDigestMismatch, Step: StepBlob,
+		Says: "a blob's bytes did not match its digest", Source: "containerd content.Commit (unexpected commit digest)"},
+	{ID: "size-mismatch", Any: []string{"unexpected commit size", "size mismatch"},
+		Code: verdict.BlobSizeMismatch, Step: StepBlob,
+		Says: "a blob's length did not match the manifest", Source: "containerd content.Commit (unexpected commit size)"},
+	{ID: "manifest-descriptor-not-found", Re: regexp.MustCompile(`(?i)could not fetch content descriptor \S+ \(application/vnd\.[^)]*manifest`),
+		Code: verdict.ManifestNotFound, Step: StepManifest,
+		Says: "the registry would not serve a manifest the reference points to", Source: "munnerz/kube-plex#46 (held-out set)"},
+	{ID: "containerd-not-found", Re: regexp.MustCompile(`(?i)404 not found|: not found\b|could not fetch content descriptor`),
+		CodeFor: notFoundFor,
+		Says:    "the registry has no such image (the tag, or the whole repository, is missing)",
+		Advice:  []string{"containerd cannot tell a missing tag from a missing repository (the HEAD answer has no body): check both the repository path and the tag."},
+		Source:  "containerd-in-netns notes (unknown repository: REF: not found); kubernetes-sigs/provider-aws-test-infra#281"},
+	{ID: "server-error", Any: []string{"500 internal server error", "502 bad gateway", "503 service unavailable", "504 gateway timeout", "internal server error", "bad gateway", "service unavailable"},
+		Code: verdict.RegistryServerError,
+		Says: "the server answered with an error (5xx)", Source: "kubernetes-sigs/cri-tools#1608 (pinging container registry: Internal Server Error)"},
+	{ID: "bad-response", Any: []string{"invalid character '<' looking for beginning of value", "malformed http response", "unexpected end of json input", "error parsing http", "400 bad request"},
+		Code: verdict.HTTPBadResponse,
+		Says: "the server answered something that is not a registry response", Source: "ClassmateLin/dm-ticket#94 (error parsing HTTP 408 response body)"},
+
+	// --- timeouts after the connection was made, and bare deadlines
+	{ID: "http-timeout", Any: []string{"client.timeout exceeded while awaiting headers", "timeout awaiting response headers"},
+		CodeFor: timeoutFor,
+		Says:    "the server accepted the connection but did not answer in time", Source: "Go net/http Client.Timeout text"},
+	{ID: "read-timeout", Re: regexp.MustCompile(`read tcp \S+: i/o timeout`),
+		CodeFor: timeoutFor,
+		Says:    "the connection was made but the answer stopped coming (read timeout)", Source: "docker.kitematic (read tcp ... i/o timeout); docker/hub-feedback#554"},
+	{ID: "io-timeout", Any: []string{"i/o timeout"},
+		Code: verdict.ConnectTimeout,
+		Says: "a connection timed out", Source: "xorbitsai/inference#1601 (download failed after attempts=6: dial tcp ...: i/o timeout)"},
+	{ID: "deadline-exceeded", Any: []string{"context deadline exceeded", "deadlineexceeded", "context canceled", "request canceled"},
+		CodeFor: timeoutFor, Ambiguous: true,
+		Says: "the pull ran out of time without naming a cause (the runtime hit the kubelet's deadline)",
+		Advice: []string{
+			"A bare deadline hides the cause: a black-holed endpoint (route, security group, missing return path) and a server that accepts but never answers look the same here.",
+			"Run `pullpath probe IMAGE` on the failing node to see which endpoint hangs.",
+		},
+		Source: "kubernetes/minikube#15626; moby/moby#36385"},
+	{ID: "eof", Re: regexp.MustCompile(`(?i)(?:: |\b)(?:unexpected )?EOF\s*$|: EOF\b|unexpected EOF`),
+		Code: verdict.ConnectReset,
+		Says: "the connection was closed before the answer was complete (EOF)", Source: "Go io.EOF / io.ErrUnexpectedEOF in net/http"},
+
+	// --- a pull failure whose cause is not in this message
+	{ID: "kubelet-backoff", Any: []string{"back-off pulling image", "imagepullbackoff", "error: errimagepull"},
+		Code: verdict.Other,
+		Says: "the kubelet reports the pull failed or is backing off; the cause is in the Failed event that carries the runtime's message", Source: "kubelet image_manager.go (BackOff: Back-off pulling image; Failed: Error: ErrImagePull)"},
+	{ID: "unclassified-pull-failure", Any: []string{"errimagepull", "failed to pull image", "failed to pull and unpack image", "pulling image failed", "error pulling image", "failed to resolve reference", "failed to copy"},
+		Code: verdict.Other,
+		Says: "the pull failed for a reason this classifier does not know", Source: "kubelet ErrImagePull"},
+}
