@@ -6,6 +6,7 @@ package pull
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -49,6 +50,11 @@ type Progress struct {
 }
 
 const maxManifestSize = 4 << 20
+
+// configInvalid marks a node configuration file the walk cannot read
+// (hosts.toml, a CA file): bad input, returned as a one-line error, not a
+// verdict about the pull.
+const configInvalid verdict.Code = "config-invalid"
 
 func (o *Options) defaults() {
 	if o.HTTPTimeout == 0 {
@@ -127,8 +133,8 @@ func Probe(ctx context.Context, opts Options) (*report.ProbeReport, error) {
 	defer w.closeIdle()
 
 	f := w.walk(ctx)
-	if f != nil && f.code == verdict.ConfigInvalid {
-		return nil, fmt.Errorf("%s", f.summary)
+	if f != nil && f.code == configInvalid {
+		return nil, errors.New(f.summary)
 	}
 	w.finish(f)
 	rep.DurationMS = float64(time.Since(rep.StartedAt).Microseconds()) / 1000
@@ -162,7 +168,7 @@ func (w *walker) walk(ctx context.Context) *failure {
 	w.rep.Reference = report.Reference{Registry: ref.Registry, Host: ref.Host, Repository: ref.Repository, Tag: ref.Tag, Digest: ref.Digest}
 	hosts, err := hostcfg.Hosts(w.opts.CertsDir, w.opts.DockerCertsDir, ref)
 	if err != nil {
-		return fail(verdict.ConfigInvalid, verdict.StageReference, "", "", "%v", err)
+		return fail(configInvalid, verdict.StageReference, "", "", "%v", err)
 	}
 	w.step("reference", "", report.StepPass, "", ref.String(), since(start), 0)
 
@@ -184,7 +190,7 @@ func (w *walker) walk(ctx context.Context) *failure {
 		}
 	}
 	if tried == 0 {
-		return fail(verdict.ConfigInvalid, verdict.StageReference, "", "", "no host in the runtime's registry config for %s may pull and resolve", ref.Registry)
+		return fail(configInvalid, verdict.StageReference, "", "", "no host in the runtime's registry config for %s may pull and resolve", ref.Registry)
 	}
 	return last
 }
@@ -210,7 +216,7 @@ func (w *walker) pullFrom(ctx context.Context, h hostcfg.RegistryHost) *failure 
 	role := hostRole(h)
 	tlsCfg, err := h.TLSConfig(w.opts.ExtraCAs)
 	if err != nil {
-		return fail(verdict.ConfigInvalid, verdict.StageReference, role, h.Host, "%v", err)
+		return fail(configInvalid, verdict.StageReference, role, h.Host, "%v", err)
 	}
 	if h.Scheme == "http" {
 		tlsCfg = nil

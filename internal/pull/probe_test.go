@@ -103,6 +103,8 @@ func TestProbeVerdicts(t *testing.T) {
 			mut:      func(o *Options, _ *labsvc.Stack) { o.Platform = "linux/s390x" },
 			wantCode: verdict.PlatformNotFound, wantCond: verdict.ConditionImage, wantRole: verdict.RoleRegistry},
 		{name: "digest mismatch on the blob host", cfg: labsvc.StackConfig{Image: two}, mut: nil, wantCode: verdict.BlobDigestMismatch, wantCond: verdict.ConditionRegistry, wantRole: verdict.RoleBlob},
+		{name: "blob body cut short", cfg: labsvc.StackConfig{BlobFaults: labsvc.BlobFaults{Truncate: "*"}},
+			wantCode: verdict.ConnectReset, wantCond: verdict.ConditionEndpointSet, wantRole: verdict.RoleBlob},
 		{name: "redirect loop", cfg: labsvc.StackConfig{BlobFaults: labsvc.BlobFaults{RedirectLoop: true}},
 			wantCode: verdict.RedirectLoop, wantCond: verdict.ConditionRegistry, wantRole: verdict.RoleBlob},
 		{name: "blob storage 403 AccessDenied", cfg: labsvc.StackConfig{BlobFaults: labsvc.BlobFaults{Forbidden: true}},

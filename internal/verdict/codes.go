@@ -20,7 +20,6 @@ const (
 	// reference and local configuration
 	ReferenceInvalid Code = "REFERENCE_INVALID"
 	NeverPull        Code = "NEVER_PULL"
-	ConfigInvalid    Code = "CONFIG_INVALID"
 	CredentialsError Code = "CREDENTIALS_ERROR"
 
 	// name resolution
@@ -100,7 +99,6 @@ var Codes = []Info{
 
 	{ReferenceInvalid, CauseInvalidName, ConditionImage, false, "The image reference does not parse the way the kubelet and containerd parse it.", "The `image:` field of the Pod spec."},
 	{NeverPull, CauseNeverPull, ConditionImage, false, "imagePullPolicy is Never and the image is not on the node.", "The Pod's imagePullPolicy, or pre-load the image on every node of the pool."},
-	{ConfigInvalid, CauseOther, ConditionNone, false, "A node configuration file (resolv.conf, hosts file, hosts.toml, docker config) cannot be read or parsed.", "The file named in the message, on the node."},
 	{CredentialsError, CauseUnauthorized, ConditionTLSIdentity, false, "The node's credentials could not be produced (credential helper failed or is missing).", "The credential helper named in the docker config and the identity it uses (instance role, kubelet identity)."},
 
 	{DNSNXDomain, CauseDNS, ConditionDNS, false, "The node's resolver says the name does not exist (NXDOMAIN).", whereDNS + "; for private endpoints, the private zone (privatelink.azurecr.io, VPC endpoint private DNS) and its link to the node's VNet/VPC."},
