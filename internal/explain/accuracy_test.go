@@ -58,26 +58,6 @@ func runtimeCases(t *testing.T) []runtimeCase {
 	return out
 }
 
-// TestRuntimeRecordings: what the real runtime said in the lab is read the
-// way the scenario expects.
-func TestRuntimeRecordings(t *testing.T) {
-	cases := runtimeCases(t)
-	if len(cases) == 0 {
-		t.Skip("no runtime recordings in testdata/runtime")
-	}
-	for _, rc := range cases {
-		t.Run(rc.file, func(t *testing.T) {
-			c := Classify(rc.msg)
-			got := map[string]string{"stage": string(c.Stage), "cause": string(c.Cause), "code": string(c.Code), "condition": string(c.Condition)}
-			for k, want := range rc.expect {
-				if g, ok := got[k]; ok && g != want {
-					t.Errorf("Classify(%s).%s = %q, want %q (rule %s)", rc.file, k, g, want, c.Rule)
-				}
-			}
-		})
-	}
-}
-
 // TestAccuracy measures the classifier on the whole collected set (the
 // table of real message shapes and the lab's runtime recordings) per
 // expected cause, and prints the table docs/explain.md quotes:
