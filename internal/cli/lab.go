@@ -1,18 +1,430 @@
 package cli
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/pullpath/pullpath/internal/crirun/labhook"
+	"github.com/pullpath/pullpath/internal/lab"
+	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/verdict"
 )
 
-// placeholder until the lab issue lands; replaced by the real command.
+const labLong = `Reproduce pull-path faults for real and watch pullpath name them.
+
+A scenario is a topology file: hosts (one Linux network namespace each),
+subnets, routes (one-way ones too), firewall rules (security groups, NACLs, a
+NAT that drops), DNS servers and their answers, the registry (the reference
+registry, with Basic or Bearer auth), its token service and the blob host it
+redirects layers to, TLS from a lab CA (or an untrusted one, a wrong name, an
+expired certificate), and the verdict to expect. See docs/lab.md.
+
+Everything but "demo" needs root: the lab builds network namespaces joined
+by veth pairs, never touching the machine's own namespace and giving no
+namespace a default route; it runs the services and "pullpath probe" inside
+them and tears everything down afterwards, also on Ctrl-C.`
+
+const labExample = `  # No root, a few seconds: a healthy pull and a broken one side by side
+  pullpath lab demo
+
+  # The built-in scenarios, and one of them for real
+  pullpath lab list
+  sudo pullpath lab run ecr-sg-drops-443
+
+  # Every built-in scenario, checked against its expect block
+  sudo pullpath lab test --parallel 3
+
+  # Your own network, kept up so you can step into the node
+  sudo pullpath lab up my-network.yaml
+  sudo pullpath lab down`
+
 func newLabCommand(s Streams) *cobra.Command {
-	return &cobra.Command{
-		Use:   "lab",
-		Short: "(in progress)",
+	cmd := &cobra.Command{
+		Use:     "lab",
+		Short:   "Reproduce every pull-path fault for real, in network namespaces",
+		Long:    labLong,
+		Example: labExample,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return errors.New("lab is not built yet")
+			return cmd.Help()
 		},
 	}
+	cmd.AddCommand(
+		newLabListCommand(s),
+		newLabRunCommand(s),
+		newLabTestCommand(s),
+		newLabUpCommand(s),
+		newLabDownCommand(s),
+		newLabDemoCommand(s),
+		newLabServeCommand(s),
+	)
+	return cmd
+}
+
+// labContext makes Ctrl-C and SIGTERM cancel the run, so the teardown runs
+// even when main's own signal context is not in place (tests).
+func labContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+}
+
+func needRoot(what string) error {
+	if os.Geteuid() != 0 {
+		return &ExitError{Code: 1, Err: fmt.Errorf("%s needs root (it creates network namespaces); try `pullpath lab demo`, which does not", what)}
+	}
+	return nil
+}
+
+func newLabListCommand(s Streams) *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the built-in scenarios",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			tw := tabwriter.NewWriter(s.Out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "SCENARIO\tEXPECT\tSUMMARY")
+			for _, name := range lab.Builtins() {
+				t, err := lab.LoadBuiltin(name)
+				if err != nil {
+					return &ExitError{Code: 1, Err: err}
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", name, expectShort(t.Expect), t.Summary)
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func expectShort(e *lab.Expect) string {
+	if e == nil {
+		return "-"
+	}
+	if e.Status == string(verdict.StatusOK) {
+		if len(e.Warnings) > 0 {
+			return "ok+" + strings.Join(e.Warnings, ",")
+		}
+		return "ok"
+	}
+	parts := []string{}
+	for _, p := range []string{e.Condition, e.Code} {
+		if p != "" {
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+type labRunOptions struct {
+	output
+	keepLogs bool
+	runtime  string
+}
+
+// addRuntimeFlag adds --runtime: the real container runtime's pull as an
+// extra check of each run (internal/crirun/labhook).
+func addRuntimeFlag(cmd *cobra.Command, p *string) {
+	cmd.Flags().StringVar(p, "runtime", "", "also pull with this real container runtime in the node's namespace and check what it says ("+strings.Join(labhook.Runtimes, ", ")+")")
+}
+
+func newLabRunCommand(s Streams) *cobra.Command {
+	o := &labRunOptions{}
+	cmd := &cobra.Command{
+		Use:   "run SCENARIO|FILE",
+		Short: "Build a scenario, probe from its node, print the report, tear it down",
+		Long: `Build the scenario's namespaces and services, run "pullpath probe" inside the
+node's namespace (with the node's resolv.conf, hosts file, CA and docker
+config), print its report and check it against the scenario's expect block,
+then tear everything down (also on failure and Ctrl-C).
+
+The exit code is the probe's (0 ok, 3-8 the verdict's condition); 1 when the
+lab itself could not run; 9 when the verdict differs from expect.`,
+		Example: `  sudo pullpath lab run ecr-healthy
+  sudo pullpath lab run ./my-network.yaml -o json
+  sudo pullpath lab run acr-token-host-unreachable --keep-logs`,
+		Args: exactArgs("SCENARIO|FILE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.validate(); err != nil {
+				return &ExitError{Code: 1, Err: err}
+			}
+			t, err := lab.Load(args[0])
+			if err != nil {
+				return &ExitError{Code: 1, Err: err}
+			}
+			if err := needRoot("lab run"); err != nil {
+				return err
+			}
+			ctx, cancel := labContext(cmd.Context())
+			defer cancel()
+			hooks, err := labhook.ForRuntime(ctx, o.runtime)
+			if err != nil {
+				return &ExitError{Code: 1, Err: err}
+			}
+			rep := report.NewLabReport(report.LabModeRun)
+			r := lab.Run(ctx, t, lab.Options{KeepLogs: o.keepLogs, Hooks: hooks})
+			rep.Runs = append(rep.Runs, r)
+			rep.Finish(1)
+			if err := o.render(s.Out, rep); err != nil {
+				return &ExitError{Code: 1, Err: err}
+			}
+			switch {
+			case r.Result == report.LabError:
+				return &ExitError{Code: 1, Err: errors.New(r.Error)}
+			case r.Result == report.LabMismatch:
+				return &ExitError{Code: labExitMismatch}
+			case r.ExitCode != 0:
+				return &ExitError{Code: r.ExitCode}
+			}
+			return nil
+		},
+	}
+	o.addFlag(cmd)
+	cmd.Flags().BoolVar(&o.keepLogs, "keep-logs", false, "keep the services' logs and the probe's stderr in a folder under $TMPDIR")
+	addRuntimeFlag(cmd, &o.runtime)
+	return cmd
+}
+
+// labExitMismatch is the exit code of lab run and lab test when a verdict
+// differs from the scenario's expect block.
+const labExitMismatch = 9
+
+type labTestOptions struct {
+	output
+	parallel int
+	keepLogs bool
+	runtime  string
+}
+
+func newLabTestCommand(s Streams) *cobra.Command {
+	o := &labTestOptions{}
+	cmd := &cobra.Command{
+		Use:   "test [SCENARIO|FILE...]",
+		Short: "Run scenarios (all built-in ones by default) and check each against its expect block",
+		Long: `Run every built-in scenario (or the ones named), several at a time, each in its
+own namespaces, and check the probe's verdict against the scenario's expect
+block (status, condition, cause, stage, code, endpoint role, warnings).
+
+One line per scenario with its duration and verdict, then a summary. Exit 0
+when every verdict matched, 9 when one differed, 1 when a scenario could not
+run.`,
+		Example: `  sudo pullpath lab test
+  sudo pullpath lab test --parallel 4 -o json
+  sudo pullpath lab test ecr-healthy ecr-one-way-route`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.validate(); err != nil {
+				return &ExitError{Code: 1, Err: err}
+			}
+			if o.parallel < 1 || o.parallel > 8 {
+				return &ExitError{Code: 1, Err: fmt.Errorf("--parallel %d: want 1 to 8", o.parallel)}
+			}
+			names := args
+			if len(names) == 0 {
+				names = lab.Builtins()
+			}
+			var topos []*lab.Topology
+			for _, n := range names {
+				t, err := lab.Load(n)
+				if err != nil {
+					return &ExitError{Code: 1, Err: err}
+				}
+				topos = append(topos, t)
+			}
+			if err := needRoot("lab test"); err != nil {
+				return err
+			}
+			ctx, cancel := labContext(cmd.Context())
+			defer cancel()
+			var progress func(*report.LabRun)
+			if o.format == "text" || o.format == "wide" {
+				// a line per scenario as it ends, on stderr when stdout is a file
+				if isTerminal(s.ErrOut) {
+					start := time.Now()
+					progress = func(r *report.LabRun) {
+						fmt.Fprintf(s.ErrOut, "  [%5.1fs] %-5s %s\n", time.Since(start).Seconds(), r.Result, r.Scenario)
+					}
+				}
+			}
+			hooks, err := labhook.ForRuntime(ctx, o.runtime)
+			if err != nil {
+				return &ExitError{Code: 1, Err: err}
+			}
+			rep := lab.Test(ctx, topos, o.parallel, lab.Options{KeepLogs: o.keepLogs, Hooks: hooks}, progress)
+			if err := o.render(s.Out, rep); err != nil {
+				return &ExitError{Code: 1, Err: err}
+			}
+			switch {
+			case rep.Summary.Mismatch > 0:
+				return &ExitError{Code: labExitMismatch}
+			case rep.Summary.Errors > 0:
+				return &ExitError{Code: 1}
+			}
+			return nil
+		},
+	}
+	o.addFlag(cmd)
+	cmd.Flags().IntVar(&o.parallel, "parallel", 3, "scenarios run at once (1-8)")
+	cmd.Flags().BoolVar(&o.keepLogs, "keep-logs", false, "keep each scenario's service logs in a folder under $TMPDIR")
+	addRuntimeFlag(cmd, &o.runtime)
+	return cmd
+}
+
+func newLabUpCommand(s Streams) *cobra.Command {
+	var probe bool
+	cmd := &cobra.Command{
+		Use:   "up SCENARIO|FILE",
+		Short: "Build a scenario and leave it running; step into its node with ip netns exec",
+		Args:  exactArgs("SCENARIO|FILE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t, err := lab.Load(args[0])
+			if err != nil {
+				return &ExitError{Code: 1, Err: err}
+			}
+			if err := needRoot("lab up"); err != nil {
+				return err
+			}
+			ctx, cancel := labContext(cmd.Context())
+			defer cancel()
+			r, kept := lab.Up(ctx, t, lab.Options{NoProbe: !probe})
+			if r.Result == report.LabError && kept == nil {
+				return &ExitError{Code: 1, Err: errors.New(r.Error)}
+			}
+			fmt.Fprintf(s.Out, "lab %s is up: %d namespaces, prefix %s\n", t.Name, len(kept.Namespace), kept.Prefix)
+			for _, h := range sortedHosts(kept.Namespace) {
+				fmt.Fprintf(s.Out, "  %-12s %s\n", h, kept.Namespace[h])
+			}
+			self, _ := os.Executable()
+			fmt.Fprintf(s.Out, "\nStep into the node (its resolv.conf and hosts come from /etc/netns/%s):\n", kept.NodeNS)
+			fmt.Fprintf(s.Out, "  sudo ip netns exec %s bash\n", kept.NodeNS)
+			fmt.Fprintf(s.Out, "  sudo ip netns exec %s %s probe %s --registry-ca %s/node/ca.crt --docker-config %s/node/config.json\n",
+				kept.NodeNS, self, t.ProbeImage(), kept.RunDir, kept.RunDir)
+			fmt.Fprintf(s.Out, "Service logs: %s/logs\nTear it down: sudo pullpath lab down %s\n", kept.RunDir, t.Name)
+			if r.Verdict != nil {
+				fmt.Fprintf(s.Out, "\nprobe verdict: %s %s %s\n", r.Verdict.Status, r.Verdict.Condition, r.Verdict.Code)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&probe, "probe", false, "also run the probe once and print its verdict")
+	return cmd
+}
+
+func sortedHosts(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func newLabDownCommand(s Streams) *cobra.Command {
+	return &cobra.Command{
+		Use:   "down [SCENARIO...]",
+		Short: "Tear down labs left up by lab up (all, or the named ones), and sweep leftovers of killed runs",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := needRoot("lab down"); err != nil {
+				return err
+			}
+			kept, err := lab.KeptRuns()
+			if err != nil {
+				return &ExitError{Code: 1, Err: err}
+			}
+			want := map[string]bool{}
+			for _, a := range args {
+				want[a] = true
+			}
+			var errs []string
+			n := 0
+			for _, k := range kept {
+				if len(want) > 0 && !want[k.Name] && !want[k.Prefix] {
+					continue
+				}
+				if err := lab.Down(k); err != nil {
+					errs = append(errs, err.Error())
+					continue
+				}
+				n++
+				fmt.Fprintf(s.Out, "lab %s (%s) is down\n", k.Name, k.Prefix)
+			}
+			swept, err := lab.Sweep(cmd.Context())
+			if err != nil {
+				errs = append(errs, err.Error())
+			}
+			for _, p := range swept {
+				fmt.Fprintf(s.Out, "swept leftovers of a killed run (%s)\n", p)
+			}
+			if n == 0 && len(swept) == 0 && len(errs) == 0 {
+				fmt.Fprintln(s.Out, "no lab is up")
+			}
+			if len(errs) > 0 {
+				return &ExitError{Code: 1, Err: errors.New(strings.Join(errs, "; "))}
+			}
+			return nil
+		},
+	}
+}
+
+func newLabDemoCommand(s Streams) *cobra.Command {
+	o := &output{}
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "No root, a few seconds: a healthy pull and a broken one side by side, on loopback",
+		Long: `Start the lab's services on loopback addresses (127.0.0.0/8 only): a DNS
+server, a registry with Bearer auth, its token service and the blob host it
+redirects layers to. Then probe two paths with the very same probe a node
+runs: a healthy pull, and one where the blob host is down while the registry
+answers. Needs no root and no setup.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.validate(); err != nil {
+				return &ExitError{Code: 1, Err: err}
+			}
+			ctx, cancel := labContext(cmd.Context())
+			defer cancel()
+			rep, err := lab.Demo(ctx, lab.DemoOptions{})
+			if err != nil {
+				return &ExitError{Code: 1, Err: err}
+			}
+			if err := o.render(s.Out, rep); err != nil {
+				return &ExitError{Code: 1, Err: err}
+			}
+			return nil
+		},
+	}
+	o.addFlag(cmd)
+	return cmd
+}
+
+func newLabServeCommand(s Streams) *cobra.Command {
+	var config, ready string
+	cmd := &cobra.Command{
+		Use:    "serve --config FILE",
+		Short:  "Run one lab host's services (started by the lab inside a namespace)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := lab.ReadServeConfig(config)
+			if err != nil {
+				return &ExitError{Code: 1, Err: err}
+			}
+			ctx, cancel := labContext(cmd.Context())
+			defer cancel()
+			if err := lab.Serve(ctx, c, ready, s.ErrOut); err != nil {
+				return &ExitError{Code: 1, Err: err}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&config, "config", "", "serve config (JSON) written by the lab")
+	cmd.Flags().StringVar(&ready, "ready", "", "file to write once every service listens")
+	_ = cmd.MarkFlagRequired("config")
+	return cmd
 }

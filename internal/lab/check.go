@@ -1,0 +1,69 @@
+package lab
+
+import (
+	"fmt"
+
+	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/verdict"
+)
+
+// Check compares a verdict and its warnings with a scenario's expect block
+// and returns one line per difference ("condition: want route, got dns").
+func Check(e *Expect, v verdict.Verdict, warnings []verdict.Code) []string {
+	if e == nil {
+		return nil
+	}
+	var out []string
+	cmp := func(field, want, got string) {
+		if want != "" && want != got {
+			if got == "" {
+				got = "nothing"
+			}
+			out = append(out, fmt.Sprintf("%s: want %s, got %s", field, want, got))
+		}
+	}
+	cmp("status", e.Status, string(v.Status))
+	cmp("condition", e.Condition, string(v.Condition))
+	cmp("cause", e.Cause, string(v.Cause))
+	cmp("stage", e.Stage, string(v.Stage))
+	cmp("code", e.Code, string(v.Code))
+	cmp("role", e.Role, string(v.Role))
+	cmp("endpoint", e.Endpoint, v.Endpoint)
+	have := map[string]bool{}
+	for _, w := range warnings {
+		have[string(w)] = true
+	}
+	for _, w := range e.Warnings {
+		if !have[w] {
+			out = append(out, fmt.Sprintf("warnings: want %s among %v", w, warnings))
+		}
+	}
+	return out
+}
+
+// warningCodes lists the codes of a probe report's warnings.
+func warningCodes(rep *report.ProbeReport) []verdict.Code {
+	var out []verdict.Code
+	for _, w := range rep.Warnings {
+		out = append(out, w.Code)
+	}
+	return out
+}
+
+// judge fills a run's verdict, result and mismatches from a probe report.
+func judge(run *report.LabRun, e *Expect, rep *report.ProbeReport) {
+	v := rep.Verdict
+	run.Verdict = &v
+	run.Warnings = warningCodes(rep)
+	run.Expect = e
+	if e == nil {
+		run.Result = report.LabUnchecked
+		return
+	}
+	run.Mismatches = Check(e, v, run.Warnings)
+	if len(run.Mismatches) == 0 {
+		run.Result = report.LabPass
+	} else {
+		run.Result = report.LabMismatch
+	}
+}

@@ -1,0 +1,83 @@
+package lab_test
+
+import (
+	"context"
+	"flag"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pullpath/pullpath/internal/lab"
+	"github.com/pullpath/pullpath/internal/report"
+)
+
+var scenarioFilter = flag.String("scenarios", "", "comma-separated built-in scenarios to run (default all)")
+
+// requireNetns skips (or with CI=true fails) when namespaces cannot be made.
+func requireNetns(t *testing.T) {
+	t.Helper()
+	reason := ""
+	if os.Geteuid() != 0 {
+		reason = "needs root to create network namespaces"
+	} else if out, err := exec.Command("ip", "netns", "add", "pplcheck0-x").CombinedOutput(); err != nil {
+		reason = "cannot create network namespaces: " + strings.TrimSpace(string(out))
+	} else {
+		exec.Command("ip", "netns", "del", "pplcheck0-x").Run()
+	}
+	for _, tool := range []string{"ip", "nft"} {
+		if _, err := exec.LookPath(tool); err != nil && reason == "" {
+			reason = "needs " + tool + " (apt-get install iproute2 nftables)"
+		}
+	}
+	if reason == "" {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("CI=true and the lab %s", reason)
+	}
+	t.Skip(reason)
+}
+
+// TestBuiltinScenarios is `pullpath lab test` over every built-in scenario:
+// each verdict must match the scenario's expect block.
+func TestBuiltinScenarios(t *testing.T) {
+	requireNetns(t)
+	names := lab.Builtins()
+	if *scenarioFilter != "" {
+		names = strings.Split(*scenarioFilter, ",")
+	}
+	var topos []*lab.Topology
+	for _, n := range names {
+		topo, err := lab.LoadBuiltin(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		topos = append(topos, topo)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	rep := lab.Test(ctx, topos, 3, lab.Options{}, nil)
+	for _, r := range rep.Runs {
+		t.Run(r.Scenario, func(t *testing.T) {
+			t.Logf("%s %.1fs build %.0fms services %.0fms probe %.0fms teardown %.0fms", r.Result, r.Timings.TotalMS/1000,
+				r.Timings.BuildMS, r.Timings.ServicesMS, r.Timings.ProbeMS, r.Timings.TeardownMS)
+			if r.Result != report.LabPass {
+				var v string
+				if r.Verdict != nil {
+					v = string(r.Verdict.Status) + " " + string(r.Verdict.Condition) + " " + string(r.Verdict.Code) + " " + string(r.Verdict.Role) + ": " + r.Verdict.Summary
+				}
+				t.Errorf("lab run %s = %s (%s; verdict %s), want pass: %v", r.Scenario, r.Result, r.Error, v, r.Mismatches)
+			}
+		})
+	}
+	t.Logf("%d scenarios in %.1fs", len(rep.Runs), rep.DurationMS/1000)
+	for _, r := range rep.Runs {
+		if p := prefixOf(r); p != "" {
+			if left := lab.Leftovers(p); len(left) > 0 {
+				t.Errorf("after lab test, Leftovers(%q) of %s = %v, want none", p, r.Scenario, left)
+			}
+		}
+	}
+}

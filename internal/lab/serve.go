@@ -1,0 +1,87 @@
+package lab
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/pullpath/pullpath/internal/labsvc"
+)
+
+// ServeConfig is what one `pullpath lab serve --config FILE` process runs
+// inside one lab namespace: the services of one host.
+type ServeConfig struct {
+	Host     string                 `json:"host"`
+	Registry *labsvc.RegistryConfig `json:"registry,omitempty"`
+	Blob     *labsvc.BlobHostConfig `json:"blob,omitempty"`
+	Token    *labsvc.TokenConfig    `json:"token,omitempty"`
+	DNS      []*labsvc.DNSConfig    `json:"dns,omitempty"`
+}
+
+// ReadServeConfig reads a serve config file.
+func ReadServeConfig(file string) (*ServeConfig, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("serve config %s: %v", file, errors.Unwrap(err))
+	}
+	var c ServeConfig
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, fmt.Errorf("serve config %s: %v", file, err)
+	}
+	return &c, nil
+}
+
+// Serve starts the services of c, writes "ready" to readyFile (when set)
+// once all of them listen, and serves until ctx ends. Logs go to log.
+func Serve(ctx context.Context, c *ServeConfig, readyFile string, log io.Writer) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var closers []io.Closer
+	defer func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i].Close()
+		}
+	}()
+	for _, d := range c.DNS {
+		s, err := labsvc.StartDNS(ctx, *d)
+		if err != nil {
+			return err
+		}
+		closers = append(closers, s)
+		fmt.Fprintf(log, "%s: dns on %s\n", c.Host, s.Addr())
+	}
+	if c.Token != nil {
+		s, err := labsvc.StartTokenServer(ctx, *c.Token)
+		if err != nil {
+			return err
+		}
+		closers = append(closers, s)
+		fmt.Fprintf(log, "%s: token service on %s\n", c.Host, s.Addr())
+	}
+	if c.Blob != nil {
+		s, err := labsvc.StartBlobHost(ctx, *c.Blob)
+		if err != nil {
+			return err
+		}
+		closers = append(closers, s)
+		fmt.Fprintf(log, "%s: blob host on %s\n", c.Host, s.Addr())
+	}
+	if c.Registry != nil {
+		s, err := labsvc.StartRegistry(ctx, *c.Registry)
+		if err != nil {
+			return err
+		}
+		closers = append(closers, s)
+		fmt.Fprintf(log, "%s: registry on %s\n", c.Host, s.Addr())
+	}
+	if readyFile != "" {
+		if err := os.WriteFile(readyFile, []byte("ready\n"), 0o644); err != nil {
+			return err
+		}
+	}
+	<-ctx.Done()
+	return nil
+}

@@ -1,0 +1,149 @@
+package lab
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestLoadInvalid(t *testing.T) {
+	tests := []struct {
+		file string
+		want string // the field (and reason) the one-line error must name
+	}{
+		{"invalid-default-route.yaml", "hosts.node.routes[0].to: default routes are refused"},
+		{"invalid-unknown-field.yaml", `unknown field "rotues"`},
+		{"invalid-subnet-router.yaml", "subnets.lan.router: want the name of a host"},
+		{"invalid-address-outside.yaml", "hosts.node.interfaces.lan: want a host address inside 192.168.50.0/24"},
+		{"invalid-via.yaml", "hosts.node.routes[0].via: next hop 10.9.9.1 is not on any subnet"},
+		{"invalid-firewall-action.yaml", `hosts.gw.firewall[0].action: want drop or reject, got "deny"`},
+		{"invalid-firewall-port.yaml", "hosts.gw.firewall[0].port: a port needs proto tcp or udp"},
+		{"invalid-expect-code.yaml", `expect.code: unknown code "CONNECTION_TIMEOUT"`},
+		{"invalid-dns-record.yaml", "dns.corp.records.registry.corp.example: want exactly one of a, cname or rcode"},
+		{"invalid-bearer-no-token.yaml", "token: bearer auth needs a token section"},
+		{"invalid-internet-subnet.yaml", "subnets.public.cidr: 203.0.113.0/24 overlaps the lab's internet ranges"},
+		{"invalid-yaml.yaml", "not valid YAML"},
+		{"invalid-extends.yaml", `extends: "no-such-base.yaml": no such built-in base or file`},
+		{"invalid-type.yaml", "hosts.node.interfaces: want a mapping, got array"},
+		{"invalid-kind.yaml", `kind: want "LabScenario", got "Topology"`},
+		{"invalid-tls.yaml", `registry.tls: want trusted, untrusted, wrong-name, expired or none, got "self-signed"`},
+		{"invalid-duration.yaml", "invalid duration 2"},
+		{"invalid-node-host.yaml", `node.host: want the name of the host that plays the node, got "worker-1"`},
+	}
+	files, _ := filepath.Glob("testdata/invalid-*.yaml")
+	if len(files) != len(tests) {
+		t.Errorf("testdata has %d invalid-*.yaml files, the table %d: keep them equal", len(files), len(tests))
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			path := filepath.Join("testdata", tt.file)
+			_, err := LoadFile(path)
+			if err == nil {
+				t.Fatalf("LoadFile(%q) = nil error, want one naming %q", path, tt.want)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, tt.want) {
+				t.Errorf("LoadFile(%q) = %q, want it to contain %q", path, msg, tt.want)
+			}
+			if strings.Contains(msg, "\n") || !strings.HasPrefix(msg, "topology "+path+": ") {
+				t.Errorf("LoadFile(%q) = %q, want one line starting with the file", path, msg)
+			}
+		})
+	}
+}
+
+func TestLoadValid(t *testing.T) {
+	m, err := LoadFile("testdata/valid-minimal.yaml")
+	if err != nil {
+		t.Fatalf("LoadFile(valid-minimal) = %v", err)
+	}
+	if got, want := m.ProbeImage(), "registry.corp.example/tools/busybox:1.36"; got != want {
+		t.Errorf("ProbeImage() = %q, want %q", got, want)
+	}
+	e, err := LoadFile("testdata/valid-extends.yaml")
+	if err != nil {
+		t.Fatalf("LoadFile(valid-extends) = %v", err)
+	}
+	// extends merges maps key by key, replaces lists, deletes on null
+	if diff := cmp.Diff(m.Hosts["node"], e.Hosts["node"]); diff != "" {
+		t.Errorf("extended node differs from the base's (-base +extended):\n%s", diff)
+	}
+	if got := len(e.Hosts["gw"].Firewall); got != 1 {
+		t.Errorf("extended gw firewall rules = %d, want 1", got)
+	}
+	if e.Expect.Warnings != nil || e.Expect.Code != "CONNECT_REFUSED" || e.Name != "minimal-no-route" {
+		t.Errorf("extended expect = %+v name %q, want code CONNECT_REFUSED, no warnings, name minimal-no-route", *e.Expect, e.Name)
+	}
+	want := "table inet pullpath {\n\tchain forward {\n\t\ttype filter hook forward priority 0; policy accept;\n" +
+		"\t\tip saddr 192.168.50.10 ip daddr 192.168.50.20 tcp dport 443 counter reject with tcp reset\n\t}\n}\n"
+	if got := nftRuleset(e.Hosts["gw"].Firewall); got != want {
+		t.Errorf("nftRuleset(gw) =\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestBuiltinsValid(t *testing.T) {
+	names := Builtins()
+	if len(names) < 20 {
+		t.Errorf("Builtins() = %d scenarios, want at least 20", len(names))
+	}
+	for _, n := range names {
+		t.Run(n, func(t *testing.T) {
+			topo, err := LoadBuiltin(n)
+			if err != nil {
+				t.Fatalf("LoadBuiltin(%q) = %v", n, err)
+			}
+			if topo.Name != n {
+				t.Errorf("LoadBuiltin(%q).Name = %q, want the file name", n, topo.Name)
+			}
+			if topo.Expect == nil || topo.Expect.Status == "" || topo.Summary == "" {
+				t.Errorf("LoadBuiltin(%q): want a summary and an expect block with a status", n)
+			}
+			for _, h := range sortedKeys(topo.Hosts) {
+				for _, r := range topo.Hosts[h].Routes {
+					if r.To == "0.0.0.0/0" || r.To == "default" {
+						t.Errorf("%s: host %s has a default route", n, h)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestLoadUnknownScenario(t *testing.T) {
+	_, err := Load("no-such-scenario")
+	if err == nil || !strings.Contains(err.Error(), `unknown scenario "no-such-scenario"`) || !strings.Contains(err.Error(), "ecr-healthy") {
+		t.Errorf("Load(no-such-scenario) = %v, want an error listing the scenarios", err)
+	}
+	if _, err := os.Stat("no-such-scenario"); err == nil {
+		t.Skip("a file of that name exists here")
+	}
+}
+
+// TestDocsExamples keeps docs/lab.md honest: its YAML examples (a scenario
+// and one extending it) must load.
+func TestDocsExamples(t *testing.T) {
+	b, err := os.ReadFile("../../docs/lab.md")
+	if err != nil {
+		t.Fatalf("read docs/lab.md: %v", err)
+	}
+	parts := strings.Split(string(b), "```yaml\n")
+	if len(parts) < 3 {
+		t.Fatalf("docs/lab.md has %d yaml examples, want 2", len(parts)-1)
+	}
+	dir := t.TempDir()
+	files := []string{"harbor-over-vpn.yaml", "harbor-vpn-one-way.yaml"}
+	for i, f := range files {
+		body := strings.SplitN(parts[i+1], "```", 2)[0]
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range files {
+		if _, err := LoadFile(filepath.Join(dir, f)); err != nil {
+			t.Errorf("docs example %s: %v", f, err)
+		}
+	}
+}
