@@ -87,7 +87,7 @@ Exit codes (probe, lab run, explain):
   0  pull OK / nothing failing      3  route         6  tls-identity
   1  usage or internal error        4  dns           7  image
   2  failure outside the six        5  endpoint-set  8  registry
-     repair directions`
+     repair directions              9  lab: a verdict differs from the scenario's expect`
 
 // NewRootCommand builds the command tree.
 func NewRootCommand(s Streams) *cobra.Command {

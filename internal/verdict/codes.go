@@ -87,10 +87,10 @@ const (
 )
 
 const (
-	whereRoute = "the node subnet's route table and effective routes, security groups / NSGs and NACLs on both sides, the firewall, and the return path from the registry network to the node subnet"
-	whereDNS   = "the resolver the node actually uses (/etc/resolv.conf on the node, VNet/VPC DNS settings) and whether the private zone is linked to the node's network"
-	whereTLS   = "the server certificate's names and issuer, and the CA the node's runtime trusts (/etc/containerd/certs.d/HOST/, the node's system trust store)"
-	whereID    = "the pull identity: imagePullSecret or node credentials, and its read permission on this repository"
+	whereRoute = "The node subnet's route table and effective routes, security groups / NSGs and NACLs on both sides, the firewall, and the return path from the registry network to the node subnet"
+	whereDNS   = "The resolver the node actually uses (/etc/resolv.conf on the node, VNet/VPC DNS settings) and whether the private zone is linked to the node's network"
+	whereTLS   = "The server certificate's names and issuer, and the CA the node's runtime trusts (/etc/containerd/certs.d/HOST/, the node's system trust store)"
+	whereID    = "The pull identity: imagePullSecret or node credentials, and its read permission on this repository"
 )
 
 // Codes is the one table of every code, in documentation order.

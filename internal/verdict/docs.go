@@ -27,6 +27,7 @@ the same path from the node.
 | 0 | | the pull works from this node (probe), nothing failing (explain), every scenario as expected (lab test) |
 | 1 | | usage error, bad input, internal error |
 | 2 | | a failure that fits none of the six repair directions |
+| 9 | | ` + "`lab run` / `lab test`" + `: a scenario's verdict differs from its ` + "`expect:`" + ` block |
 `)
 	desc := map[Condition]string{
 		ConditionRoute:       "no path, or no return path: routes, security rules, NACLs, firewalls",
