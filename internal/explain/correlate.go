@@ -77,6 +77,7 @@ func (n NodeInfo) dim(d string) string {
 // fails with the nodes where it runs. It is O(observations + findings +
 // nodes involved).
 func Correlate(f Facts, findings []report.ExplainFinding) []report.ExplainGroup {
+	findings = WithoutEchoes(findings)
 	type acc struct {
 		g        report.ExplainGroup
 		codes    map[verdict.Code]int
@@ -293,7 +294,6 @@ func judge(g *report.ExplainGroup, f Facts, failing, healthy []report.ExplainNod
 	if len(healthy) > 0 {
 		next = append(next, fmt.Sprintf("pullpath probe %s   # on healthy node %s, to compare a full pull of every layer", img, healthy[0].Name))
 	}
-	next = append(next, fmt.Sprintf("pullpath sweep %s   # every pool, zone and subnet at once (when available)", img))
 	g.Next = next
 
 	var codeAdvice []string
@@ -403,7 +403,7 @@ func judge(g *report.ExplainGroup, f Facts, failing, healthy []report.ExplainNod
 		case "pool":
 			parts = append(parts, fmt.Sprintf("only nodes of pool %s fail (healthy: %s)", fvals(d), hvals(d)))
 		case "node-age":
-			parts = append(parts, fmt.Sprintf("only nodes created after %s fail", cutoff.UTC().Format("2006-01-02 15:04 UTC")))
+			parts = append(parts, fmt.Sprintf("only nodes created after %s fail", cutoff.UTC().Format("2006-01-02 15:04:05 UTC")))
 		}
 	}
 	g.Verdict = fmt.Sprintf("%s with %s: %s.", capitalize(what), "this split", strings.Join(parts, "; "))
@@ -470,4 +470,31 @@ func capitalize(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// WithoutEchoes leaves out the kubelet's back-off findings ("Back-off
+// pulling image", "Error: ErrImagePull") of a pod or node whose runtime
+// message is also there: they only repeat that a pull failed, and would
+// otherwise stand beside the real cause as an OTHER.
+func WithoutEchoes(fs []report.ExplainFinding) []report.ExplainFinding {
+	key := func(f report.ExplainFinding) string {
+		if f.Pod != "" {
+			return "pod " + f.Pod + " " + f.Image
+		}
+		return "node " + f.Node + " " + f.Image
+	}
+	caused := map[string]bool{}
+	for _, f := range fs {
+		if f.Rule != "kubelet-backoff" {
+			caused[key(f)] = true
+		}
+	}
+	out := fs[:0:0]
+	for _, f := range fs {
+		if f.Rule == "kubelet-backoff" && caused[key(f)] {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
 }

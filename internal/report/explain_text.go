@@ -71,8 +71,13 @@ func (r *ExplainReport) WriteText(w io.Writer, o TextOptions) error {
 	type key struct{ code, endpoint, image string }
 	seen := map[key]int{}
 	var order []key
+	echoes := 0
 	for _, f := range r.Findings {
 		k := key{string(f.Code), f.Endpoint, f.Image}
+		if !o.Wide && f.Rule == "kubelet-backoff" {
+			echoes++ // the kubelet repeating that a pull failed: no cause of its own
+			continue
+		}
 		if o.Wide {
 			p("  %s  %s  %s\n", f.Event, f.Code, f.Summary)
 			if f.Node != "" || f.Pod != "" {
@@ -110,6 +115,9 @@ func (r *ExplainReport) WriteText(w io.Writer, o TextOptions) error {
 			}
 		}
 	}
+	if echoes > 0 {
+		p("  %3dx kubelet back-off or ErrImagePull events (they repeat a failure; the cause is in the runtime's message)\n", echoes)
+	}
 	for _, wn := range r.Warnings {
 		p("warning: %s\n", wn)
 	}
@@ -143,7 +151,7 @@ func writeExplainNodes(p func(string, ...any), label string, nodes []ExplainNode
 			facts = append(facts, s)
 		}
 		if n.Created != nil {
-			facts = append(facts, "created="+n.Created.Format("2006-01-02 15:04"))
+			facts = append(facts, "created="+n.Created.Format("2006-01-02 15:04:05"))
 		}
 		if n.HasImage != nil {
 			facts = append(facts, fmt.Sprintf("image-cached=%v", *n.HasImage))
