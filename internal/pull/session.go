@@ -57,9 +57,15 @@ func (s *session) do(ctx context.Context, ep *endpoint, method string, u *url.UR
 	if ep == s.reg && s.auth != "" {
 		req.Header.Set("Authorization", s.auth)
 	}
+	return s.send(ep, req)
+}
+
+// send sends req on ep and records the exchange (URL redacted) on the
+// endpoint's evidence.
+func (s *session) send(ep *endpoint, req *http.Request) (*http.Response, error) {
 	start := time.Now()
 	resp, err := ep.client.Do(req)
-	ex := report.HTTPExchange{Method: method, URL: redact.URL(u), DurationMS: since(start)}
+	ex := report.HTTPExchange{Method: req.Method, URL: redact.URL(req.URL), DurationMS: since(start)}
 	if err != nil {
 		ex.Error = redact.String(err.Error())
 	} else {

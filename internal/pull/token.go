@@ -81,17 +81,7 @@ func (s *session) authorize(ctx context.Context) *failure {
 		return fail(verdict.ChallengeInvalid, verdict.StageAuth, verdict.RoleAuth, realm.Host, "token request to %s: %v", realm.Host, err)
 	}
 	req.Header.Set("User-Agent", "pullpath/1")
-	resp, err := ep.client.Do(req)
-	shown := *req.URL
-	ex := report.HTTPExchange{Method: req.Method, URL: redact.URL(&shown), DurationMS: since(start)}
-	if err != nil {
-		ex.Error = redact.String(err.Error())
-	} else {
-		ex.Status = resp.StatusCode
-	}
-	s.w.mu.Lock()
-	ep.rep.HTTP = append(ep.rep.HTTP, ex)
-	s.w.mu.Unlock()
+	resp, err := s.send(ep, req)
 	authEP := ep.rep.Host
 	if err != nil {
 		f := requestFailure(err, ep, "the token request")
