@@ -5,15 +5,14 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/hex"
 	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
-	"time"
+
+	"github.com/pullpath/pullpath/internal/labsvc"
 )
 
 // credentials are the files kube-apiserver needs and the values a client
@@ -39,53 +38,18 @@ func writeCredentials(dir string) (*credentials, error) {
 		tokensFile: filepath.Join(dir, "tokens.csv"),
 	}
 
-	// 1. A CA, and a serving certificate for the loopback names it signs.
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	// 1. A CA, and a serving certificate for the loopback names it signs
+	//    (the lab's PKI: one way to make certificates in the project).
+	ca, err := labsvc.NewCA("pullpath-test-ca")
 	if err != nil {
-		return nil, fmt.Errorf("generate CA key: %w", err)
-	}
-	now := time.Now()
-	caTmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "pullpath-test-ca"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(24 * time.Hour),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		return nil, fmt.Errorf("create CA certificate: %w", err)
-	}
-	caCert, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		return nil, fmt.Errorf("parse CA certificate: %w", err)
-	}
-	c.caPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
-
-	srvKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, fmt.Errorf("generate serving key: %w", err)
-	}
-	srvTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2),
-		Subject:      pkix.Name{CommonName: "kube-apiserver"},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames:     []string{"localhost"},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
-	}
-	srvDER, err := x509.CreateCertificate(rand.Reader, srvTmpl, caCert, &srvKey.PublicKey, caKey)
-	if err != nil {
-		return nil, fmt.Errorf("create serving certificate: %w", err)
-	}
-	if err := writePEM(c.certFile, "CERTIFICATE", srvDER); err != nil {
 		return nil, err
 	}
-	if err := writeECKey(c.keyFile, srvKey); err != nil {
+	c.caPEM = ca.CertPEM
+	leaf, err := ca.Issue(labsvc.LeafOptions{DNSNames: []string{"localhost"}, IPs: []net.IP{net.IPv4(127, 0, 0, 1)}})
+	if err != nil {
+		return nil, fmt.Errorf("issue serving certificate: %w", err)
+	}
+	if err := leaf.WriteFiles(c.certFile, c.keyFile); err != nil {
 		return nil, err
 	}
 
