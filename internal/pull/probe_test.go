@@ -267,3 +267,36 @@ func assertNoSecrets(t *testing.T, rep *report.ProbeReport, st *labsvc.Stack) {
 		}
 	}
 }
+
+func TestProbeCredentialHelperMissing(t *testing.T) {
+	rep, _ := probeStack(t, labsvc.StackConfig{}, func(o *Options, st *labsvc.Stack) {
+		cfg := filepath.Join(t.TempDir(), "config.json")
+		body := `{"credHelpers":{"` + st.RegistryHost + `":"pullpath-no-such-helper"}}`
+		if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		o.DockerConfig = cfg
+	})
+	if rep.Verdict.Code != verdict.CredentialsError || rep.Verdict.Condition != verdict.ConditionTLSIdentity {
+		t.Fatalf("verdict = %s/%s (%s), want CREDENTIALS_ERROR/tls-identity", rep.Verdict.Code, rep.Verdict.Condition, rep.Verdict.Summary)
+	}
+	if !strings.Contains(rep.Verdict.Summary, "pullpath-no-such-helper") {
+		t.Errorf("summary %q does not name the helper", rep.Verdict.Summary)
+	}
+}
+
+// A name with two addresses, one of which refuses: the pull works through
+// the other, with a warning (pulls are slow or fail at random).
+func TestProbeOneAddressOfTwoFails(t *testing.T) {
+	cfg := labsvc.StackConfig{DNSRecords: map[string][]labsvc.DNSRecord{
+		labsvc.RegistryHostName: {{Type: "A", Value: "127.0.0.99"}, {Type: "A", Value: "127.0.0.10"}},
+	}}
+	rep, _ := probeStack(t, cfg, nil)
+	if rep.Verdict.Code != verdict.OK || !hasWarning(rep, verdict.AddressUnreachable) {
+		t.Fatalf("verdict = %s, warnings %+v; want OK with ADDRESS_UNREACHABLE", rep.Verdict.Code, rep.Warnings)
+	}
+	reg := rep.Endpoints[0]
+	if len(reg.Addresses) != 2 || reg.Addresses[0].Result != "refused" || reg.Addresses[1].Result != "ok" {
+		t.Errorf("registry addresses = %+v, want 127.0.0.99 refused and 127.0.0.10 ok", reg.Addresses)
+	}
+}
