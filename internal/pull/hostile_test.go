@@ -188,4 +188,4 @@ func TestProbePlainHTTPFallback(t *testing.T) {
 }
 
 func sha(b []byte) string { return digest.FromBytes(b).String() }
-func itoa(n int) string  { return strconv.Itoa(n) }
+func itoa(n int) string   { return strconv.Itoa(n) }
