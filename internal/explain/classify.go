@@ -12,8 +12,10 @@ package explain
 
 import (
 	"fmt"
+	"net/netip"
 	"strings"
 
+	"github.com/pullpath/pullpath/internal/netcheck"
 	"github.com/pullpath/pullpath/internal/redact"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -145,7 +147,28 @@ func classify(msg string) (c Classification) {
 	c.Stage, c.Cause, c.Condition = v.Stage, v.Cause, v.Condition
 	c.Summary = summarize(rule.Says, c)
 	c.Advice = append(v.Advice, rule.Advice...)
+	if hint := publicAddressHint(c); hint != "" {
+		c.Advice = append(c.Advice, hint)
+	}
 	return c
+}
+
+// publicAddressHint: a route failure to a public address of a cloud
+// registry is often a DNS problem in disguise. The runtime's message cannot
+// tell (it only shows the dial), so the advice says what would.
+func publicAddressHint(c Classification) string {
+	if c.Condition != verdict.ConditionRoute && c.Condition != verdict.ConditionEndpointSet || c.Address == "" {
+		return ""
+	}
+	ap, err := netip.ParseAddrPort(c.Address)
+	if err != nil || netcheck.Scope(ap.Addr()) != "public" {
+		return ""
+	}
+	switch verdict.DetectPlatform(c.Host) {
+	case verdict.PlatformECR, verdict.PlatformS3, verdict.PlatformACR, verdict.PlatformACRData:
+		return fmt.Sprintf("%s is a public address: if %s should be reached through a private endpoint (VPC interface endpoint, private link), the node's resolver answered the public record, so private DNS is off or the private zone is not linked; `pullpath probe --expect-private IMAGE` on the node tells.", ap.Addr(), c.Host)
+	}
+	return ""
 }
 
 // stepOf reads which step of the pull failed, innermost evidence first.

@@ -470,3 +470,19 @@ func FuzzClassify(f *testing.F) {
 		}
 	})
 }
+
+func TestPublicAddressHint(t *testing.T) {
+	// containerd 1.6 in the lab's ecr-private-dns-off scenario
+	msg := `rpc error: code = Unknown desc = failed to pull and unpack image "123456789012.dkr.ecr.ap-northeast-2.amazonaws.com/shop/checkout:1.4.2": failed to resolve reference "123456789012.dkr.ecr.ap-northeast-2.amazonaws.com/shop/checkout:1.4.2": failed to do request: Head "https://123456789012.dkr.ecr.ap-northeast-2.amazonaws.com/v2/shop/checkout/manifests/1.4.2": dial tcp 203.0.113.45:443: connect: network is unreachable`
+	c := Classify(msg)
+	if c.Code != verdict.ConnectUnreachable {
+		t.Fatalf("Classify(...).Code = %s, want CONNECT_UNREACHABLE", c.Code)
+	}
+	if !strings.Contains(strings.Join(c.Advice, "\n"), "private DNS is off") {
+		t.Errorf("advice %q lacks the public-address hint", c.Advice)
+	}
+	private := strings.Replace(msg, "203.0.113.45", "10.0.10.20", 1)
+	if strings.Contains(strings.Join(Classify(private).Advice, "\n"), "private DNS is off") {
+		t.Errorf("a private address got the public-address hint")
+	}
+}
