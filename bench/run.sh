@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# bench/run.sh runs pullpath's benchmarks (BENCHMARKS.md) in one go, or any
+# part alone:
+#
+#   sudo bash bench/run.sh                        # throughput (+ memory), deadpath, explain
+#   sudo bash bench/run.sh throughput             # one part; several may be named
+#   ROUNDS=5 OUT=/tmp/pullbench bash bench/run.sh throughput
+#   NODES=1000 PODS=10000 EVENTS=10000 bash bench/run.sh explain
+#
+# Each part prints its Markdown tables (also written to $OUT/PART.md) and
+# every figure as JSON ($OUT/PART.json). It exits non-zero only when a run
+# fails outright (a pull that does not complete, a lab that cannot be
+# built, an apiserver that will not load); slow figures are data, never a
+# failure.
+#
+# Needs: Go; GNU time (Debian "time"). deadpath: root, nftables, iproute2,
+# containerd (Debian), crictl. explain: etcd and kube-apiserver built by
+# hack/controlplane.sh. As root, missing Debian packages and crictl are
+# installed the way hack/test.sh does it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ROUNDS="${ROUNDS:-3}"
+OUT="${OUT:-${TMPDIR:-/tmp}/pullbench-results}"
+parts=("$@")
+if [ "${#parts[@]}" -eq 0 ]; then
+  parts=(throughput deadpath explain)
+fi
+for p in "${parts[@]}"; do
+  case "$p" in
+    throughput|deadpath|explain) ;;
+    *) echo "bench/run.sh: unknown part \"$p\", want throughput, deadpath or explain" >&2; exit 1 ;;
+  esac
+done
+
+log() { printf '== %s\n' "$*" >&2; }
+need_pkgs=(time)
+for p in "${parts[@]}"; do
+  [ "$p" = deadpath ] && need_pkgs+=(nftables iproute2 containerd)
+done
+if [ "$(id -u)" = 0 ]; then
+  missing=()
+  for p in "${need_pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ "${#missing[@]}" -gt 0 ]; then
+    log "apt-get install ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+fi
+GOBIN="$(go env GOPATH)/bin"
+export PATH="$GOBIN:$PATH"
+for p in "${parts[@]}"; do
+  case "$p" in
+    deadpath)
+      if [ "$(id -u)" != 0 ]; then
+        echo "bench/run.sh: deadpath builds network namespaces and runs containerd: run it as root" >&2
+        exit 1
+      fi
+      if [ ! -x "$GOBIN/crictl" ]; then
+        log "go install crictl"
+        go install sigs.k8s.io/cri-tools/cmd/crictl@v1.37.0
+      fi ;;
+    explain)
+      bash hack/controlplane.sh ;;
+  esac
+done
+
+bin="$(mktemp -d "${TMPDIR:-/tmp}/pullbench-run-XXXXXX")"
+trap 'rm -rf "$bin"' EXIT
+log "go build pullpath and pullbench"
+go build -o "$bin/pullpath" ./cmd/pullpath
+go build -o "$bin/pullbench" ./bench/cmd/pullbench
+mkdir -p "$OUT"
+
+for p in "${parts[@]}"; do
+  args=(-rounds "$ROUNDS" -pullpath "$bin/pullpath" -json "$OUT/$p.json")
+  case "$p" in
+    throughput) [ -n "${LAYERS_MIB:-}" ] && args+=(-layers-mib "$LAYERS_MIB") ;;
+    explain)
+      args+=(-nodes "${NODES:-5000}" -pods "${PODS:-50000}" -events "${EVENTS:-50000}" -load-budget "${LOAD_BUDGET:-8m}" -deadline 40m) ;;
+  esac
+  log "pullbench $p ${args[*]}"
+  "$bin/pullbench" "$p" "${args[@]}" | tee "$OUT/$p.md"
+done
+log "results in $OUT"
