@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/pullpath/pullpath/internal/explain"
 	"github.com/pullpath/pullpath/internal/explain/cluster"
@@ -49,22 +49,29 @@ const explainExample = `  # every pod with a pull failure in a namespace
   pullpath explain --from containerd.log -o yaml`
 
 type explainOptions struct {
-	out    output
-	from   string
-	flags  *genericclioptions.ConfigFlags
-	all    bool
-	page   int64
-	kind   string
-	name   string
-	stdin  io.Reader
-	stdout io.Writer
+	out  output
+	from string
+	// kubectl's connection flags (--kubeconfig, --context, -n, --token,
+	// ...) from client-go's clientcmd rather than cli-runtime's
+	// genericclioptions: the latter links kustomize and Go's plugin
+	// package, which doubles the binary and the RSS of every command,
+	// probe included (BENCHMARKS.md, memory).
+	loading   *clientcmd.ClientConfigLoadingRules
+	overrides *clientcmd.ConfigOverrides
+	all       bool
+	page      int64
+	kind      string
+	name      string
+	stdin     io.Reader
+	stdout    io.Writer
 }
 
 func newExplainCommand(s Streams) *cobra.Command {
 	o := &explainOptions{
-		flags:  genericclioptions.NewConfigFlags(true),
-		stdin:  s.In,
-		stdout: s.Out,
+		loading:   clientcmd.NewDefaultClientConfigLoadingRules(),
+		overrides: &clientcmd.ConfigOverrides{},
+		stdin:     s.In,
+		stdout:    s.Out,
 	}
 	cmd := &cobra.Command{
 		Use:     "explain [pod|deployment|statefulset|daemonset|replicaset|job NAME]",
@@ -86,7 +93,8 @@ func newExplainCommand(s Streams) *cobra.Command {
 	cmd.Flags().StringVar(&o.from, "from", "", "read messages offline from FILE ('-' for stdin): kubectl get events -o json, kubectl describe pod output, or one message per line")
 	cmd.Flags().BoolVarP(&o.all, "all-namespaces", "A", false, "explain pull failures in every namespace")
 	cmd.Flags().Int64Var(&o.page, "page-size", 500, "objects per List call against the API server")
-	o.flags.AddFlags(cmd.Flags())
+	cmd.Flags().StringVar(&o.loading.ExplicitPath, "kubeconfig", "", "path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
+	clientcmd.BindOverrideFlags(o.overrides, cmd.Flags(), clientcmd.RecommendedConfigOverrideFlags(""))
 	return cmd
 }
 
@@ -176,7 +184,8 @@ func (o *explainOptions) offline() (*report.ExplainReport, error) {
 }
 
 func (o *explainOptions) cluster(cmd *cobra.Command) (*report.ExplainReport, error) {
-	cfg, err := o.flags.ToRESTConfig()
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(o.loading, o.overrides)
+	cfg, err := cc.ClientConfig()
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig: %v", oneLineErr(err))
 	}
@@ -184,7 +193,7 @@ func (o *explainOptions) cluster(cmd *cobra.Command) (*report.ExplainReport, err
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %v", oneLineErr(err))
 	}
-	ns, _, err := o.flags.ToRawKubeConfigLoader().Namespace()
+	ns, _, err := cc.Namespace()
 	if err != nil {
 		return nil, fmt.Errorf("namespace: %v", oneLineErr(err))
 	}
