@@ -189,6 +189,12 @@ func (o *explainOptions) cluster(cmd *cobra.Command) (*report.ExplainReport, err
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig: %v", oneLineErr(err))
 	}
+	if cfg.QPS == 0 {
+		// client-go's default (5 requests/s, burst 10) turns the ~200 paged
+		// Lists of a 5,000-node cluster into 40 s of waiting; kubectl's own
+		// limits are these.
+		cfg.QPS, cfg.Burst = 50, 300
+	}
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %v", oneLineErr(err))

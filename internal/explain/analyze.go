@@ -5,7 +5,6 @@ import (
 
 	"github.com/distribution/reference"
 
-	"github.com/pullpath/pullpath/internal/redact"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -13,25 +12,8 @@ import (
 // Finding reads one message into a report finding. ok is false when the
 // message is not a pull failure.
 func Finding(m Message) (f report.ExplainFinding, ok bool) {
-	c := Classify(m.Text)
-	if !c.Failed() {
-		return f, false
-	}
-	f = report.ExplainFinding{
-		Event: m.Ref, Node: m.Node, Reason: m.Reason, Count: m.Count,
-		Image: c.Image, Registry: c.Registry, Endpoint: c.Host, Address: c.Address,
-		Role: c.Role, Method: c.Method, URL: c.URL, Step: c.Step,
-		Stage: c.Stage, Cause: c.Cause, Code: c.Code, Condition: c.Condition,
-		Ambiguous: c.Ambiguous, Rule: c.Rule, Summary: c.Summary, Advice: c.Advice,
-		Message: cut(redact.String(normalize(m.Text)), 1024),
-	}
-	if m.Kind == "Pod" || m.Kind == "" {
-		f.Pod = joinNS(m.Namespace, m.Object)
-		if m.Object == "" {
-			f.Pod = ""
-		}
-	}
-	return f, true
+	f, _, ok = (*Classifier)(nil).Finding(m)
+	return f, ok
 }
 
 // Analyze reads offline messages: one finding per pull failure, grouped by
@@ -39,13 +21,15 @@ func Finding(m Message) (f report.ExplainFinding, ok bool) {
 func Analyze(msgs []Message) *report.ExplainReport {
 	r := NewReport()
 	facts := Facts{}
+	k := NewClassifier()
 	for _, m := range msgs {
-		if f, ok := Finding(m); ok {
+		f, c, ok := k.Finding(m)
+		if ok {
 			r.Findings = append(r.Findings, f)
 			continue
 		}
 		// A Pulled event says where the image came from on that node.
-		if c := Classify(m.Text); c.Rule != "" && c.Code == verdict.OK && m.Node != "" && c.Image != "" {
+		if c.Rule != "" && c.Code == verdict.OK && m.Node != "" && c.Image != "" {
 			facts.notePull(m.Node, c.Image, c.Rule == "kubelet-pulled")
 			facts.Observations = append(facts.Observations, Observation{Pod: joinNS(m.Namespace, m.Object), Node: m.Node, Image: c.Image, Running: true})
 		}
@@ -105,6 +89,10 @@ func dominantCondition(by map[verdict.Condition]int) verdict.Condition {
 // (nginx -> docker.io/library/nginx:latest), so that a Pod spec, an event and
 // node.status.images agree; an unparsable name is returned as it is.
 func NormalizeImage(image string) string {
+	return normalizedImages.get(image, normalizeImage)
+}
+
+func normalizeImage(image string) string {
 	named, err := reference.ParseNormalizedNamed(image)
 	if err != nil {
 		return image

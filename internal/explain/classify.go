@@ -82,9 +82,10 @@ func classify(msg string) (c Classification) {
 		return c // a push, not a pull
 	}
 
+	tv := newTextView(m, lower)
 	var rule *Rule
 	for i := range Rules {
-		if Rules[i].match(lower, m) {
+		if Rules[i].match(tv) {
 			rule = &Rules[i]
 			break
 		}
@@ -94,9 +95,9 @@ func classify(msg string) (c Classification) {
 	}
 
 	c.Rule = rule.ID
-	c.Image = extractImage(m)
+	c.Image = extractImage(tv)
 	c.Registry = registryOf(c.Image)
-	req := extractRequest(m)
+	req := extractRequest(tv)
 	c.Method = req.Method
 	if req.URL != nil {
 		c.URL = redact.URL(req.URL)

@@ -66,8 +66,9 @@ var (
 	reXMLCode = regexp.MustCompile(`<Code>(\w{1,64})</Code>`)
 )
 
-// extractImage returns the image named in msg, or "".
-func extractImage(msg string) string {
+// extractImageRE returns the image named in msg, or "": the regexps in
+// turn. extractImage (fast.go) reads the same by hand on ASCII text.
+func extractImageRE(msg string) string {
 	for i, re := range reImage {
 		m := re.FindStringSubmatch(msg)
 		if m == nil {
@@ -87,6 +88,10 @@ func registryOf(image string) string {
 	if image == "" {
 		return ""
 	}
+	return imageRegistries.get(image, parseRegistry)
+}
+
+func parseRegistry(image string) string {
 	named, err := reference.ParseNormalizedNamed(image)
 	if err != nil {
 		// Fall back to the first path element when it looks like a host.
@@ -109,8 +114,11 @@ type request struct {
 	Path   string // "manifests" | "blobs" | "token" | "ping" | "" when unknown
 }
 
-// extractRequest finds the innermost (last) request of a message.
-func extractRequest(msg string) request {
+// extractRequest finds the innermost (last) request of a message. Each
+// pattern runs only when its fixed phrase occurs; reRequest is read by
+// findRequests.
+func extractRequest(v textView) request {
+	msg := v.msg
 	var r request
 	pick := func(method, raw string) {
 		raw = strings.TrimRight(raw, ":.,;)")
@@ -125,20 +133,20 @@ func extractRequest(msg string) request {
 	// Later phrases wrap earlier causes in Go's error chains, but the URL of
 	// the innermost request is the last one printed.
 	last := -1
-	for _, m := range reRequest.FindAllStringSubmatchIndex(msg, 16) {
+	for _, m := range findRequests(msg, 16) {
 		if m[0] > last {
 			last = m[0]
 			pick(msg[m[2]:m[3]], msg[m[4]:m[5]])
 		}
 	}
-	if m := reStatusFrom.FindAllStringSubmatchIndex(msg, 16); len(m) > 0 {
+	if m := statusFrom(v); len(m) > 0 {
 		x := m[len(m)-1]
 		if x[0] > last {
 			last = x[0]
 			pick(msg[x[2]:x[3]], msg[x[4]:x[5]])
 		}
 	}
-	if m := reStatusCode.FindAllStringSubmatchIndex(msg, 16); len(m) > 0 {
+	if m := statusCode(v); len(m) > 0 {
 		x := m[len(m)-1]
 		if x[0] > last {
 			last = x[0]
@@ -149,7 +157,7 @@ func extractRequest(msg string) request {
 		r.Path = pathKind(r.URL)
 		return r
 	}
-	if m := rePullingFromHost.FindStringSubmatch(msg); m != nil {
+	if m := pullingFromHost(v); m != nil {
 		r.Host = strings.ToLower(m[1])
 		r.Method = "HEAD"
 		switch strings.ToLower(m[2]) {
@@ -160,12 +168,40 @@ func extractRequest(msg string) request {
 		}
 		return r
 	}
-	if m := rePinging.FindStringSubmatch(msg); m != nil {
+	if m := pinging(v); m != nil {
 		r.Host = strings.ToLower(m[1])
 		r.Method = "GET"
 		r.Path = "ping"
 	}
 	return r
+}
+
+func statusFrom(v textView) [][]int {
+	if !v.may("unexpected status from ") {
+		return nil
+	}
+	return reStatusFrom.FindAllStringSubmatchIndex(v.msg, 16)
+}
+
+func statusCode(v textView) [][]int {
+	if !v.may("unexpected status code ") {
+		return nil
+	}
+	return reStatusCode.FindAllStringSubmatchIndex(v.msg, 16)
+}
+
+func pullingFromHost(v textView) []string {
+	if !v.may("pulling from host ") {
+		return nil
+	}
+	return rePullingFromHost.FindStringSubmatch(v.msg)
+}
+
+func pinging(v textView) []string {
+	if !v.may("pinging container registry ", "pinging docker registry ") {
+		return nil
+	}
+	return rePinging.FindStringSubmatch(v.msg)
 }
 
 // pathKind names what a registry URL asks for.
@@ -186,7 +222,13 @@ func pathKind(u *url.URL) string {
 
 // extractDial returns the address of a failed TCP dial, or "".
 func extractDial(msg string) string {
-	m := reDial.FindAllStringSubmatch(msg, 16)
+	// Every match starts with the phrase: the regexp reads from its first
+	// occurrence on (it has no anchor or word boundary to look behind).
+	i := strings.Index(msg, "dial tcp ")
+	if i < 0 {
+		return ""
+	}
+	m := reDial.FindAllStringSubmatch(msg[i:], 16)
 	if len(m) == 0 {
 		return ""
 	}
@@ -196,7 +238,11 @@ func extractDial(msg string) string {
 // extractLookup returns the host a DNS lookup was for and the nameserver
 // asked, or "".
 func extractLookup(msg string) (host, nameserver string) {
-	m := reLookup.FindAllStringSubmatch(msg, 16)
+	i := strings.Index(msg, "lookup ")
+	if i < 0 {
+		return "", ""
+	}
+	m := reLookup.FindAllStringSubmatch(msg[i:], 16)
 	if len(m) == 0 {
 		return "", ""
 	}

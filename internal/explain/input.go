@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Format is the kind of offline input Parse found.
@@ -43,11 +45,60 @@ type Message struct {
 // EventList in JSON (items of kind Event), `kubectl describe pod` text (its
 // Events table), or plain text with one message per line. name is used in
 // errors only.
+//
+// JSON is read as a stream, one item at a time, so that a support bundle of
+// 100 MB costs the messages it holds, not the bytes and their decoding
+// (kubectl writes "items" before "kind": the kind is checked at the end).
+// The other formats are read whole.
 func Parse(r io.Reader, name string) (Format, []Message, error) {
-	data, err := io.ReadAll(io.LimitReader(r, MaxInput+1))
+	in := &inputReader{r: io.LimitReader(r, MaxInput+1)}
+	br := bufio.NewReaderSize(in, 64<<10)
+	// 1. Leading whitespace, as bytes.TrimSpace sees it.
+	var lead []byte
+	first := rune(-1)
+	for {
+		c, size, err := br.ReadRune()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", nil, fmt.Errorf("%s: %v", name, err)
+		}
+		if c == utf8.RuneError && size == 1 || !unicode.IsSpace(c) {
+			first = c
+			if err := br.UnreadRune(); err != nil {
+				return "", nil, fmt.Errorf("%s: %v", name, err)
+			}
+			break
+		}
+		lead = utf8.AppendRune(lead, c)
+	}
+	// 2. JSON: streamed.
+	if first == '{' || first == '[' {
+		msgs, err := parseEventsJSON(br)
+		if err != nil {
+			// The whole input decides the errors that win over a
+			// JSON error: its size, then binary data.
+			if _, derr := io.Copy(io.Discard, br); derr != nil {
+				return "", nil, fmt.Errorf("%s: %v", name, derr)
+			}
+		}
+		switch {
+		case in.n > MaxInput:
+			return "", nil, fmt.Errorf("%s: larger than %d MiB: split the input", name, MaxInput>>20)
+		case in.nul:
+			return "", nil, fmt.Errorf("%s: binary data: want `kubectl get events -o json`, `kubectl describe pod` output, or one message per line", name)
+		case err != nil:
+			return "", nil, fmt.Errorf("%s: %v", name, err)
+		}
+		return FormatEvents, msgs, nil
+	}
+	// 3. Describe output or lines: read whole.
+	rest, err := io.ReadAll(br)
 	if err != nil {
 		return "", nil, fmt.Errorf("%s: %v", name, err)
 	}
+	data := append(lead, rest...)
 	if len(data) > MaxInput {
 		return "", nil, fmt.Errorf("%s: larger than %d MiB: split the input", name, MaxInput>>20)
 	}
@@ -58,14 +109,7 @@ func Parse(r io.Reader, name string) (Format, []Message, error) {
 	if bytes.IndexByte(trimmed, 0) >= 0 {
 		return "", nil, fmt.Errorf("%s: binary data: want `kubectl get events -o json`, `kubectl describe pod` output, or one message per line", name)
 	}
-	switch {
-	case trimmed[0] == '{' || trimmed[0] == '[':
-		msgs, err := parseEventsJSON(trimmed)
-		if err != nil {
-			return "", nil, fmt.Errorf("%s: %v", name, err)
-		}
-		return FormatEvents, msgs, nil
-	case reDescribeEvents.Match(trimmed):
+	if reDescribeEvents.Match(trimmed) {
 		msgs, err := parseDescribe(trimmed)
 		if err != nil {
 			return "", nil, fmt.Errorf("%s: %v", name, err)
@@ -73,6 +117,22 @@ func Parse(r io.Reader, name string) (Format, []Message, error) {
 		return FormatDescribe, msgs, nil
 	}
 	return FormatLines, parseLines(trimmed), nil
+}
+
+// inputReader counts the bytes read and notes a NUL byte (binary data).
+type inputReader struct {
+	r   io.Reader
+	n   int64
+	nul bool
+}
+
+func (c *inputReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	if !c.nul && bytes.IndexByte(p[:n], 0) >= 0 {
+		c.nul = true
+	}
+	return n, err
 }
 
 // eventJSON is the part of a core/v1 Event that explain reads.
@@ -103,79 +163,224 @@ type eventJSON struct {
 	DeprecatedCount int                                     `json:"deprecatedCount"`
 }
 
-type listJSON struct {
-	Kind  string            `json:"kind"`
-	Items []json.RawMessage `json:"items"`
+// parseEventsJSON reads one JSON value from br: an array of Events, a List
+// or EventList of Events, or one Event; nothing but whitespace may follow.
+//
+//  1. An array: each element is decoded as an Event as it comes.
+//  2. An object: its members are walked; "items" is decoded element by
+//     element, "kind" is kept, every other member is kept raw (small, and
+//     needed only when the object is itself an Event).
+//  3. At the end, the kind decides: List or EventList gives the items (or
+//     the first item that is not an Event), Event gives the object itself.
+func parseEventsJSON(br *bufio.Reader) ([]Message, error) {
+	dec := json.NewDecoder(br)
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, notJSON(err)
+	}
+	var (
+		msgs    []Message
+		itemErr error // the first item that is not an Event
+	)
+	readItems := func() error {
+		msgs, itemErr = msgs[:0], nil
+		for i := 0; dec.More(); i++ {
+			var e eventJSON
+			if err := dec.Decode(&e); err != nil {
+				if syntaxError(err) {
+					return notJSON(err)
+				}
+				if itemErr == nil {
+					itemErr = fmt.Errorf("item %d: not an Event: %v", i, oneLine(err))
+				}
+				continue
+			}
+			if e.Kind != "" && e.Kind != "Event" {
+				if itemErr == nil {
+					itemErr = fmt.Errorf("item %d is of kind %q: want Events (kubectl get events -o json)", i, e.Kind)
+				}
+				continue
+			}
+			if itemErr == nil {
+				msgs = append(msgs, e.message(i))
+			}
+		}
+		if _, err := dec.Token(); err != nil { // ]
+			return notJSON(err)
+		}
+		return nil
+	}
+	if tok == json.Delim('[') {
+		if err := readItems(); err != nil {
+			return nil, err
+		}
+		if err := endOfJSON(dec, br); err != nil {
+			return nil, err
+		}
+		if itemErr != nil {
+			return nil, itemErr
+		}
+		return nonNil(msgs), nil
+	}
+	if tok != json.Delim('{') {
+		return nil, errors.New("not valid JSON: want an object or an array")
+	}
+	var (
+		kind     string
+		hasItems bool
+		members  bytes.Buffer // the object without items, for a single Event
+	)
+	members.WriteByte('{')
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, notJSON(err)
+		}
+		key, _ := t.(string)
+		// encoding/json matches member names case-insensitively.
+		if strings.EqualFold(key, "items") {
+			t, err := dec.Token()
+			if err != nil {
+				return nil, notJSON(err)
+			}
+			switch t {
+			case json.Delim('['):
+				hasItems = true
+				if err := readItems(); err != nil {
+					return nil, err
+				}
+			case nil:
+				hasItems, msgs, itemErr = false, nil, nil
+			default:
+				return nil, errors.New("not valid JSON: items is not an array")
+			}
+			continue
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, notJSON(err)
+		}
+		if strings.EqualFold(key, "kind") {
+			var k *string
+			if err := json.Unmarshal(raw, &k); err != nil {
+				return nil, notJSON(err)
+			}
+			kind = ""
+			if k != nil {
+				kind = *k
+			}
+		}
+		if members.Len() > 1 {
+			members.WriteByte(',')
+		}
+		name, _ := json.Marshal(key)
+		members.Write(name)
+		members.WriteByte(':')
+		members.Write(raw)
+	}
+	if _, err := dec.Token(); err != nil { // }
+		return nil, notJSON(err)
+	}
+	if err := endOfJSON(dec, br); err != nil {
+		return nil, err
+	}
+	switch kind {
+	case "List", "EventList":
+		if itemErr != nil {
+			return nil, itemErr
+		}
+		if !hasItems {
+			return []Message{}, nil
+		}
+		return nonNil(msgs), nil
+	case "Event":
+		members.WriteByte('}')
+		var e eventJSON
+		if err := json.Unmarshal(members.Bytes(), &e); err != nil {
+			return nil, fmt.Errorf("item 0: not an Event: %v", oneLine(err))
+		}
+		return []Message{e.message(0)}, nil
+	}
+	return nil, fmt.Errorf("JSON of kind %q: want a List or EventList of Events (kubectl get events -o json)", kind)
 }
 
-func parseEventsJSON(data []byte) ([]Message, error) {
-	var raw []json.RawMessage
-	if data[0] == '[' {
-		if err := json.Unmarshal(data, &raw); err != nil {
-			return nil, fmt.Errorf("not valid JSON: %v", oneLine(err))
+// syntaxError tells a broken JSON text from a well-formed value of the
+// wrong shape (which the decoder reads past).
+func syntaxError(err error) bool {
+	var se *json.SyntaxError
+	return errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
+}
+
+// endOfJSON: nothing but whitespace may follow the top-level value.
+func endOfJSON(dec *json.Decoder, br *bufio.Reader) error {
+	tail := bufio.NewReader(io.MultiReader(dec.Buffered(), br))
+	for {
+		c, _, err := tail.ReadRune()
+		if err == io.EOF {
+			return nil
 		}
-	} else {
-		var l listJSON
-		if err := json.Unmarshal(data, &l); err != nil {
-			return nil, fmt.Errorf("not valid JSON: %v", oneLine(err))
+		if err != nil {
+			return err
 		}
-		switch l.Kind {
-		case "List", "EventList":
-			raw = l.Items
-		case "Event":
-			raw = []json.RawMessage{data}
-		default:
-			return nil, fmt.Errorf("JSON of kind %q: want a List or EventList of Events (kubectl get events -o json)", l.Kind)
+		if !unicode.IsSpace(c) {
+			return fmt.Errorf("not valid JSON: invalid character %q after top-level value", c)
 		}
 	}
-	msgs := make([]Message, 0, len(raw))
-	for i, item := range raw {
-		var e eventJSON
-		if err := json.Unmarshal(item, &e); err != nil {
-			return nil, fmt.Errorf("item %d: not an Event: %v", i, oneLine(err))
-		}
-		if e.Kind != "" && e.Kind != "Event" {
-			return nil, fmt.Errorf("item %d is of kind %q: want Events (kubectl get events -o json)", i, e.Kind)
-		}
-		m := Message{
-			Namespace: e.Metadata.Namespace,
-			Kind:      e.InvolvedObject.Kind,
-			Object:    e.InvolvedObject.Name,
-			Node:      e.Source.Host,
-			Reason:    e.Reason,
-			Count:     e.Count,
-			Text:      e.Message,
-		}
-		if m.Text == "" {
-			m.Text = e.Note
-		}
-		if e.Regarding != nil && m.Object == "" {
-			m.Kind, m.Object = e.Regarding.Kind, e.Regarding.Name
-		}
-		if m.Node == "" {
-			m.Node = e.ReportingInstance
-		}
-		if m.Count == 0 {
-			m.Count = e.DeprecatedCount
-		}
-		if e.Series != nil && e.Series.Count > m.Count {
-			m.Count = e.Series.Count
-		}
-		if e.LastTimestamp != nil {
-			m.Time = *e.LastTimestamp
-		} else if e.EventTime != nil {
-			m.Time = *e.EventTime
-		}
-		m.Ref = e.Metadata.Name
-		if e.Metadata.Namespace != "" {
-			m.Ref = e.Metadata.Namespace + "/" + e.Metadata.Name
-		}
-		if m.Ref == "" {
-			m.Ref = fmt.Sprintf("item %d", i)
-		}
-		msgs = append(msgs, m)
+}
+
+func notJSON(err error) error {
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
 	}
-	return msgs, nil
+	return fmt.Errorf("not valid JSON: %v", oneLine(err))
+}
+
+func nonNil(msgs []Message) []Message {
+	if msgs == nil {
+		return []Message{}
+	}
+	return msgs
+}
+
+// message reads the Event at index i of its list into a Message.
+func (e *eventJSON) message(i int) Message {
+	m := Message{
+		Namespace: e.Metadata.Namespace,
+		Kind:      e.InvolvedObject.Kind,
+		Object:    e.InvolvedObject.Name,
+		Node:      e.Source.Host,
+		Reason:    e.Reason,
+		Count:     e.Count,
+		Text:      e.Message,
+	}
+	if m.Text == "" {
+		m.Text = e.Note
+	}
+	if e.Regarding != nil && m.Object == "" {
+		m.Kind, m.Object = e.Regarding.Kind, e.Regarding.Name
+	}
+	if m.Node == "" {
+		m.Node = e.ReportingInstance
+	}
+	if m.Count == 0 {
+		m.Count = e.DeprecatedCount
+	}
+	if e.Series != nil && e.Series.Count > m.Count {
+		m.Count = e.Series.Count
+	}
+	if e.LastTimestamp != nil {
+		m.Time = *e.LastTimestamp
+	} else if e.EventTime != nil {
+		m.Time = *e.EventTime
+	}
+	m.Ref = e.Metadata.Name
+	if e.Metadata.Namespace != "" {
+		m.Ref = e.Metadata.Namespace + "/" + e.Metadata.Name
+	}
+	if m.Ref == "" {
+		m.Ref = fmt.Sprintf("item %d", i)
+	}
+	return m
 }
 
 var (

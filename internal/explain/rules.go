@@ -19,6 +19,9 @@ type Rule struct {
 	All []string
 	// Re: the regexp matches the normalized message (when set).
 	Re *regexp.Regexp
+	// Hint: lowercase phrases at least one of which occurs whenever Re
+	// matches; a cheap test run before Re, never a condition of its own.
+	Hint []string
 	// Code is the finding; CodeFor, when set, refines it by pull step.
 	Code    verdict.Code
 	CodeFor func(step string) verdict.Code
@@ -34,7 +37,8 @@ type Rule struct {
 	Source string
 }
 
-func (r *Rule) match(lower, msg string) bool {
+func (r *Rule) match(v textView) bool {
+	lower, msg := v.lower, v.msg
 	if len(r.Any) > 0 {
 		ok := false
 		for _, s := range r.Any {
@@ -52,7 +56,7 @@ func (r *Rule) match(lower, msg string) bool {
 			return false
 		}
 	}
-	if r.Re != nil && !r.Re.MatchString(msg) {
+	if r.Re != nil && (len(r.Hint) > 0 && !v.may(r.Hint...) || !r.Re.MatchString(msg)) {
 		return false
 	}
 	return len(r.Any) > 0 || len(r.All) > 0 || r.Re != nil
@@ -145,10 +149,10 @@ var Rules = []Rule{
 
 	// --- name resolution (Go's resolver, cgo's getaddrinfo)
 	{ID: "dns-nameserver-timeout", Re: regexp.MustCompile(`lookup \S+(?: on \S+)?: (?:(?:read|dial|write) udp \S+: )?i/o timeout`),
-		Code: verdict.DNSTimeout,
+		Hint: []string{"lookup "}, Code: verdict.DNSTimeout,
 		Says: "no nameserver answered the lookup (DNS timeout)", Source: "containerd-in-netns notes (nameserver black-holed); bazelbuild/rules_docker#1585"},
 	{ID: "dns-nameserver-refused", Re: regexp.MustCompile(`lookup \S+(?: on \S+)?: (?:read|dial|write) (?:udp|tcp) \S+: (?:read: |connect: )?connection refused`),
-		Code: verdict.DNSTimeout,
+		Hint: []string{"lookup "}, Code: verdict.DNSTimeout,
 		Says: "the nameserver refused the query connection (nothing answers DNS on that address)", Source: "docker-archive-public/docker.kitematic#3427"},
 	{ID: "dns-nxdomain", Any: []string{"no such host", "name or service not known", "nodename nor servname provided"},
 		Code: verdict.DNSNXDomain,
@@ -161,7 +165,7 @@ var Rules = []Rule{
 		Says: "name resolution failed (temporary failure: no usable answer from the resolver)", Source: "cri-o/cri-o#2331 (comment); glibc EAI_AGAIN"},
 
 	{ID: "dns-other", Re: regexp.MustCompile(`lookup \S+(?: on \S+)?: `),
-		Code: verdict.DNSError,
+		Hint: []string{"lookup "}, Code: verdict.DNSError,
 		Says: "name resolution failed", Source: "cri-o/cri-o#3612 (held-out set: lookup HOST: device or resource busy)"},
 
 	// --- connecting (Go's dialer) and TLS handshake timing
@@ -169,7 +173,7 @@ var Rules = []Rule{
 		Code: verdict.TLSHandshakeTimeout,
 		Says: "TCP connected but the TLS handshake did not finish", Source: "docker-archive-public/docker.kitematic#2771; NVIDIA/nvidia-docker#684"},
 	{ID: "connect-timeout", Re: regexp.MustCompile(`(?i)dial tcp (?:\S+: )?(?:connect: )?(?:i/o timeout|connection timed out)|request canceled while waiting for connection|connect: connection timed out`),
-		Code: verdict.ConnectTimeout,
+		Hint: []string{"dial tcp ", "request canceled while waiting for connection", "connect: connection timed out"}, Code: verdict.ConnectTimeout,
 		Says: "the TCP connection timed out (packets leave, nothing comes back)", Source: "containerd-in-netns notes (registry and blob host black-holed); cri-o/cri-o#2723"},
 	{ID: "connect-refused", Any: []string{"connection refused"},
 		Code: verdict.ConnectRefused,
@@ -254,7 +258,7 @@ var Rules = []Rule{
 		Code: verdict.ManifestNotFound, Step: StepManifest,
 		Says: "the registry has no manifest for this tag or digest", Source: "teleproxy/teleproxy#49; distribution spec MANIFEST_UNKNOWN"},
 	{ID: "manifest-not-found-docker", Re: regexp.MustCompile(`(?i)manifest for \S+ not found`),
-		Code: verdict.ManifestNotFound, Step: StepManifest,
+		Hint: []string{"manifest for "}, Code: verdict.ManifestNotFound, Step: StepManifest,
 		Says: "the registry has no manifest for this tag or digest", Source: "CybercentreCanada/assemblyline-docker-compose#50 (docker: manifest for X not found)"},
 	{ID: "name-unknown", Any: []string{"name unknown", "name_unknown", "repository name not known to registry"},
 		Code: verdict.RepositoryNotFound,
@@ -269,13 +273,13 @@ var Rules = []Rule{
 		Code: verdict.BlobSizeMismatch, Step: StepBlob,
 		Says: "a blob's length did not match the manifest", Source: "containerd content.Commit (unexpected commit size)"},
 	{ID: "manifest-descriptor-not-found", Re: regexp.MustCompile(`(?i)could not fetch content descriptor \S+ \(application/vnd\.[^)]*manifest`),
-		Code: verdict.ManifestNotFound, Step: StepManifest,
+		Hint: []string{"could not fetch content descriptor "}, Code: verdict.ManifestNotFound, Step: StepManifest,
 		Says: "the registry would not serve a manifest the reference points to", Source: "munnerz/kube-plex#46 (held-out set)"},
 	{ID: "containerd-not-found", Re: regexp.MustCompile(`(?i)404 not found|: not found\b|could not fetch content descriptor`),
-		CodeFor: notFoundFor,
-		Says:    "the registry has no such image (the tag, or the whole repository, is missing)",
-		Advice:  []string{"containerd cannot tell a missing tag from a missing repository (the HEAD answer has no body): check both the repository path and the tag."},
-		Source:  "containerd-in-netns notes (unknown repository: REF: not found); kubernetes-sigs/provider-aws-test-infra#281"},
+		Hint: []string{"404 not found", ": not found", "could not fetch content descriptor"}, CodeFor: notFoundFor,
+		Says:   "the registry has no such image (the tag, or the whole repository, is missing)",
+		Advice: []string{"containerd cannot tell a missing tag from a missing repository (the HEAD answer has no body): check both the repository path and the tag."},
+		Source: "containerd-in-netns notes (unknown repository: REF: not found); kubernetes-sigs/provider-aws-test-infra#281"},
 	{ID: "server-error", Any: []string{"500 internal server error", "502 bad gateway", "503 service unavailable", "504 gateway timeout", "internal server error", "bad gateway", "service unavailable"},
 		Code: verdict.RegistryServerError,
 		Says: "the server answered with an error (5xx)", Source: "kubernetes-sigs/cri-tools#1608 (pinging container registry: Internal Server Error)"},
@@ -288,8 +292,8 @@ var Rules = []Rule{
 		CodeFor: timeoutFor,
 		Says:    "the server accepted the connection but did not answer in time", Source: "Go net/http Client.Timeout text"},
 	{ID: "read-timeout", Re: regexp.MustCompile(`read tcp \S+: i/o timeout`),
-		CodeFor: timeoutFor,
-		Says:    "the connection was made but the answer stopped coming (read timeout)", Source: "docker.kitematic (read tcp ... i/o timeout); docker/hub-feedback#554"},
+		Hint: []string{"read tcp "}, CodeFor: timeoutFor,
+		Says: "the connection was made but the answer stopped coming (read timeout)", Source: "docker.kitematic (read tcp ... i/o timeout); docker/hub-feedback#554"},
 	{ID: "io-timeout", Any: []string{"i/o timeout"},
 		Code: verdict.ConnectTimeout,
 		Says: "a connection timed out", Source: "xorbitsai/inference#1601 (download failed after attempts=6: dial tcp ...: i/o timeout)"},
@@ -302,7 +306,7 @@ var Rules = []Rule{
 		},
 		Source: "kubernetes/minikube#15626; moby/moby#36385"},
 	{ID: "eof", Re: regexp.MustCompile(`(?i)(?:: |\b)(?:unexpected )?EOF\s*$|: EOF\b|unexpected EOF`),
-		Code: verdict.ConnectReset,
+		Hint: []string{"eof"}, Code: verdict.ConnectReset,
 		Says: "the connection was closed before the answer was complete (EOF)", Source: "Go io.EOF / io.ErrUnexpectedEOF in net/http"},
 
 	// --- a pull failure whose cause is not in this message

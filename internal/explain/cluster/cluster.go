@@ -57,10 +57,19 @@ type Options struct {
 //     waiting message.
 //  4. Nodes involved: pool, zone, subnet, creation time, cached images.
 //  5. Correlate failing and healthy nodes per image.
+//
+// The Lists overlap: one goroutine per List fetches the next page while
+// this one reads the current, and events (and, for all namespaces, nodes)
+// are listed while pods are. Events are still read in their order, and an
+// event that needs the pods (a workload's or a pod's scope, or an event
+// without a node) waits until every pod is read, so the report is the one
+// the same Lists in series would give.
 func Explain(ctx context.Context, c kubernetes.Interface, t Target, o Options) (*report.ExplainReport, error) {
 	if o.PageSize <= 0 {
 		o.PageSize = 500
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // stops the fetchers when Explain returns early
 	r := explain.NewReport()
 	r.Source = "cluster"
 	ns := t.Namespace
@@ -68,8 +77,10 @@ func Explain(ctx context.Context, c kubernetes.Interface, t Target, o Options) (
 		ns = metav1.NamespaceAll
 	}
 
-	// 1. Pods.
-	st := &state{facts: explain.Facts{}, pods: map[string]podInfo{}}
+	// 1. Pods: what to list (or the one pod).
+	st := &state{facts: explain.Facts{}, pods: map[string]podInfo{}, classifier: explain.NewClassifier()}
+	var podOpts *metav1.ListOptions
+	podNS := ns
 	switch kind := Kinds[strings.ToLower(t.Kind)]; {
 	case t.Kind == "":
 		if t.AllNamespaces {
@@ -77,9 +88,7 @@ func Explain(ctx context.Context, c kubernetes.Interface, t Target, o Options) (
 		} else {
 			r.Scope = "namespace " + ns
 		}
-		if err := pagePods(ctx, c, ns, metav1.ListOptions{Limit: o.PageSize}, st.addPod); err != nil {
-			return nil, err
-		}
+		podOpts = &metav1.ListOptions{Limit: o.PageSize}
 	case kind == "pod":
 		r.Scope = "pod " + t.Namespace + "/" + t.Name
 		p, err := c.CoreV1().Pods(t.Namespace).Get(ctx, t.Name, metav1.GetOptions{})
@@ -93,9 +102,8 @@ func Explain(ctx context.Context, c kubernetes.Interface, t Target, o Options) (
 		if err != nil {
 			return nil, err
 		}
-		if err := pagePods(ctx, c, t.Namespace, metav1.ListOptions{Limit: o.PageSize, LabelSelector: sel}, st.addPod); err != nil {
-			return nil, err
-		}
+		podNS = t.Namespace
+		podOpts = &metav1.ListOptions{Limit: o.PageSize, LabelSelector: sel}
 	default:
 		return nil, fmt.Errorf("unknown kind %q: want one of pod, deployment, statefulset, daemonset, replicaset, job", t.Kind)
 	}
@@ -111,7 +119,49 @@ func Explain(ctx context.Context, c kubernetes.Interface, t Target, o Options) (
 		evNS = t.Namespace
 	}
 	scoped := t.Kind != ""
-	err := pageEvents(ctx, c, evNS, metav1.ListOptions{Limit: o.PageSize, FieldSelector: sel.AsSelector().String()}, func(e *corev1.Event) {
+
+	// Start the Lists: pods, events, and for all namespaces the nodes (a
+	// cluster-wide explain names most of them).
+	var podCh <-chan page[corev1.Pod]
+	if podOpts != nil {
+		podCh = fetchPages(ctx, *podOpts, func(ctx context.Context, opts metav1.ListOptions) ([]corev1.Pod, string, error) {
+			l, err := c.CoreV1().Pods(podNS).List(ctx, opts)
+			if err != nil {
+				return nil, "", fmt.Errorf("list pods: %v", err)
+			}
+			return l.Items, l.Continue, nil
+		})
+	}
+	evCh := fetchPages(ctx, metav1.ListOptions{Limit: o.PageSize, FieldSelector: sel.AsSelector().String()}, func(ctx context.Context, opts metav1.ListOptions) ([]corev1.Event, string, error) {
+		l, err := c.CoreV1().Events(evNS).List(ctx, opts)
+		if err != nil {
+			return nil, "", fmt.Errorf("list events: %v", err)
+		}
+		return l.Items, l.Continue, nil
+	})
+	var nodeCh <-chan page[corev1.Node]
+	if t.AllNamespaces && t.Kind == "" {
+		nodeCh = fetchPages(ctx, metav1.ListOptions{Limit: o.PageSize}, func(ctx context.Context, opts metav1.ListOptions) ([]corev1.Node, string, error) {
+			l, err := c.CoreV1().Nodes().List(ctx, opts)
+			if err != nil {
+				return nil, "", fmt.Errorf("list nodes: %v", err)
+			}
+			return l.Items, l.Continue, nil
+		})
+	}
+
+	// Read the pages as they come. Events wait (in order) for the pods
+	// when an event needs them; errors are returned in the order the
+	// series would meet them: pods, then events.
+	var (
+		podsDone  = podCh == nil
+		held      []corev1.Event // the rest of an event page that waits for the pods
+		evErr     error
+		evDone    bool
+		allNodes  map[string]explain.NodeInfo // every node, when listed early
+		nodesDone = nodeCh == nil
+	)
+	addEvent := func(e *corev1.Event) {
 		key := e.InvolvedObject.Namespace + "/" + e.InvolvedObject.Name
 		if scoped {
 			if _, ok := st.pods[key]; !ok {
@@ -119,9 +169,74 @@ func Explain(ctx context.Context, c kubernetes.Interface, t Target, o Options) (
 			}
 		}
 		st.addEvent(r, e)
-	})
-	if err != nil {
-		return nil, err
+	}
+	// readEvents reads events in order until one needs the pods.
+	readEvents := func(items []corev1.Event) []corev1.Event {
+		for i := range items {
+			if !podsDone && (scoped || eventNode(&items[i]) == "") {
+				return items[i:]
+			}
+			addEvent(&items[i])
+		}
+		return nil
+	}
+	for {
+		if podsDone && evErr != nil {
+			return nil, evErr
+		}
+		if podsDone && evDone && nodesDone {
+			break
+		}
+		var evIn <-chan page[corev1.Event]
+		if len(held) == 0 && evErr == nil && !evDone {
+			evIn = evCh // nil (paused) while events wait for the pods
+		}
+		select {
+		case p, ok := <-podCh:
+			if !ok {
+				podsDone, podCh = true, nil
+				held = readEvents(held) // podsDone: reads them all
+				continue
+			}
+			if p.err != nil {
+				return nil, p.err
+			}
+			for i := range p.items {
+				st.addPod(&p.items[i])
+			}
+		case p, ok := <-evIn:
+			if !ok {
+				evDone = true
+				continue
+			}
+			if p.err != nil {
+				evErr = p.err
+				continue
+			}
+			held = readEvents(p.items)
+		case p, ok := <-nodeCh:
+			if !ok {
+				nodesDone, nodeCh = true, nil
+				if allNodes == nil { // listed: there are none
+					allNodes = map[string]explain.NodeInfo{}
+				}
+				continue
+			}
+			if p.err != nil {
+				// Listing every node may be refused where getting
+				// the few named is allowed: step 4 asks as before.
+				nodesDone, nodeCh, allNodes = true, nil, nil
+				continue
+			}
+			if allNodes == nil {
+				allNodes = map[string]explain.NodeInfo{}
+			}
+			for i := range p.items {
+				allNodes[p.items[i].Name] = FactsOf(&p.items[i])
+			}
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 	r.Summary.Messages = st.messages
 
@@ -136,10 +251,10 @@ func Explain(ctx context.Context, c kubernetes.Interface, t Target, o Options) (
 				Ref: "pod " + key + " container " + fc.container, Namespace: p.namespace, Kind: "Pod",
 				Object: p.name, Node: p.node, Reason: fc.reason, Text: fc.text(),
 			}
-			if f, ok := explain.Finding(m); ok {
+			if f, _, ok := st.classifier.Finding(m); ok {
 				if f.Image == "" {
 					f.Image = fc.image
-					f.Registry = registryOf(fc.image)
+					f.Registry = registryOf(st.classifier, fc.image)
 				}
 				r.Findings = append(r.Findings, f)
 			}
@@ -151,9 +266,18 @@ func Explain(ctx context.Context, c kubernetes.Interface, t Target, o Options) (
 	if err != nil {
 		return nil, err
 	}
-	st.facts.Nodes, err = nodeFacts(ctx, c, nodes, o.PageSize)
-	if err != nil {
-		return nil, err
+	if allNodes != nil {
+		st.facts.Nodes = make(map[string]explain.NodeInfo, len(nodes))
+		for _, n := range nodes {
+			if info, ok := allNodes[n]; ok {
+				st.facts.Nodes[n] = info
+			}
+		}
+	} else {
+		st.facts.Nodes, err = nodeFacts(ctx, c, nodes, o.PageSize)
+		if err != nil {
+			return nil, err
+		}
 	}
 	if len(nodes) > 0 && len(st.facts.Nodes) < len(nodes) {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%d of %d nodes named by pods or events no longer exist", len(nodes)-len(st.facts.Nodes), len(nodes)))
@@ -163,6 +287,47 @@ func Explain(ctx context.Context, c kubernetes.Interface, t Target, o Options) (
 	r.Groups = explain.Correlate(st.facts, r.Findings)
 	explain.Summarize(r)
 	return r, nil
+}
+
+// page is one page of a List, or the error that ended the listing.
+type page[T any] struct {
+	items []T
+	err   error
+}
+
+// pageDepth is how many pages a fetcher may read ahead of its reader.
+const pageDepth = 4
+
+// fetchPages lists page after page in a goroutine, up to pageDepth pages
+// ahead of the reader; the channel closes after the last page or after
+// the first error (sent as a page). Cancelling ctx stops it.
+func fetchPages[T any](ctx context.Context, opts metav1.ListOptions, list func(context.Context, metav1.ListOptions) ([]T, string, error)) <-chan page[T] {
+	ch := make(chan page[T], pageDepth)
+	go func() {
+		defer close(ch)
+		for {
+			items, cont, err := list(ctx, opts)
+			select {
+			case ch <- page[T]{items: items, err: err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil || cont == "" {
+				return
+			}
+			opts.Continue = cont
+		}
+	}()
+	return ch
+}
+
+// eventNode is the node an event names itself ("" when only its pod can
+// tell).
+func eventNode(e *corev1.Event) string {
+	if e.Source.Host != "" {
+		return e.Source.Host
+	}
+	return e.ReportingInstance
 }
 
 type failingContainer struct {
@@ -192,6 +357,8 @@ type state struct {
 	explained map[string]bool // pods with a classified finding from an event
 	eventNode map[string]bool
 	messages  int
+	// classifier classifies each distinct message text once per run.
+	classifier *explain.Classifier
 }
 
 // Waiting reasons of a container whose image could not be pulled.
@@ -243,10 +410,7 @@ func (s *state) addEvent(r *report.ExplainReport, e *corev1.Event) {
 		return
 	}
 	s.messages++
-	node := e.Source.Host
-	if node == "" {
-		node = e.ReportingInstance
-	}
+	node := eventNode(e)
 	key := e.InvolvedObject.Namespace + "/" + e.InvolvedObject.Name
 	if node == "" {
 		node = s.pods[key].node
@@ -259,7 +423,8 @@ func (s *state) addEvent(r *report.ExplainReport, e *corev1.Event) {
 		Ref: e.Namespace + "/" + e.Name, Namespace: e.InvolvedObject.Namespace, Kind: "Pod",
 		Object: e.InvolvedObject.Name, Node: node, Reason: e.Reason, Count: count, Text: e.Message,
 	}
-	if f, ok := explain.Finding(m); ok {
+	f, c, ok := s.classifier.Finding(m)
+	if ok {
 		r.Findings = append(r.Findings, f)
 		if f.Code != "" && f.Rule != "kubelet-backoff" && f.Rule != "unclassified-pull-failure" {
 			if s.explained == nil {
@@ -270,7 +435,7 @@ func (s *state) addEvent(r *report.ExplainReport, e *corev1.Event) {
 		s.noteNode(node)
 		return
 	}
-	if c := explain.Classify(e.Message); c.Rule != "" && !c.Failed() && c.Image != "" && node != "" {
+	if c.Rule != "" && !c.Failed() && c.Image != "" && node != "" {
 		s.facts.NotePull(node, c.Image, c.Rule == "kubelet-pulled")
 	}
 }
@@ -358,40 +523,8 @@ func selectorOf(ctx context.Context, c kubernetes.Interface, kind, ns, name stri
 	return s.String(), nil
 }
 
-func pagePods(ctx context.Context, c kubernetes.Interface, ns string, opts metav1.ListOptions, f func(*corev1.Pod)) error {
-	for {
-		l, err := c.CoreV1().Pods(ns).List(ctx, opts)
-		if err != nil {
-			return fmt.Errorf("list pods: %v", err)
-		}
-		for i := range l.Items {
-			f(&l.Items[i])
-		}
-		if l.Continue == "" {
-			return nil
-		}
-		opts.Continue = l.Continue
-	}
-}
-
-func pageEvents(ctx context.Context, c kubernetes.Interface, ns string, opts metav1.ListOptions, f func(*corev1.Event)) error {
-	for {
-		l, err := c.CoreV1().Events(ns).List(ctx, opts)
-		if err != nil {
-			return fmt.Errorf("list events: %v", err)
-		}
-		for i := range l.Items {
-			f(&l.Items[i])
-		}
-		if l.Continue == "" {
-			return nil
-		}
-		opts.Continue = l.Continue
-	}
-}
-
-func registryOf(image string) string {
-	c := explain.Classify(fmt.Sprintf("Back-off pulling image %q", image))
+func registryOf(k *explain.Classifier, image string) string {
+	c := k.Classify(fmt.Sprintf("Back-off pulling image %q", image))
 	return c.Registry
 }
 
