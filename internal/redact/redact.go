@@ -64,12 +64,35 @@ var (
 // String scrubs secrets out of free text such as an error message or a
 // runtime log line: Authorization values, signed query values, user info in
 // URLs, JWTs and token fields of JSON bodies.
+//
+// Each pattern runs only when a cheap literal check says it could match:
+// explain redacts every kept message of a cluster, most of which hold no
+// secret at all.
 func String(s string) string {
-	s = reAuthField.ReplaceAllString(s, "${1}${2} "+Mask)
-	s = reAuthHeader.ReplaceAllString(s, "$1 "+Mask)
-	s = reQuery.ReplaceAllString(s, "${1}"+Mask)
-	s = reUserinfo.ReplaceAllString(s, "${1}"+Mask+"@")
-	s = reJWT.ReplaceAllString(s, Mask)
-	s = reJSONSecret.ReplaceAllString(s, `${1}`+Mask+`"`)
+	lower := strings.ToLower(s)
+	if strings.Contains(lower, "authorization") {
+		s = reAuthField.ReplaceAllStringFunc(s, func(m string) string {
+			sm := reAuthField.FindStringSubmatch(m)
+			if sm[2] == "" {
+				return sm[1] + Mask
+			}
+			return sm[1] + sm[2] + " " + Mask
+		})
+	}
+	if strings.Contains(lower, "bearer") || strings.Contains(lower, "basic") {
+		s = reAuthHeader.ReplaceAllString(s, "$1 "+Mask)
+	}
+	if strings.ContainsAny(s, "?&") {
+		s = reQuery.ReplaceAllString(s, "${1}"+Mask)
+	}
+	if strings.Contains(s, "://") && strings.Contains(s, "@") {
+		s = reUserinfo.ReplaceAllString(s, "${1}"+Mask+"@")
+	}
+	if strings.Contains(s, "eyJ") {
+		s = reJWT.ReplaceAllString(s, Mask)
+	}
+	if strings.Contains(s, `"`) {
+		s = reJSONSecret.ReplaceAllString(s, `${1}`+Mask+`"`)
+	}
 	return s
 }

@@ -40,3 +40,15 @@ func TestString(t *testing.T) {
 		t.Errorf("String(...) = %q, lost the host", got)
 	}
 }
+
+func FuzzString(f *testing.F) {
+	for _, s := range []string{"Authorization: Bearer abcdefghijklmnopqrstu", "https://u:p@h/x?sig=abc", `{"token":"x"}`, "plain text"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := String(s)
+		if String(got) != got {
+			t.Fatalf("String is not idempotent on %q: %q then %q", s, got, String(got))
+		}
+	})
+}
