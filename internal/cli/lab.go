@@ -225,17 +225,9 @@ run.`,
 			if o.parallel < 1 || o.parallel > 8 {
 				return &ExitError{Code: 1, Err: fmt.Errorf("--parallel %d: want 1 to 8", o.parallel)}
 			}
-			names := args
-			if len(names) == 0 {
-				names = lab.Builtins()
-			}
-			var topos []*lab.Topology
-			for _, n := range names {
-				t, err := lab.Load(n)
-				if err != nil {
-					return &ExitError{Code: 1, Err: err}
-				}
-				topos = append(topos, t)
+			topos, err := lab.LoadAll(args)
+			if err != nil {
+				return &ExitError{Code: 1, Err: err}
 			}
 			if err := needRoot("lab test"); err != nil {
 				return err

@@ -69,6 +69,23 @@ func Load(nameOrFile string) (*Topology, error) {
 	return LoadFile(nameOrFile)
 }
 
+// LoadAll loads each name or file with Load, every built-in scenario when
+// none is given: what `lab test` runs.
+func LoadAll(namesOrFiles []string) ([]*Topology, error) {
+	if len(namesOrFiles) == 0 {
+		namesOrFiles = Builtins()
+	}
+	topos := make([]*Topology, 0, len(namesOrFiles))
+	for _, n := range namesOrFiles {
+		t, err := Load(n)
+		if err != nil {
+			return nil, err
+		}
+		topos = append(topos, t)
+	}
+	return topos, nil
+}
+
 // Parse reads a topology from YAML; source names it in errors.
 func Parse(b []byte, source string) (*Topology, error) { return parse(b, source, 0) }
 

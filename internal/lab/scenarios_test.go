@@ -44,17 +44,13 @@ func requireNetns(t *testing.T) {
 // each verdict must match the scenario's expect block.
 func TestBuiltinScenarios(t *testing.T) {
 	requireNetns(t)
-	names := lab.Builtins()
+	var names []string
 	if *scenarioFilter != "" {
 		names = strings.Split(*scenarioFilter, ",")
 	}
-	var topos []*lab.Topology
-	for _, n := range names {
-		topo, err := lab.LoadBuiltin(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		topos = append(topos, topo)
+	topos, err := lab.LoadAll(names)
+	if err != nil {
+		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()

@@ -76,17 +76,13 @@ func needRuntime(t *testing.T) string {
 // and nothing of containerd may be left afterwards.
 func TestRuntimeBesideProbe(t *testing.T) {
 	crictl := needRuntime(t)
-	names := lab.Builtins()
+	var names []string
 	if *scenarioFilter != "" {
 		names = strings.Split(*scenarioFilter, ",")
 	}
-	var topos []*lab.Topology
-	for _, n := range names {
-		topo, err := lab.LoadBuiltin(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		topos = append(topos, topo)
+	topos, err := lab.LoadAll(names)
+	if err != nil {
+		t.Fatal(err)
 	}
 	hook := &labhook.Hook{Crictl: crictl}
 	if *update {
