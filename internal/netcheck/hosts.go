@@ -45,7 +45,10 @@ func parseHosts(r io.Reader, name string) (hostsFile, error) {
 		}
 		for _, host := range f[1:] {
 			host = hostKey(host)
-			if host != "" && !slices.Contains(h[host], ip) {
+			if host == "" || strings.HasSuffix(host, ".") {
+				continue // "." or "..": no name a lookup can ask for
+			}
+			if !slices.Contains(h[host], ip) {
 				h[host] = append(h[host], ip)
 			}
 		}
