@@ -4,7 +4,7 @@
 # cross-check, real kube-apiserver) and a short fuzz of every parser.
 #
 #   sudo bash hack/test.sh          # everything (root: network namespaces)
-#   FUZZTIME=0 bash hack/test.sh    # skip the fuzz pass
+#   FUZZTIME=0 bash hack/test.sh    # skip the fuzz pass (FUZZTIME=30s or 100000x: longer)
 #
 # With CI=true a test that cannot run (no root, no containerd) fails.
 set -euo pipefail
@@ -41,8 +41,12 @@ bash hack/controlplane.sh
 log "go test ./..."
 go test -count=1 -timeout 40m -p 2 ./...
 
-# 5. A short fuzz of every parser that reads untrusted input.
-FUZZTIME="${FUZZTIME:-8s}"
+# 5. A short fuzz of every parser that reads untrusted input. The budget is
+#    a count of executions, not a duration: Go 1.26's fuzz coordinator can
+#    report a spurious "context deadline exceeded" when a duration expires
+#    on a loaded machine (golang/go#75804, fixed in Go 1.27). A real finding
+#    still fails the run and writes its input to testdata/fuzz/.
+FUZZTIME="${FUZZTIME:-20000x}"
 if [ "$FUZZTIME" != 0 ]; then
   while read -r pkg target; do
     [ -n "$pkg" ] || continue
