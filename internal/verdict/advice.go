@@ -62,6 +62,12 @@ func Advise(code Code, host string, role Role) []string {
 			out = append(out, fmt.Sprintf("The registry host answered but %s (%s) did not: every host the registry hands out during the pull needs the same path from the node as the registry itself.", host, role))
 		}
 	}
+	switch {
+	case c == ConditionRoute || c == ConditionDNS || c == ConditionEndpointSet && info.Cause != CauseForbidden:
+		out = append(out, "Credentials are not the lever here: an imagePullSecret gives the runtime credentials; it creates no route, changes no resolver and opens no security rule.")
+	case code == TLSUnknownAuthority || code == TLSNameMismatch || code == TLSExpired || code == TLSNotYetValid:
+		out = append(out, "An imagePullSecret does not make an untrusted or wrong certificate valid: trust is node configuration (certs.d CA, the system trust store), the name and validity are the server's.")
+	}
 	switch p {
 	case PlatformECR:
 		switch c {

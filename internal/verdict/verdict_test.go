@@ -103,6 +103,12 @@ func TestDetectPlatformAndAdvice(t *testing.T) {
 	if !containsAny(adv, "prefix-list") {
 		t.Errorf("Advise(CONNECT_TIMEOUT, s3 blob) = %q, want the S3 gateway prefix-list route", adv)
 	}
+	if !containsAny(Advise(ConnectTimeout, "registry.example.com", RoleRegistry), "imagePullSecret") {
+		t.Errorf("Advise(CONNECT_TIMEOUT) does not say that credentials are not the lever")
+	}
+	if containsAny(Advise(RegistryUnauthorized, "registry.example.com", RoleRegistry), "not the lever") {
+		t.Errorf("Advise(REGISTRY_UNAUTHORIZED) says credentials are not the lever")
+	}
 	adv = Advise(DNSNXDomain, "myacr.azurecr.io", RoleRegistry)
 	if !containsAny(adv, "privatelink.azurecr.io") {
 		t.Errorf("Advise(DNS_NXDOMAIN, acr) = %q, want the privatelink zone", adv)
