@@ -33,24 +33,12 @@ for p in "${parts[@]}"; do
   esac
 done
 
-log() { printf '== %s\n' "$*" >&2; }
+. hack/lib.sh
 need_pkgs=(time)
 for p in "${parts[@]}"; do
   [ "$p" = deadpath ] && need_pkgs+=(nftables iproute2 containerd)
 done
-if [ "$(id -u)" = 0 ]; then
-  missing=()
-  for p in "${need_pkgs[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-  done
-  if [ "${#missing[@]}" -gt 0 ]; then
-    log "apt-get install ${missing[*]}"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-  fi
-fi
-GOBIN="$(go env GOPATH)/bin"
-export PATH="$GOBIN:$PATH"
+apt_ensure "${need_pkgs[@]}"
 for p in "${parts[@]}"; do
   case "$p" in
     deadpath)
@@ -58,10 +46,7 @@ for p in "${parts[@]}"; do
         echo "bench/run.sh: deadpath builds network namespaces and runs containerd: run it as root" >&2
         exit 1
       fi
-      if [ ! -x "$GOBIN/crictl" ]; then
-        log "go install crictl"
-        go install sigs.k8s.io/cri-tools/cmd/crictl@v1.37.0
-      fi ;;
+      crictl_ensure ;;
     explain)
       bash hack/controlplane.sh ;;
   esac

@@ -10,29 +10,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-log() { printf '== %s\n' "$*" >&2; }
+. hack/lib.sh
 
 # 1. Debian packages: nftables and iproute2 for the lab, containerd for the
 #    runtime cross-check, time for peak-RSS figures.
-if [ "$(id -u)" = 0 ]; then
-  missing=()
-  for p in nftables iproute2 containerd time; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-  done
-  if [ "${#missing[@]}" -gt 0 ]; then
-    log "apt-get install ${missing[*]}"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-  fi
-fi
+apt_ensure nftables iproute2 containerd time
 
 # 2. crictl, the kubelet's way of asking containerd for a pull.
-GOBIN="$(go env GOPATH)/bin"
-if [ ! -x "$GOBIN/crictl" ]; then
-  log "go install crictl"
-  go install sigs.k8s.io/cri-tools/cmd/crictl@v1.37.0
-fi
-export PATH="$GOBIN:$PATH"
+crictl_ensure
 
 # 3. A real kube-apiserver and etcd, built from Go modules (cached).
 bash hack/controlplane.sh

@@ -1,0 +1,31 @@
+# Shared by hack/test.sh and bench/run.sh: install what the tests and
+# benchmarks need, only when it is missing. Source it; it defines functions.
+
+log() { printf '== %s\n' "$*" >&2; }
+
+# apt_ensure PKG...: install the Debian packages that are missing (as root;
+# without root it does nothing, and the tests that need them say so).
+apt_ensure() {
+  [ "$(id -u)" = 0 ] || return 0
+  local missing=() p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ "${#missing[@]}" -gt 0 ]; then
+    log "apt-get install ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+}
+
+# crictl_ensure: crictl, the kubelet's way of asking containerd for a pull,
+# in $(go env GOPATH)/bin, which goes on PATH.
+crictl_ensure() {
+  local gobin
+  gobin="$(go env GOPATH)/bin"
+  export PATH="$gobin:$PATH"
+  if [ ! -x "$gobin/crictl" ]; then
+    log "go install crictl"
+    go install sigs.k8s.io/cri-tools/cmd/crictl@v1.37.0
+  fi
+}
