@@ -1,22 +1,18 @@
 package hostcfg
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"io"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pullpath/pullpath/internal/labsvc"
 )
 
 type testPKI struct {
@@ -29,34 +25,11 @@ type testPKI struct {
 	notPEM                string
 }
 
-func newCert(t *testing.T, tmpl *x509.Certificate, parent *x509.Certificate, parentKey *ecdsa.PrivateKey) (*x509.Certificate, *ecdsa.PrivateKey, []byte, []byte) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if parent == nil {
-		parent, parentKey = tmpl, key
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cert, key, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
-}
-
+// makePKI writes a lab CA (internal/labsvc's PKI), another CA, a client
+// pair signed by the lab CA and a file that is not PEM.
 func makePKI(t *testing.T) testPKI {
 	t.Helper()
 	dir := t.TempDir()
-	now := time.Now()
 	write := func(name string, b ...[]byte) string {
 		p := filepath.Join(dir, name)
 		var all []byte
@@ -68,25 +41,30 @@ func makePKI(t *testing.T) testPKI {
 		}
 		return p
 	}
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "lab CA"}, NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	ca, caKey, caPEM, _ := newCert(t, caTmpl, nil, nil)
-	_, _, otherPEM, _ := newCert(t, &x509.Certificate{SerialNumber: big.NewInt(9), Subject: pkix.Name{CommonName: "other CA"}, NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}, nil, nil)
-	_, _, srvPEM, srvKey := newCert(t, &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "reg.lab.test"}, DNSNames: []string{"reg.lab.test"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour), ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}, ca, caKey)
-	_, _, cliPEM, cliKey := newCert(t, &x509.Certificate{SerialNumber: big.NewInt(3), Subject: pkix.Name{CommonName: "node"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour), ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}, ca, caKey)
-	serverCert, err := tls.X509KeyPair(srvPEM, srvKey)
+	ca, err := labsvc.NewCA("lab CA")
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool := x509.NewCertPool()
-	pool.AddCert(ca)
+	other, err := labsvc.NewCA("other CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := ca.Issue(labsvc.LeafOptions{DNSNames: []string{"reg.lab.test"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli, err := ca.Issue(labsvc.LeafOptions{DNSNames: []string{"node"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	serverCert, err := srv.TLSCertificate()
+	if err != nil {
+		t.Fatal(err)
+	}
 	return testPKI{
-		dir: dir, caFile: write("ca.crt", caPEM), otherCAFile: write("other.crt", otherPEM),
-		clientCert: write("client.cert", cliPEM), clientKey: write("client.key", cliKey), combined: write("combined.pem", cliPEM, cliKey),
-		serverCert: serverCert, clientPool: pool, notPEM: write("garbage.crt", []byte("this is not a certificate\n")),
+		dir: dir, caFile: write("ca.crt", ca.CertPEM), otherCAFile: write("other.crt", other.CertPEM),
+		clientCert: write("client.cert", cli.CertPEM), clientKey: write("client.key", cli.KeyPEM), combined: write("combined.pem", cli.CertPEM, cli.KeyPEM),
+		serverCert: serverCert, clientPool: ca.Pool(), notPEM: write("garbage.crt", []byte("this is not a certificate\n")),
 	}
 }
 
