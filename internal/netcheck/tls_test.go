@@ -2,15 +2,10 @@ package netcheck
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
 	"fmt"
-	"math/big"
 	"net"
 	"net/url"
 	"strings"
@@ -19,69 +14,43 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/pullpath/pullpath/internal/labsvc"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
-// testCA is a certificate authority made for one test.
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-}
+// testCA is a certificate authority made for one test (the lab's PKI).
+type testCA struct{ *labsvc.CA }
 
 func newCA(t *testing.T, name string) *testCA {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := labsvc.NewCA(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: name},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		IsCA:                  true,
-		KeyUsage:              x509.KeyUsageCertSign,
-		BasicConstraintsValid: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &testCA{cert, key}
+	return &testCA{ca}
 }
 
 // leaf issues a server certificate for names (DNS names or IP addresses)
 // valid from notBefore to notAfter.
 func (ca *testCA) leaf(t *testing.T, notBefore, notAfter time.Time, names ...string) tls.Certificate {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()),
-		Subject:      pkix.Name{CommonName: names[0], Organization: []string{"pullpath test"}},
-		NotBefore:    notBefore,
-		NotAfter:     notAfter,
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
+	opts := labsvc.LeafOptions{NotBefore: notBefore, NotAfter: notAfter}
 	for _, n := range names {
 		if ip := net.ParseIP(n); ip != nil {
-			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+			opts.IPs = append(opts.IPs, ip)
 		} else {
-			tmpl.DNSNames = append(tmpl.DNSNames, n)
+			opts.DNSNames = append(opts.DNSNames, n)
 		}
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
+	l, err := ca.Issue(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+	c, err := l.TLSCertificate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // serve accepts connections on a loopback port and hands each to handle.
@@ -117,7 +86,7 @@ func TestHandshake(t *testing.T) {
 	now := time.Now()
 	trusted, untrusted := newCA(t, "pullpath test CA"), newCA(t, "someone else's CA")
 	roots := x509.NewCertPool()
-	roots.AddCert(trusted.cert)
+	roots.AddCert(trusted.Cert)
 	valid := func(ca *testCA, names ...string) tls.Certificate {
 		return ca.leaf(t, now.Add(-time.Hour), now.Add(time.Hour), names...)
 	}
