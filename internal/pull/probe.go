@@ -14,10 +14,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pullpath/pullpath/internal/hostcfg"
 	"github.com/pullpath/pullpath/internal/netcheck"
 	"github.com/pullpath/pullpath/internal/redact"
 	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/runtimecfg"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -86,9 +86,9 @@ func (o *Options) defaults() {
 type walker struct {
 	opts     Options
 	nc       *netcheck.Checker
-	ref      hostcfg.Ref
+	ref      runtimecfg.Ref
 	platform Platform
-	creds    hostcfg.Credentials
+	creds    runtimecfg.Credentials
 
 	mu         sync.Mutex
 	rep        *report.ProbeReport
@@ -159,14 +159,14 @@ func Probe(ctx context.Context, opts Options) (*report.ProbeReport, error) {
 func (w *walker) walk(ctx context.Context) *failure {
 	// 1. Reference and node configuration.
 	start := time.Now()
-	ref, err := hostcfg.ParseReference(w.opts.Image)
+	ref, err := runtimecfg.ParseReference(w.opts.Image)
 	if err != nil {
 		w.step("reference", "", report.StepFail, verdict.ReferenceInvalid, err.Error(), since(start), 0)
 		return fail(verdict.ReferenceInvalid, verdict.StageReference, "", "", "%v", err)
 	}
 	w.ref = ref
 	w.rep.Reference = report.Reference{Registry: ref.Registry, Host: ref.Host, Repository: ref.Repository, Tag: ref.Tag, Digest: ref.Digest}
-	hosts, err := hostcfg.Hosts(w.opts.CertsDir, w.opts.DockerCertsDir, ref)
+	hosts, err := runtimecfg.Hosts(w.opts.CertsDir, w.opts.DockerCertsDir, ref)
 	if err != nil {
 		return fail(configInvalid, verdict.StageReference, "", "", "%v", err)
 	}
@@ -195,7 +195,7 @@ func (w *walker) walk(ctx context.Context) *failure {
 	return last
 }
 
-func hostRole(h hostcfg.RegistryHost) verdict.Role {
+func hostRole(h runtimecfg.RegistryHost) verdict.Role {
 	if h.Mirror {
 		return verdict.RoleMirror
 	}
@@ -212,7 +212,7 @@ func (w *walker) resetForNextHost() {
 
 // pullFrom runs steps 2 to 8 against one registry host (a mirror or the
 // registry itself).
-func (w *walker) pullFrom(ctx context.Context, h hostcfg.RegistryHost) *failure {
+func (w *walker) pullFrom(ctx context.Context, h runtimecfg.RegistryHost) *failure {
 	role := hostRole(h)
 	tlsCfg, err := h.TLSConfig(w.opts.ExtraCAs)
 	if err != nil {
@@ -271,18 +271,18 @@ func (w *walker) pullFrom(ctx context.Context, h hostcfg.RegistryHost) *failure 
 	return s.blobs(ctx, m)
 }
 
-func (w *walker) credentials(host string) (hostcfg.Credentials, error) {
+func (w *walker) credentials(host string) (runtimecfg.Credentials, error) {
 	if w.opts.Username != "" || w.opts.Password != "" {
-		return hostcfg.Credentials{Username: w.opts.Username, Password: w.opts.Password, Source: "flags"}, nil
+		return runtimecfg.Credentials{Username: w.opts.Username, Password: w.opts.Password, Source: "flags"}, nil
 	}
-	c, err := hostcfg.LoadCredentials(w.opts.DockerConfig, host)
+	c, err := runtimecfg.LoadCredentials(w.opts.DockerConfig, host)
 	if err != nil {
 		return c, err
 	}
 	if c.Anonymous() && host != w.ref.Host {
 		// a mirror without credentials of its own: the runtime uses the
 		// registry's.
-		return hostcfg.LoadCredentials(w.opts.DockerConfig, w.ref.Host)
+		return runtimecfg.LoadCredentials(w.opts.DockerConfig, w.ref.Host)
 	}
 	return c, nil
 }
@@ -362,7 +362,7 @@ func (s *session) tlsFor(u *url.URL) *tls.Config {
 	w := s.w
 	ref := w.ref
 	ref.Registry, ref.Host = u.Host, u.Host
-	if hosts, err := hostcfg.Hosts(w.opts.CertsDir, w.opts.DockerCertsDir, ref); err == nil {
+	if hosts, err := runtimecfg.Hosts(w.opts.CertsDir, w.opts.DockerCertsDir, ref); err == nil {
 		for _, h := range hosts {
 			if !h.Mirror && (h.Source != "" || len(h.CAFiles) > 0 || len(h.ClientPairs) > 0) {
 				if c, err := h.TLSConfig(w.opts.ExtraCAs); err == nil {
@@ -374,7 +374,7 @@ func (s *session) tlsFor(u *url.URL) *tls.Config {
 	if s.tlsCfg != nil {
 		return s.tlsCfg.Clone()
 	}
-	c, err := (hostcfg.RegistryHost{Scheme: "https", Host: u.Host}).TLSConfig(w.opts.ExtraCAs)
+	c, err := (runtimecfg.RegistryHost{Scheme: "https", Host: u.Host}).TLSConfig(w.opts.ExtraCAs)
 	if err != nil {
 		return &tls.Config{}
 	}

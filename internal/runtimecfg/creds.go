@@ -1,4 +1,4 @@
-package hostcfg
+package runtimecfg
 
 import (
 	"context"
@@ -59,7 +59,7 @@ func (c Credentials) String() string {
 }
 
 // GoString keeps %#v as safe as %v.
-func (c Credentials) GoString() string { return "hostcfg.Credentials{" + c.String() + "}" }
+func (c Credentials) GoString() string { return "runtimecfg.Credentials{" + c.String() + "}" }
 
 // CredentialsError is a docker config or credential helper that cannot give
 // credentials: the caller reports CREDENTIALS_ERROR. Source names the file

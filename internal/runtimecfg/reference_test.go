@@ -1,4 +1,4 @@
-package hostcfg
+package runtimecfg
 
 import (
 	"strings"
