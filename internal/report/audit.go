@@ -102,6 +102,10 @@ type Check struct {
 	Summary   string            `json:"summary"`             // one line, naming the object: "rtb-0123 has no route to pl-63a5400a (S3 gateway endpoint vpce-0s3)"
 	Evidence  []string          `json:"evidence,omitempty"`
 	Resources []string          `json:"resources,omitempty"` // ids or ARNs involved
+	// Changes are what this check asks for on this subnet; the report's
+	// top-level Changes merges them over subnets (internal/audit.Finish),
+	// so they are not repeated in the output.
+	Changes []Change `json:"-"`
 }
 
 // AuditComparison is a failing subnet beside a healthy one.

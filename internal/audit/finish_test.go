@@ -1,0 +1,150 @@
+package audit
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/verdict"
+)
+
+type model struct{ denied map[string]bool }
+
+var (
+	routeCheck = New("route", "route to the registry", func(m model, s string) report.Check {
+		if m.denied["route:"+s] {
+			return report.Check{Status: report.CheckFail, Condition: verdict.ConditionRoute, Summary: "rtb-" + s + " has no route",
+				Changes: []report.Change{{Resource: "rtb-" + s, Action: "add the route"}}}
+		}
+		return report.Check{Status: report.CheckPass, Summary: "route ok"}
+	})
+	identityCheck = New("identity", "node role", func(m model, s string) report.Check {
+		if m.denied["identity"] {
+			return report.Check{Status: report.CheckFail, Condition: verdict.ConditionTLSIdentity, Summary: "role lacks ecr:BatchGetImage",
+				Changes: []report.Change{{Resource: "arn:aws:iam::1:role/node", Action: "attach AmazonEC2ContainerRegistryReadOnly", Command: "aws iam attach-role-policy"}}}
+		}
+		return report.Check{Status: report.CheckPass, Summary: "role ok"}
+	})
+	silentCheck = New("silent", "says nothing", func(model, string) report.Check { return report.Check{} })
+)
+
+func build(m model, subnets ...string) *report.AuditReport {
+	r := &report.AuditReport{}
+	for _, s := range subnets {
+		r.Subnets = append(r.Subnets, &report.AuditSubnet{ID: s, Pools: []string{"ng"},
+			Checks: RunAll([]Check[model, string]{routeCheck, identityCheck}, m, s)})
+	}
+	Finish(r)
+	return r
+}
+
+func TestRunAllFillsIDAndNeverPassesSilently(t *testing.T) {
+	got := RunAll([]Check[model, string]{silentCheck, routeCheck}, model{denied: map[string]bool{"route:a": true}}, "a")
+	if got[0].ID != "silent" || got[0].Status != report.CheckWarn || got[0].Title != "says nothing" {
+		t.Errorf("RunAll(silent) = %+v, want id silent, status warn", got[0])
+	}
+	if got[1].Changes[0].Check != "route" {
+		t.Errorf("RunAll(route).Changes[0].Check = %q, want route", got[1].Changes[0].Check)
+	}
+}
+
+func TestWorst(t *testing.T) {
+	tests := []struct {
+		in   []report.CheckStatus
+		want report.CheckStatus
+	}{
+		{nil, report.CheckPass},
+		{[]report.CheckStatus{report.CheckSkip}, report.CheckPass},
+		{[]report.CheckStatus{report.CheckPass, report.CheckWarn}, report.CheckWarn},
+		{[]report.CheckStatus{report.CheckFail, report.CheckWarn, report.CheckPass}, report.CheckFail},
+	}
+	for _, tt := range tests {
+		var cs []report.Check
+		for _, s := range tt.in {
+			cs = append(cs, report.Check{Status: s})
+		}
+		if got := Worst(cs); got != tt.want {
+			t.Errorf("Worst(%v) = %s, want %s", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestOneSubnetFailsBesideHealthy(t *testing.T) {
+	r := build(model{denied: map[string]bool{"route:b": true}}, "a", "b", "c")
+	if r.Verdict.Scope != ScopeSomeSubnets || r.Verdict.Condition != verdict.ConditionRoute || r.Verdict.Status != report.CheckFail {
+		t.Fatalf("verdict = %+v, want some-subnets route fail", r.Verdict)
+	}
+	if r.Subnets[0].ID != "b" {
+		t.Errorf("Subnets[0] = %s, want the failing subnet b first", r.Subnets[0].ID)
+	}
+	if !strings.Contains(r.Verdict.Summary, "only 1 subnet of 3 fail (b)") || !strings.Contains(r.Verdict.Summary, "rtb-b has no route") {
+		t.Errorf("summary = %q", r.Verdict.Summary)
+	}
+	if diff := cmp.Diff([]string{"b"}, r.Verdict.Failing); diff != "" {
+		t.Errorf("failing (-want +got):\n%s", diff)
+	}
+	if r.Comparison == nil || r.Comparison.Failing != "b" || r.Comparison.Healthy != "a" {
+		t.Fatalf("comparison = %+v, want b beside a", r.Comparison)
+	}
+	want := []report.ComparisonRow{
+		{Check: "route", Failing: report.CheckFail, Healthy: report.CheckPass, Differs: true, FailingSummary: "rtb-b has no route", HealthySummary: "route ok"},
+		{Check: "identity", Failing: report.CheckPass, Healthy: report.CheckPass, FailingSummary: "role ok", HealthySummary: "role ok"},
+	}
+	if diff := cmp.Diff(want, r.Comparison.Rows); diff != "" {
+		t.Errorf("rows (-want +got):\n%s", diff)
+	}
+	if ExitCode(r) != 3 {
+		t.Errorf("ExitCode = %d, want 3 (route)", ExitCode(r))
+	}
+}
+
+func TestIdentityFailsEverySubnetAlike(t *testing.T) {
+	r := build(model{denied: map[string]bool{"identity": true, "route:b": true}}, "a", "b")
+	if r.Verdict.Scope != ScopeEverySubnet || r.Verdict.Condition != verdict.ConditionTLSIdentity {
+		t.Fatalf("verdict = %+v, want every-subnet tls-identity", r.Verdict)
+	}
+	if !strings.Contains(r.Verdict.Summary, "one cause for every subnet: identity, not network") {
+		t.Errorf("summary = %q", r.Verdict.Summary)
+	}
+	if r.Comparison != nil {
+		t.Errorf("comparison = %+v, want nil (nothing healthy)", r.Comparison)
+	}
+	// One change for the role, naming both subnets; one for b's table.
+	want := []report.Change{
+		{Resource: "arn:aws:iam::1:role/node", Action: "attach AmazonEC2ContainerRegistryReadOnly", Command: "aws iam attach-role-policy", Check: "identity", Subnets: []string{"a", "b"}},
+		{Resource: "rtb-b", Action: "add the route", Check: "route", Subnets: []string{"b"}},
+	}
+	if diff := cmp.Diff(want, r.Changes); diff != "" {
+		t.Errorf("changes (-want +got):\n%s", diff)
+	}
+	if ExitCode(r) != 6 {
+		t.Errorf("ExitCode = %d, want 6", ExitCode(r))
+	}
+}
+
+func TestAllPass(t *testing.T) {
+	r := build(model{}, "a", "b")
+	if r.Verdict.Status != report.CheckPass || r.Verdict.Scope != ScopeNone || ExitCode(r) != 0 || len(r.Changes) != 0 {
+		t.Errorf("verdict = %+v, changes %v, want pass none", r.Verdict, r.Changes)
+	}
+	if r.Verdict.Summary != "every node subnet passes (2 subnets)" {
+		t.Errorf("summary = %q", r.Verdict.Summary)
+	}
+}
+
+func TestNoSubnetsWarns(t *testing.T) {
+	r := &report.AuditReport{}
+	Finish(r)
+	if r.Verdict.Status != report.CheckWarn || ExitCode(r) != 0 {
+		t.Errorf("verdict = %+v, want warn", r.Verdict)
+	}
+}
+
+func TestEveryFailsDifferently(t *testing.T) {
+	r := build(model{denied: map[string]bool{"route:a": true, "route:b": true}}, "a", "b")
+	// route fails on both, so it is common: a VPC-wide cause.
+	if r.Verdict.Scope != ScopeEverySubnet || !strings.Contains(r.Verdict.Summary, "not one subnet's path") {
+		t.Errorf("verdict = %+v", r.Verdict)
+	}
+}
