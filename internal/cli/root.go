@@ -1,7 +1,7 @@
 // Package cli holds pullpath's commands: flags, validation and output
 // selection. It holds no diagnostic logic: commands call the engines
 // (internal/pull, internal/explain, internal/lab) and hand their reports to
-// internal/report. Only this package decides what is printed and the exit code.
+// internal/printers. Only this package decides what is printed and the exit code.
 package cli
 
 import (
@@ -16,7 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/printers"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -116,13 +116,13 @@ type output struct {
 }
 
 func (o *output) addFlag(cmd *cobra.Command) {
-	cmd.Flags().StringVarP(&o.format, "output", "o", "text", "output format: "+strings.Join(report.Formats, ", "))
+	cmd.Flags().StringVarP(&o.format, "output", "o", "text", "output format: "+strings.Join(printers.Formats, ", "))
 }
 
-func (o *output) validate() error { return report.CheckFormat(o.format) }
+func (o *output) validate() error { return printers.CheckFormat(o.format) }
 
 func (o *output) render(w io.Writer, v any) error {
-	return report.Render(w, o.format, v, report.TextOptions{Color: isTerminal(w)})
+	return printers.Print(w, o.format, v, printers.Options{Color: isTerminal(w)})
 }
 
 func isTerminal(w io.Writer) bool {

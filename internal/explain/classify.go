@@ -15,7 +15,7 @@ import (
 	"net/netip"
 	"strings"
 
-	"github.com/pullpath/pullpath/internal/netcheck"
+	"github.com/pullpath/pullpath/internal/addrscope"
 	"github.com/pullpath/pullpath/internal/redact"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -162,7 +162,7 @@ func publicAddressHint(c Classification) string {
 		return ""
 	}
 	ap, err := netip.ParseAddrPort(c.Address)
-	if err != nil || netcheck.Scope(ap.Addr()) != "public" {
+	if err != nil || addrscope.Of(ap.Addr()) != "public" {
 		return ""
 	}
 	switch verdict.DetectPlatform(c.Host) {

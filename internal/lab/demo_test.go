@@ -3,6 +3,7 @@ package lab_test
 import (
 	"bytes"
 	"context"
+	"github.com/pullpath/pullpath/internal/printers"
 	"os"
 	"strings"
 	"testing"
@@ -53,7 +54,7 @@ func TestDemo(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	if err := report.Render(&buf, "text", rep, report.TextOptions{}); err != nil {
+	if err := printers.Print(&buf, "text", rep, printers.Options{}); err != nil {
 		t.Fatalf("Render(text) = %v", err)
 	}
 	for _, want := range []string{"healthy", "blob-host-down", "CONNECT_REFUSED", "endpoint-set", "blob.lab.test (blob)"} {

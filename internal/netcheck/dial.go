@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pullpath/pullpath/internal/addrscope"
 	"io"
 	"net"
 	"net/netip"
@@ -41,7 +42,7 @@ func (c *Checker) connect(ctx context.Context, a report.Answer, port int) report
 		return res
 	}
 	if res.Scope == "" {
-		res.Scope = Scope(ip)
+		res.Scope = addrscope.Of(ip)
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.ConnectTimeout)
 	defer cancel()

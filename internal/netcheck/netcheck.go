@@ -10,7 +10,6 @@
 //	(*Checker).Resolve(ctx, host string) *report.Resolution
 //	(*Checker).ConnectAll(ctx, answers []report.Answer, port int) []report.AddrResult
 //	(*Checker).Handshake(ctx, addr, serverName string, cfg *tls.Config) *report.TLSInfo
-//	Scope(ip netip.Addr) string
 //	ClassifyDialError(err error) (result string, code verdict.Code)
 //	ClassifyTLSError(err error) verdict.Code
 package netcheck

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pullpath/pullpath/internal/addrscope"
 	"net"
 	"net/netip"
 	"strings"
@@ -370,7 +371,7 @@ func isTimeout(err error) bool {
 func answers(addrs []netip.Addr) []report.Answer {
 	out := make([]report.Answer, len(addrs))
 	for i, a := range addrs {
-		out[i] = report.Answer{Address: a.String(), Scope: Scope(a)}
+		out[i] = report.Answer{Address: a.String(), Scope: addrscope.Of(a)}
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package pull
 import (
 	"context"
 	"fmt"
+	"github.com/pullpath/pullpath/internal/units"
 	"hash"
 	"io"
 	"net/http"
@@ -98,7 +99,7 @@ func (s *session) blobs(parent context.Context, m *manifestDoc) *failure {
 			if s.w.opts.Quick {
 				verb = "first bytes read"
 			}
-			s.w.step(name, r.host, report.StepPass, "", fmt.Sprintf("%s, %s %s", what, humanBytes(list[i].Size), verb), r.ms, r.n)
+			s.w.step(name, r.host, report.StepPass, "", fmt.Sprintf("%s, %s %s", what, units.Bytes(list[i].Size), verb), r.ms, r.n)
 		default:
 			reason := "not run: an earlier blob failed"
 			if first != nil {
@@ -225,7 +226,7 @@ func (s *session) readBlob(ctx context.Context, cancel context.CancelFunc, resp 
 		}
 		if err != nil {
 			if stalled.Load() {
-				return n, fail(verdict.BlobStalled, verdict.StageBlob, ep.rep.Role, host, "blob %s from %s stalled: no bytes for %s after %s of %s", short(d.Digest.String()), host, s.w.opts.StallTimeout, humanBytes(n), humanBytes(d.Size))
+				return n, fail(verdict.BlobStalled, verdict.StageBlob, ep.rep.Role, host, "blob %s from %s stalled: no bytes for %s after %s of %s", short(d.Digest.String()), host, s.w.opts.StallTimeout, units.Bytes(n), units.Bytes(d.Size))
 			}
 			f := requestFailure(err, ep, "reading blob "+short(d.Digest.String()))
 			f.stage = verdict.StageBlob

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/pullpath/pullpath/internal/units"
 	"io"
 	"net/http"
 	"strings"
@@ -105,7 +106,7 @@ func (s *session) manifest(ctx context.Context) (*manifestDoc, *failure) {
 	for _, l := range m.Layers {
 		total += l.Size
 	}
-	s.w.step("manifest", s.reg.rep.Host, report.StepPass, "", fmt.Sprintf("%s: %d layers, %s", shortMT(mt), len(m.Layers), humanBytes(total)), since(start), 0)
+	s.w.step("manifest", s.reg.rep.Host, report.StepPass, "", fmt.Sprintf("%s: %d layers, %s", shortMT(mt), len(m.Layers), units.Bytes(total)), since(start), 0)
 	return m, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/pullpath/pullpath/internal/units"
 	"net/http"
 	"net/url"
 	"os"
@@ -293,7 +294,7 @@ func (w *walker) finish(f *failure) {
 		sum := "the whole pull succeeded from this node"
 		if t := w.rep.Transfer; t != nil {
 			if t.Verified {
-				sum = fmt.Sprintf("the whole pull succeeded from this node: %d blobs, %s, every digest verified", t.Blobs, humanBytes(t.Bytes))
+				sum = fmt.Sprintf("the whole pull succeeded from this node: %d blobs, %s, every digest verified", t.Blobs, units.Bytes(t.Bytes))
 			} else {
 				sum = fmt.Sprintf("every endpoint answered from this node (quick check: the first bytes of %d blobs, digests not verified)", t.Blobs)
 			}
@@ -380,5 +381,3 @@ func (s *session) tlsFor(u *url.URL) *tls.Config {
 	}
 	return c
 }
-
-func humanBytes(n int64) string { return report.HumanBytes(n) }

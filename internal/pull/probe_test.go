@@ -3,6 +3,7 @@ package pull
 import (
 	"context"
 	"encoding/json"
+	"github.com/pullpath/pullpath/internal/printers"
 	"os"
 	"path/filepath"
 	"strings"
@@ -254,10 +255,10 @@ func hasWarning(rep *report.ProbeReport, c verdict.Code) bool {
 func assertNoSecrets(t *testing.T, rep *report.ProbeReport, st *labsvc.Stack) {
 	t.Helper()
 	var b strings.Builder
-	if err := report.Render(&b, "json", rep, report.TextOptions{}); err != nil {
+	if err := printers.Print(&b, "json", rep, printers.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := report.Render(&b, "wide", rep, report.TextOptions{}); err != nil {
+	if err := printers.Print(&b, "wide", rep, printers.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()

@@ -1,7 +1,8 @@
 // Package report holds pullpath's machine-readable reports (apiVersion
-// pullpath/v1) and the renderers that print them. Engines fill reports;
-// only internal/cli decides which renderer runs. No secret is ever stored in
-// a report: URLs are redacted before they get here.
+// pullpath/v1): the types every engine fills, and nothing that prints them
+// (internal/printers does; only internal/cli decides which renderer runs).
+// No secret is ever stored in a report: URLs are redacted before they get
+// here.
 package report
 
 import (

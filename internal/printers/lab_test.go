@@ -1,24 +1,25 @@
-package report
+package printers
 
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/pullpath/pullpath/internal/report"
 	"strings"
 	"testing"
 
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
-func labTestReport() *LabReport {
-	r := NewLabReport(LabModeTest)
-	r.Runs = []*LabRun{
-		{Scenario: "ecr-healthy", Result: LabPass, Verdict: &verdict.Verdict{Status: verdict.StatusOK, Code: verdict.OK},
-			Timings: LabTimings{TotalMS: 1500}},
-		{Scenario: "ecr-sg-drops-443", Result: LabMismatch,
+func labTestReport() *report.LabReport {
+	r := report.NewLabReport(report.LabModeTest)
+	r.Runs = []*report.LabRun{
+		{Scenario: "ecr-healthy", Result: report.LabPass, Verdict: &verdict.Verdict{Status: verdict.StatusOK, Code: verdict.OK},
+			Timings: report.LabTimings{TotalMS: 1500}},
+		{Scenario: "ecr-sg-drops-443", Result: report.LabMismatch,
 			Verdict: &verdict.Verdict{Status: verdict.StatusFail, Condition: verdict.ConditionDNS, Cause: verdict.CauseDNS,
 				Code: verdict.DNSNXDomain, Role: verdict.RoleRegistry, Stage: verdict.StageRegistry},
-			Mismatches: []string{"condition: want route, got dns"}, Timings: LabTimings{TotalMS: 3200}},
-		{Scenario: "broken", Result: LabError, Error: "create namespaces: permission denied"},
+			Mismatches: []string{"condition: want route, got dns"}, Timings: report.LabTimings{TotalMS: 3200}},
+		{Scenario: "broken", Result: report.LabError, Error: "create namespaces: permission denied"},
 	}
 	r.Finish(3)
 	r.DurationMS = 4000
@@ -27,8 +28,8 @@ func labTestReport() *LabReport {
 
 func TestLabReportText(t *testing.T) {
 	var buf bytes.Buffer
-	if err := Render(&buf, "text", labTestReport(), TextOptions{}); err != nil {
-		t.Fatalf("Render(text) = %v", err)
+	if err := Print(&buf, "text", labTestReport(), Options{}); err != nil {
+		t.Fatalf("Print(text) = %v", err)
 	}
 	want := []string{
 		"PASS   ecr-healthy        1.5s  ok OK",
@@ -48,19 +49,19 @@ func TestLabReportText(t *testing.T) {
 
 func TestLabReportJSON(t *testing.T) {
 	var buf bytes.Buffer
-	if err := Render(&buf, "json", labTestReport(), TextOptions{}); err != nil {
-		t.Fatalf("Render(json) = %v", err)
+	if err := Print(&buf, "json", labTestReport(), Options{}); err != nil {
+		t.Fatalf("Print(json) = %v", err)
 	}
 	var back struct {
 		APIVersion, Kind, Mode string
-		Summary                LabSummary
+		Summary                report.LabSummary
 		Runs                   []struct{ Scenario, Result string }
 	}
 	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
 		t.Fatalf("json.Unmarshal = %v", err)
 	}
-	if back.APIVersion != APIVersion || back.Kind != "LabReport" || back.Mode != LabModeTest {
-		t.Errorf("header = %s %s %s, want %s LabReport test", back.APIVersion, back.Kind, back.Mode, APIVersion)
+	if back.APIVersion != report.APIVersion || back.Kind != "LabReport" || back.Mode != report.LabModeTest {
+		t.Errorf("header = %s %s %s, want %s report.LabReport test", back.APIVersion, back.Kind, back.Mode, report.APIVersion)
 	}
 	if s := back.Summary; s.Total != 3 || s.Passed != 1 || s.Mismatch != 1 || s.Errors != 1 {
 		t.Errorf("summary = %+v, want 3 total, 1 passed, 1 mismatch, 1 error", s)

@@ -1,4 +1,8 @@
-package report
+// Package printers renders pullpath's reports (internal/report) for people
+// and scripts: text and wide for a person, json and yaml for scripts. Engines
+// fill reports and never import this package; only internal/cli chooses a
+// format (go-containerregistry's split: pkg/v1 types, printed in cmd/crane).
+package printers
 
 import (
 	"encoding/json"
@@ -7,20 +11,17 @@ import (
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/pullpath/pullpath/internal/report"
 )
 
 // Formats are the values -o accepts.
 var Formats = []string{"text", "wide", "json", "yaml"}
 
-// TextOptions tune the text renderers.
-type TextOptions struct {
+// Options tune the text renderings.
+type Options struct {
 	Wide  bool // every address, every exchange
 	Color bool // the writer is a terminal
-}
-
-// TextWriter is implemented by every report kind: its text rendering.
-type TextWriter interface {
-	WriteText(w io.Writer, o TextOptions) error
 }
 
 // CheckFormat validates an -o value with a one-line error that lists the
@@ -34,9 +35,9 @@ func CheckFormat(format string) error {
 	return fmt.Errorf("unknown output format %q: want one of %s", format, strings.Join(Formats, ", "))
 }
 
-// Render writes v in format. json and yaml are the report itself; text and
-// wide are its TextWriter rendering.
-func Render(w io.Writer, format string, v any, o TextOptions) error {
+// Print writes v in format. json and yaml are the report itself; text and
+// wide are the report's rendering for a person.
+func Print(w io.Writer, format string, v any, o Options) error {
 	if err := CheckFormat(format); err != nil {
 		return err
 	}
@@ -53,10 +54,14 @@ func Render(w io.Writer, format string, v any, o TextOptions) error {
 		_, err = w.Write(b)
 		return err
 	}
-	tw, ok := v.(TextWriter)
-	if !ok {
-		return fmt.Errorf("report %T has no text rendering", v)
-	}
 	o.Wide = o.Wide || format == "wide"
-	return tw.WriteText(w, o)
+	switch r := v.(type) {
+	case *report.ProbeReport:
+		return printProbe(w, r, o)
+	case *report.ExplainReport:
+		return printExplain(w, r, o)
+	case *report.LabReport:
+		return printLab(w, r, o)
+	}
+	return fmt.Errorf("report %T has no text rendering", v)
 }

@@ -1,27 +1,28 @@
-package report
+package printers
 
 import (
 	"fmt"
+	"github.com/pullpath/pullpath/internal/report"
 	"io"
 	"strings"
 	"text/tabwriter"
 )
 
-// WriteText renders a lab report: the probe report of a single run, one line
+// printLab renders a lab report: the probe report of a single run, one line
 // per scenario for a test, two columns for the demo.
-func (r *LabReport) WriteText(w io.Writer, o TextOptions) error {
+func printLab(w io.Writer, r *report.LabReport, o Options) error {
 	switch r.Mode {
-	case LabModeDemo:
-		return r.writeDemo(w, o)
-	case LabModeRun:
-		return r.writeRuns(w, o)
+	case report.LabModeDemo:
+		return labWriteDemo(w, r, o)
+	case report.LabModeRun:
+		return labWriteRuns(w, r, o)
 	}
-	return r.writeTest(w, o)
+	return labWriteTest(w, r, o)
 }
 
 func labSecs(msv float64) string { return fmt.Sprintf("%.1fs", msv/1000) }
 
-func labPaint(o TextOptions, color, s string) string {
+func labPaint(o Options, color, s string) string {
 	if !o.Color {
 		return s
 	}
@@ -34,20 +35,20 @@ const (
 	labYellow = "\x1b[33m"
 )
 
-func labResultWord(o TextOptions, res string) string {
+func labResultWord(o Options, res string) string {
 	switch res {
-	case LabPass:
+	case report.LabPass:
 		return labPaint(o, labGreen, "PASS")
-	case LabMismatch:
+	case report.LabMismatch:
 		return labPaint(o, labRed, "FAIL")
-	case LabError:
+	case report.LabError:
 		return labPaint(o, labRed, "ERROR")
 	}
 	return labPaint(o, labYellow, "RAN")
 }
 
 // verdictLine is "fail route/timeout CONNECT_TIMEOUT on registry HOST".
-func (run *LabRun) verdictLine() string {
+func labVerdictLine(run *report.LabRun) string {
 	v := run.Verdict
 	if v == nil {
 		if run.Error != "" {
@@ -84,19 +85,19 @@ func labJoinCodes[T ~string](cs []T) string {
 	return strings.Join(parts, ",")
 }
 
-func (r *LabReport) writeTest(w io.Writer, o TextOptions) error {
+func labWriteTest(w io.Writer, r *report.LabReport, o Options) error {
 	width := 0
 	for _, run := range r.Runs {
 		width = max(width, len(run.Scenario))
 	}
 	for _, run := range r.Runs {
 		// pad the plain word, then paint it, so colours do not skew columns
-		word := map[string]string{LabPass: "PASS", LabMismatch: "FAIL", LabError: "ERROR"}[run.Result]
+		word := map[string]string{report.LabPass: "PASS", report.LabMismatch: "FAIL", report.LabError: "ERROR"}[run.Result]
 		if word == "" {
 			word = "RAN"
 		}
 		pad := strings.Repeat(" ", 5-len(word))
-		fmt.Fprintf(w, "%s%s  %-*s  %5s  %s\n", labResultWord(o, run.Result), pad, width, run.Scenario, labSecs(run.Timings.TotalMS), run.verdictLine())
+		fmt.Fprintf(w, "%s%s  %-*s  %5s  %s\n", labResultWord(o, run.Result), pad, width, run.Scenario, labSecs(run.Timings.TotalMS), labVerdictLine(run))
 		indent := strings.Repeat(" ", 9)
 		for _, m := range run.Mismatches {
 			fmt.Fprintf(w, "%s%s\n", indent, m)
@@ -118,7 +119,7 @@ func (r *LabReport) writeTest(w io.Writer, o TextOptions) error {
 	return err
 }
 
-func (r *LabReport) writeRuns(w io.Writer, o TextOptions) error {
+func labWriteRuns(w io.Writer, r *report.LabReport, o Options) error {
 	for i, run := range r.Runs {
 		if i > 0 {
 			fmt.Fprintln(w)
@@ -135,13 +136,8 @@ func (r *LabReport) writeRuns(w io.Writer, o TextOptions) error {
 		fmt.Fprintf(w, "  %d namespaces built in %s, services up in %s, probe %s, teardown %s\n\n",
 			run.Namespaces, labSecs(t.BuildMS), labSecs(t.ServicesMS), labSecs(t.ProbeMS), labSecs(t.TeardownMS))
 		if run.Probe != nil {
-			var pw any = run.Probe
-			if tw, ok := pw.(TextWriter); ok {
-				if err := tw.WriteText(w, o); err != nil {
-					return err
-				}
-			} else {
-				labWriteVerdict(w, run)
+			if err := printProbe(w, run.Probe, o); err != nil {
+				return err
 			}
 			fmt.Fprintln(w)
 		} else if run.Verdict != nil {
@@ -159,9 +155,9 @@ func (r *LabReport) writeRuns(w io.Writer, o TextOptions) error {
 			fmt.Fprintf(w, "error: %s\n", run.Error)
 		}
 		switch run.Result {
-		case LabPass:
+		case report.LabPass:
 			fmt.Fprintf(w, "expect: %s, the verdict is the scenario's (%s)\n", labResultWord(o, run.Result), labExpectLine(run.Expect))
-		case LabMismatch:
+		case report.LabMismatch:
 			fmt.Fprintf(w, "expect: %s, want %s\n", labResultWord(o, run.Result), labExpectLine(run.Expect))
 			for _, m := range run.Mismatches {
 				fmt.Fprintf(w, "  %s\n", m)
@@ -174,7 +170,7 @@ func (r *LabReport) writeRuns(w io.Writer, o TextOptions) error {
 	return nil
 }
 
-func labExpectLine(e *LabExpect) string {
+func labExpectLine(e *report.LabExpect) string {
 	if e == nil {
 		return "nothing expected"
 	}
@@ -197,12 +193,12 @@ func labExpectLine(e *LabExpect) string {
 	return strings.Join(parts, ", ")
 }
 
-func labWriteVerdict(w io.Writer, run *LabRun) {
+func labWriteVerdict(w io.Writer, run *report.LabRun) {
 	v := run.Verdict
 	if v == nil {
 		return
 	}
-	fmt.Fprintf(w, "verdict: %s\n", run.verdictLine())
+	fmt.Fprintf(w, "verdict: %s\n", labVerdictLine(run))
 	if v.Endpoint != "" {
 		fmt.Fprintf(w, "  endpoint: %s (%s)\n", v.Endpoint, v.Role)
 	}
@@ -215,23 +211,23 @@ func labWriteVerdict(w io.Writer, run *LabRun) {
 }
 
 // writeDemo puts the demo's runs side by side.
-func (r *LabReport) writeDemo(w io.Writer, o TextOptions) error {
+func labWriteDemo(w io.Writer, r *report.LabReport, o Options) error {
 	fmt.Fprintln(w, "pullpath lab demo: one registry, token service, blob host and DNS server on loopback;")
 	fmt.Fprintln(w, "the same probe a node would run, over two paths.")
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 3, ' ', 0)
-	row := func(label string, f func(*LabRun) string) {
+	row := func(label string, f func(*report.LabRun) string) {
 		cells := []string{label}
 		for _, run := range r.Runs {
 			cells = append(cells, f(run))
 		}
 		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
 	}
-	row("", func(run *LabRun) string { return run.Scenario })
-	row("path", func(run *LabRun) string { return run.Summary })
-	row("image", func(run *LabRun) string { return run.Image })
-	vf := func(f func(*LabRun) string) func(*LabRun) string {
-		return func(run *LabRun) string {
+	row("", func(run *report.LabRun) string { return run.Scenario })
+	row("path", func(run *report.LabRun) string { return run.Summary })
+	row("image", func(run *report.LabRun) string { return run.Image })
+	vf := func(f func(*report.LabRun) string) func(*report.LabRun) string {
+		return func(run *report.LabRun) string {
 			if run.Verdict == nil {
 				return "-"
 			}
@@ -241,24 +237,24 @@ func (r *LabReport) writeDemo(w io.Writer, o TextOptions) error {
 			return "-"
 		}
 	}
-	row("verdict", vf(func(run *LabRun) string {
+	row("verdict", vf(func(run *report.LabRun) string {
 		s := string(run.Verdict.Status)
 		if run.Verdict.Status == "ok" {
 			return labPaint(o, labGreen, s)
 		}
 		return labPaint(o, labRed, s)
 	}))
-	row("code", vf(func(run *LabRun) string { return string(run.Verdict.Code) }))
-	row("condition", vf(func(run *LabRun) string { return string(run.Verdict.Condition) }))
-	row("stage", vf(func(run *LabRun) string { return string(run.Verdict.Stage) }))
-	row("cause", vf(func(run *LabRun) string { return string(run.Verdict.Cause) }))
-	row("endpoint", vf(func(run *LabRun) string {
+	row("code", vf(func(run *report.LabRun) string { return string(run.Verdict.Code) }))
+	row("condition", vf(func(run *report.LabRun) string { return string(run.Verdict.Condition) }))
+	row("stage", vf(func(run *report.LabRun) string { return string(run.Verdict.Stage) }))
+	row("cause", vf(func(run *report.LabRun) string { return string(run.Verdict.Cause) }))
+	row("endpoint", vf(func(run *report.LabRun) string {
 		if run.Verdict.Endpoint == "" {
 			return ""
 		}
 		return fmt.Sprintf("%s (%s)", run.Verdict.Endpoint, run.Verdict.Role)
 	}))
-	row("downloaded", func(run *LabRun) string {
+	row("downloaded", func(run *report.LabRun) string {
 		if run.Probe == nil || run.Probe.Transfer == nil {
 			return "-"
 		}
@@ -272,8 +268,8 @@ func (r *LabReport) writeDemo(w io.Writer, o TextOptions) error {
 		}
 		return s
 	})
-	row("exit code", func(run *LabRun) string { return fmt.Sprint(run.ExitCode) })
-	row("time", func(run *LabRun) string { return labSecs(run.Timings.ProbeMS) })
+	row("exit code", func(run *report.LabRun) string { return fmt.Sprint(run.ExitCode) })
+	row("time", func(run *report.LabRun) string { return labSecs(run.Timings.ProbeMS) })
 	if err := tw.Flush(); err != nil {
 		return err
 	}

@@ -1,16 +1,17 @@
-package report
+package printers
 
 import (
 	"fmt"
+	"github.com/pullpath/pullpath/internal/report"
 	"io"
 	"sort"
 	"strings"
 )
 
-// WriteText prints the report for a person: per image, the verdict, failing
+// printExplain prints the report for a person: per image, the verdict, failing
 // and healthy nodes, advice and the next commands; then the findings that
 // belong to no image group. Wide adds every finding and node detail.
-func (r *ExplainReport) WriteText(w io.Writer, o TextOptions) error {
+func printExplain(w io.Writer, r *report.ExplainReport, o Options) error {
 	ew := &explainWriter{w: w}
 	p := ew.printf
 	head := r.Source
@@ -41,9 +42,9 @@ func (r *ExplainReport) WriteText(w io.Writer, o TextOptions) error {
 		}
 		p("  pattern:  %s\n", g.Pattern)
 		p("  verdict:  %s\n", g.Verdict)
-		var failing, healthy []ExplainNode
+		var failing, healthy []report.ExplainNode
 		for _, n := range g.Nodes {
-			if n.Status == NodeStatusFailed {
+			if n.Status == report.NodeStatusFailed {
 				failing = append(failing, n)
 			} else {
 				healthy = append(healthy, n)
@@ -96,7 +97,7 @@ func (r *ExplainReport) WriteText(w io.Writer, o TextOptions) error {
 	if !o.Wide {
 		sort.SliceStable(order, func(i, j int) bool { return seen[order[i]] > seen[order[j]] })
 		for _, k := range order {
-			var f ExplainFinding
+			var f report.ExplainFinding
 			for _, x := range r.Findings {
 				if string(x.Code) == k.code && x.Endpoint == k.endpoint && x.Image == k.image {
 					f = x
@@ -124,7 +125,7 @@ func (r *ExplainReport) WriteText(w io.Writer, o TextOptions) error {
 	return ew.err
 }
 
-func writeExplainNodes(p func(string, ...any), label string, nodes []ExplainNode, wide bool) {
+func writeExplainNodes(p func(string, ...any), label string, nodes []report.ExplainNode, wide bool) {
 	if len(nodes) == 0 {
 		p("  %s:  none\n", label)
 		return
@@ -157,7 +158,7 @@ func writeExplainNodes(p func(string, ...any), label string, nodes []ExplainNode
 			facts = append(facts, fmt.Sprintf("image-cached=%v", *n.HasImage))
 		}
 		ev := ""
-		if n.Status != NodeStatusFailed {
+		if n.Status != report.NodeStatusFailed {
 			ev = "  [" + n.Evidence + "]"
 		} else if len(n.Codes) > 0 {
 			cs := make([]string, len(n.Codes))

@@ -1,7 +1,9 @@
-package report
+package printers
 
 import (
 	"fmt"
+	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/units"
 	"io"
 	"strconv"
 	"strings"
@@ -10,9 +12,9 @@ import (
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
-// WriteText renders a probe report for a person: the endpoints, the steps,
+// printProbe renders a probe report for a person: the endpoints, the steps,
 // the verdict and what to do next.
-func (r *ProbeReport) WriteText(w io.Writer, o TextOptions) error {
+func printProbe(w io.Writer, r *report.ProbeReport, o Options) error {
 	p := &printer{w: w, color: o.Color}
 	p.f("%s  %s\n", p.bold("pullpath probe"), r.Image)
 	meta := []string{}
@@ -45,7 +47,7 @@ func (r *ProbeReport) WriteText(w io.Writer, o TextOptions) error {
 			detail = detail[:137] + "..."
 		}
 		ms := ""
-		if s.Status != StepSkip && s.DurationMS > 0 {
+		if s.Status != report.StepSkip && s.DurationMS > 0 {
 			ms = fmt.Sprintf("%.0fms", s.DurationMS)
 		}
 		fmt.Fprintf(tw, "  %s %s\t%s\t%s\t%s\n", p.mark(s.Status), s.Name, s.Endpoint, ms, detail)
@@ -56,7 +58,7 @@ func (r *ProbeReport) WriteText(w io.Writer, o TextOptions) error {
 		if !t.Verified {
 			v = "digests not verified"
 		}
-		p.f("  %d blobs, %s in %s (%.1f MB/s), %s\n", t.Blobs, HumanBytes(t.Bytes), humanMS(t.DurationMS), t.MBps, v)
+		p.f("  %d blobs, %s in %s (%.1f MB/s), %s\n", t.Blobs, units.Bytes(t.Bytes), humanMS(t.DurationMS), t.MBps, v)
 	}
 	p.f("\n")
 
@@ -92,7 +94,7 @@ func (r *ProbeReport) WriteText(w io.Writer, o TextOptions) error {
 	return p.err
 }
 
-func resolveCell(e *Endpoint, wide bool) string {
+func resolveCell(e *report.Endpoint, wide bool) string {
 	r := e.Resolve
 	if r == nil {
 		return "-"
@@ -116,7 +118,7 @@ func resolveCell(e *Endpoint, wide bool) string {
 	return strings.Join(as, ", ") + src
 }
 
-func connectCell(e *Endpoint, wide bool) string {
+func connectCell(e *report.Endpoint, wide bool) string {
 	if len(e.Addresses) == 0 {
 		return "-"
 	}
@@ -137,7 +139,7 @@ func connectCell(e *Endpoint, wide bool) string {
 	return strings.Join(parts, ", ")
 }
 
-func tlsCell(e *Endpoint) string {
+func tlsCell(e *report.Endpoint) string {
 	if e.Scheme == "http" {
 		return "plain http"
 	}
@@ -154,7 +156,7 @@ func tlsCell(e *Endpoint) string {
 	return "verified " + t.Version
 }
 
-func httpCell(e *Endpoint, wide bool) string {
+func httpCell(e *report.Endpoint, wide bool) string {
 	if len(e.HTTP) == 0 {
 		return "-"
 	}
@@ -188,19 +190,6 @@ func humanMS(ms float64) string {
 	return fmt.Sprintf("%.1fs", ms/1000)
 }
 
-// HumanBytes prints a byte count in binary units.
-func HumanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
-}
-
 // printer writes with optional ANSI colour and remembers the first error.
 type printer struct {
 	w     io.Writer
@@ -226,13 +215,13 @@ func (p *printer) bold(s string) string  { return p.paint("1", s) }
 func (p *printer) red(s string) string   { return p.paint("1;31", s) }
 func (p *printer) green(s string) string { return p.paint("1;32", s) }
 
-func (p *printer) mark(s StepStatus) string {
+func (p *printer) mark(s report.StepStatus) string {
 	switch s {
-	case StepPass:
+	case report.StepPass:
 		return p.paint("32", "ok  ")
-	case StepWarn:
+	case report.StepWarn:
 		return p.paint("33", "warn")
-	case StepFail:
+	case report.StepFail:
 		return p.paint("31", "FAIL")
 	}
 	return "skip"

@@ -1,9 +1,10 @@
-package report
+package printers
 
 import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"github.com/pullpath/pullpath/internal/report"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,15 +20,15 @@ func TestProbeReportGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rep ProbeReport
+	var rep report.ProbeReport
 	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatalf("fixture does not parse as a ProbeReport: %v", err)
+		t.Fatalf("fixture does not parse as a report.ProbeReport: %v", err)
 	}
 	for _, format := range Formats {
 		t.Run(format, func(t *testing.T) {
 			var out bytes.Buffer
-			if err := Render(&out, format, &rep, TextOptions{}); err != nil {
-				t.Fatalf("Render(%s): %v", format, err)
+			if err := Print(&out, format, &rep, Options{}); err != nil {
+				t.Fatalf("Print(%s): %v", format, err)
 			}
 			golden := filepath.Join("testdata", "probe-blob-dropped."+format+".golden")
 			if *update {
@@ -40,7 +41,7 @@ func TestProbeReportGolden(t *testing.T) {
 				t.Fatalf("%v (run go test ./internal/report -update)", err)
 			}
 			if out.String() != string(want) {
-				t.Errorf("Render(%s) differs from %s (run go test ./internal/report -update and review the diff):\n%s", format, golden, out.String())
+				t.Errorf("Print(%s) differs from %s (run go test ./internal/report -update and review the diff):\n%s", format, golden, out.String())
 			}
 		})
 	}
@@ -48,12 +49,12 @@ func TestProbeReportGolden(t *testing.T) {
 
 func TestProbeTextNamesTheVerdict(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join("testdata", "valid-probe-blob-dropped.json"))
-	var rep ProbeReport
+	var rep report.ProbeReport
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := Render(&out, "text", &rep, TextOptions{}); err != nil {
+	if err := Print(&out, "text", &rep, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"VERDICT  FAIL  CONNECT_TIMEOUT", "condition endpoint-set", "WHERE TO LOOK", "prefix-list", "skip layer"} {
@@ -61,7 +62,7 @@ func TestProbeTextNamesTheVerdict(t *testing.T) {
 			t.Errorf("text rendering lacks %q:\n%s", want, out.String())
 		}
 	}
-	if err := Render(&out, "xml", &rep, TextOptions{}); err == nil || !strings.Contains(err.Error(), "text, wide, json, yaml") {
-		t.Errorf("Render(xml) error = %v, want one listing the formats", err)
+	if err := Print(&out, "xml", &rep, Options{}); err == nil || !strings.Contains(err.Error(), "text, wide, json, yaml") {
+		t.Errorf("Print(xml) error = %v, want one listing the formats", err)
 	}
 }

@@ -1,4 +1,5 @@
-package netcheck
+// Package addrscope says what kind of network an address belongs to.
+package addrscope
 
 import "net/netip"
 
@@ -8,12 +9,12 @@ var (
 	reserved    = netip.MustParsePrefix("240.0.0.0/4") // includes 255.255.255.255
 )
 
-// Scope classifies an address the way a network engineer reads it: private
+// Of classifies an address the way a network engineer reads it: private
 // (RFC 1918, IPv6 ULA fc00::/7), cgnat (100.64.0.0/10), loopback,
 // link-local, public, or other (unspecified, multicast, reserved, invalid).
 // Documentation ranges (198.51.100.0/24, 203.0.113.0/24, 2001:db8::/32) are
 // public: they stand for public answers in the lab.
-func Scope(ip netip.Addr) string {
+func Of(ip netip.Addr) string {
 	ip = ip.Unmap()
 	switch {
 	case !ip.IsValid(), ip.IsUnspecified(), ip.IsMulticast(),

@@ -1,11 +1,11 @@
-package netcheck
+package addrscope
 
 import (
 	"net/netip"
 	"testing"
 )
 
-func TestScope(t *testing.T) {
+func TestOf(t *testing.T) {
 	tests := []struct {
 		ip   string
 		want string
@@ -42,12 +42,12 @@ func TestScope(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.ip, func(t *testing.T) {
-			if got := Scope(netip.MustParseAddr(tt.ip)); got != tt.want {
-				t.Errorf("Scope(%s) = %q, want %q", tt.ip, got, tt.want)
+			if got := Of(netip.MustParseAddr(tt.ip)); got != tt.want {
+				t.Errorf("Of(%s) = %q, want %q", tt.ip, got, tt.want)
 			}
 		})
 	}
-	if got := Scope(netip.Addr{}); got != "other" {
-		t.Errorf("Scope(zero Addr) = %q, want %q", got, "other")
+	if got := Of(netip.Addr{}); got != "other" {
+		t.Errorf("Of(zero Addr) = %q, want %q", got, "other")
 	}
 }
