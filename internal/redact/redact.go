@@ -96,3 +96,9 @@ func String(s string) string {
 	}
 	return s
 }
+
+var reSecretQueryKey = regexp.MustCompile(`(?i)^(?:x-amz-signature|x-amz-credential|x-amz-security-token|sig|signature|token|access_token|refresh_token|password|code|policy|skoid|sktid)$`)
+
+// SecretQueryKey reports whether a query parameter's value is a secret (a
+// signature, a credential or a token), not evidence such as an expiry.
+func SecretQueryKey(k string) bool { return reSecretQueryKey.MatchString(k) }
