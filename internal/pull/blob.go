@@ -151,8 +151,9 @@ func (s *session) fetchBlob(ctx context.Context, d Descriptor, buf []byte, done 
 			if loc == "" || err != nil || (next.Scheme != "http" && next.Scheme != "https") || next.Host == "" {
 				return 0, ep.rep.Host, fail(verdict.RedirectInvalid, verdict.StageBlob, ep.rep.Role, ep.rep.Host, "%s redirected blob %s to an unusable Location %q", ep.rep.Host, short(d.Digest.String()), redact.URLString(loc))
 			}
+			s.w.sec.AddURL(next)
 			if hop+1 > s.w.opts.MaxRedirects {
-				return 0, ep.rep.Host, fail(verdict.RedirectLoop, verdict.StageBlob, ep.rep.Role, ep.rep.Host, "blob %s was still redirecting after %d hops (last to %s)", short(d.Digest.String()), s.w.opts.MaxRedirects, redact.URL(next))
+				return 0, ep.rep.Host, fail(verdict.RedirectLoop, verdict.StageBlob, ep.rep.Role, ep.rep.Host, "blob %s was still redirecting after %d redirects, containerd's limit (last to %s)", short(d.Digest.String()), s.w.opts.MaxRedirects, redact.URL(next))
 			}
 			if next.Scheme+"://"+next.Host != u.Scheme+"://"+u.Host {
 				ep = s.w.reach(ctx, next, verdict.RoleBlob, "redirect from "+from, s.tlsFor(next))

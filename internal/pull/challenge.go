@@ -1,76 +1,51 @@
 package pull
 
 import (
+	"net/http"
+	"sort"
 	"strings"
 )
 
 // Challenge is one parsed WWW-Authenticate challenge.
 type Challenge struct {
-	Scheme string            // "basic" or "bearer", lower-cased
+	Scheme string            // "basic", "digest" or "bearer", lower-cased
 	Params map[string]string // realm, service, scope, error... (keys lower-cased)
 }
 
-// ParseChallenges parses a WWW-Authenticate header value (RFC 7235): one or
-// more challenges, each a scheme followed by comma-separated auth-params whose
-// values are tokens or quoted strings. It never fails: malformed parts are
-// skipped, and the caller decides whether what is left is usable.
-func ParseChallenges(h string) []Challenge {
-	const max = 16 << 10
-	if len(h) > max {
-		h = h[:max]
+// maxChallenge bounds the bytes of one header value the parser reads.
+const maxChallenge = 16 << 10
+
+// ParseAuthHeader parses the WWW-Authenticate values of h exactly as
+// containerd does (core/remotes/docker/auth/parse.go, ParseAuthHeader):
+// one challenge per header value, its scheme then comma-separated
+// token=token-or-quoted-string params, parsing stopping at the first byte
+// that does not fit; schemes other than basic, digest and bearer dropped;
+// bearer first, then digest, then basic. An unterminated quoted string is
+// an empty value, so a realm without its closing quote is no realm.
+func ParseAuthHeader(h http.Header) []Challenge {
+	out := []Challenge{}
+	for _, v := range h.Values("WWW-Authenticate") {
+		if c, ok := ParseChallenge(v); ok {
+			out = append(out, c)
+		}
 	}
-	var out []Challenge
-	p := &lexer{s: h}
-	for {
-		p.skipSpaceAndCommas()
-		if p.done() {
-			return out
-		}
-		scheme := p.token()
-		if scheme == "" {
-			p.pos++ // not a token character: skip it
-			continue
-		}
-		c := Challenge{Scheme: strings.ToLower(scheme), Params: map[string]string{}}
-		for {
-			p.skipSpace()
-			save := p.pos
-			key := p.token()
-			p.skipSpace()
-			if key == "" || p.done() || p.s[p.pos] != '=' {
-				// not an auth-param: either the next challenge's scheme or
-				// a token68 (Basic's credentials form); rewind and stop.
-				p.pos = save
-				if key != "" && !p.done() && p.s[p.pos] != ',' && c.Params != nil && len(c.Params) == 0 {
-					// token68 directly after the scheme: consume it
-					p.pos += len(key)
-					for !p.done() && p.s[p.pos] == '=' {
-						p.pos++
-					}
-				}
-				break
-			}
-			p.pos++ // '='
-			p.skipSpace()
-			var val string
-			if !p.done() && p.s[p.pos] == '"' {
-				val = p.quoted()
-			} else {
-				val = p.token()
-			}
-			c.Params[strings.ToLower(key)] = val
-			p.skipSpace()
-			if p.done() {
-				break
-			}
-			if p.s[p.pos] == ',' {
-				p.pos++
-				continue
-			}
-			break
-		}
-		out = append(out, c)
+	rank := map[string]int{"bearer": 0, "digest": 1, "basic": 2}
+	sort.SliceStable(out, func(i, j int) bool { return rank[out[i].Scheme] < rank[out[j].Scheme] })
+	return out
+}
+
+// ParseChallenge parses one WWW-Authenticate value (containerd's
+// parseValueAndParams); ok is false for a scheme containerd ignores.
+func ParseChallenge(v string) (Challenge, bool) {
+	if len(v) > maxChallenge {
+		v = v[:maxChallenge]
 	}
+	scheme, params := parseValueAndParams(v)
+	switch scheme {
+	case "basic", "digest", "bearer":
+		return Challenge{Scheme: scheme, Params: params}, true
+	}
+	return Challenge{}, false
 }
 
 // Find returns the first challenge of scheme (lower case).
@@ -83,58 +58,69 @@ func Find(cs []Challenge, scheme string) (Challenge, bool) {
 	return Challenge{}, false
 }
 
-type lexer struct {
-	s   string
-	pos int
-}
-
-func (l *lexer) done() bool { return l.pos >= len(l.s) }
-
-func (l *lexer) skipSpace() {
-	for !l.done() && (l.s[l.pos] == ' ' || l.s[l.pos] == '\t') {
-		l.pos++
+func parseValueAndParams(header string) (string, map[string]string) {
+	params := map[string]string{}
+	value, s := expectToken(header)
+	if value == "" {
+		return "", params
+	}
+	value = strings.ToLower(value)
+	for {
+		var key string
+		key, s = expectToken(skipSpace(s))
+		if key == "" || !strings.HasPrefix(s, "=") {
+			return value, params
+		}
+		var val string
+		val, s = expectTokenOrQuoted(s[1:])
+		params[strings.ToLower(key)] = val
+		s = skipSpace(s)
+		if !strings.HasPrefix(s, ",") {
+			return value, params
+		}
+		s = s[1:]
 	}
 }
 
-func (l *lexer) skipSpaceAndCommas() {
-	for !l.done() && (l.s[l.pos] == ' ' || l.s[l.pos] == '\t' || l.s[l.pos] == ',') {
-		l.pos++
+func skipSpace(s string) string {
+	i := 0
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r' || s[i] == '\n') {
+		i++
 	}
+	return s[i:]
 }
 
-// token reads an RFC 7230 token (plus '/' so token68 values survive).
-func (l *lexer) token() string {
-	start := l.pos
-	for !l.done() && isTokenChar(l.s[l.pos]) {
-		l.pos++
-	}
-	return l.s[start:l.pos]
+// isTokenChar is RFC 2616's token: any CHAR except CTLs and separators.
+func isTokenChar(c byte) bool {
+	return c > 31 && c < 127 && !strings.ContainsRune(" \t\"(),/:;<=>?@[]\\{}", rune(c))
 }
 
-func (l *lexer) quoted() string {
-	l.pos++ // opening quote
+func expectToken(s string) (string, string) {
+	i := 0
+	for i < len(s) && isTokenChar(s[i]) {
+		i++
+	}
+	return s[:i], s[i:]
+}
+
+func expectTokenOrQuoted(s string) (string, string) {
+	if !strings.HasPrefix(s, `"`) {
+		return expectToken(s)
+	}
+	s = s[1:]
 	var b strings.Builder
-	for !l.done() {
-		c := l.s[l.pos]
-		l.pos++
-		switch c {
-		case '\\':
-			if !l.done() {
-				b.WriteByte(l.s[l.pos])
-				l.pos++
-			}
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
 		case '"':
-			return b.String()
+			return b.String(), s[i+1:]
+		case '\\':
+			i++
+			if i < len(s) {
+				b.WriteByte(s[i])
+			}
 		default:
-			b.WriteByte(c)
+			b.WriteByte(s[i])
 		}
 	}
-	return b.String() // unterminated: take what is there
-}
-
-func isTokenChar(c byte) bool {
-	if c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' {
-		return true
-	}
-	return strings.IndexByte("!#$%&'*+-.^_`|~/:", c) >= 0
+	return "", "" // unterminated: containerd gives an empty value and stops
 }

@@ -166,7 +166,7 @@ func (s *session) manifestStatus(resp *http.Response) *failure {
 	switch resp.StatusCode {
 	case http.StatusUnauthorized:
 		es, text := readErrorBody(resp.Body)
-		c, _ := Find(ParseChallenges(resp.Header.Get("WWW-Authenticate")), "bearer")
+		c, _ := Find(ParseAuthHeader(resp.Header), "bearer")
 		msg := firstMessage(es, text)
 		switch {
 		case s.auth == "":

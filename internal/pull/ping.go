@@ -27,7 +27,7 @@ func (s *session) ping(ctx context.Context) *failure {
 		return nil
 	case http.StatusUnauthorized:
 		h := resp.Header.Get("WWW-Authenticate")
-		cs := ParseChallenges(h)
+		cs := ParseAuthHeader(resp.Header)
 		c, ok := Find(cs, "bearer")
 		if !ok {
 			c, ok = Find(cs, "basic")

@@ -38,7 +38,7 @@ type Options struct {
 	Quick          bool          // fetch the first bytes of each blob only
 	HTTPTimeout    time.Duration // wait for response headers; default 30s
 	StallTimeout   time.Duration // a blob body that sends nothing this long is stalled; default 20s
-	MaxRedirects   int           // hops per blob; default 5
+	MaxRedirects   int           // redirects followed per request; default 9, containerd's
 	Concurrency    int           // blobs downloaded at once; default 3, like containerd
 	Progress       func(Progress)
 }
@@ -51,6 +51,14 @@ type Progress struct {
 }
 
 const maxManifestSize = 4 << 20
+
+// MaxRedirects is containerd's redirect limit for one request: its
+// registry client stops at the 10th request of a chain
+// (core/remotes/docker/resolver.go, request.do: CheckRedirect
+// "len(via) >= 10"), and its token client has Go's default policy, the
+// same 10 (net/http defaultCheckRedirect): 9 redirects are followed, the
+// 10th stops the pull.
+const MaxRedirects = 9
 
 // configInvalid marks a node configuration file the walk cannot read
 // (hosts.toml, a CA file): bad input, returned as a one-line error, not a
@@ -65,7 +73,7 @@ func (o *Options) defaults() {
 		o.StallTimeout = 20 * time.Second
 	}
 	if o.MaxRedirects == 0 {
-		o.MaxRedirects = 5
+		o.MaxRedirects = MaxRedirects
 	}
 	if o.Concurrency == 0 {
 		o.Concurrency = 3
@@ -90,6 +98,7 @@ type walker struct {
 	ref      runtimecfg.Ref
 	platform Platform
 	creds    runtimecfg.Credentials
+	sec      *redact.Secrets // every secret of this run, masked in every string of the report
 
 	mu         sync.Mutex
 	rep        *report.ProbeReport
@@ -130,15 +139,19 @@ func Probe(ctx context.Context, opts Options) (*report.ProbeReport, error) {
 		return nil, err
 	}
 	rep.Resolver = nc.Resolver()
-	w := &walker{opts: opts, nc: nc, platform: plat, rep: rep, endpoints: map[string]*endpoint{}}
+	w := &walker{opts: opts, nc: nc, platform: plat, rep: rep, endpoints: map[string]*endpoint{}, sec: redact.NewSecrets()}
+	w.sec.AddBasic(opts.Username, opts.Password)
 	defer w.closeIdle()
 
 	f := w.walk(ctx)
 	if f != nil && f.code == configInvalid {
-		return nil, errors.New(f.summary)
+		return nil, errors.New(w.sec.String(f.summary))
 	}
 	w.finish(f)
 	rep.DurationMS = float64(time.Since(rep.StartedAt).Microseconds()) / 1000
+	// Every string of the report, whatever a server put in it, is masked
+	// against every secret the run held or obtained.
+	w.sec.Scrub(rep)
 	return rep, nil
 }
 
@@ -224,9 +237,11 @@ func (w *walker) pullFrom(ctx context.Context, h runtimecfg.RegistryHost) *failu
 	}
 	creds, cerr := w.credentials(h.Host)
 	if cerr != nil {
-		w.step("credentials", h.Host, report.StepFail, verdict.CredentialsError, redact.String(cerr.Error()), 0, 0)
-		return fail(verdict.CredentialsError, verdict.StageAuth, role, h.Host, "%s", redact.String(cerr.Error()))
+		w.step("credentials", h.Host, report.StepFail, verdict.CredentialsError, cerr.Error(), 0, 0)
+		return fail(verdict.CredentialsError, verdict.StageAuth, role, h.Host, "%s", w.sec.String(cerr.Error()))
 	}
+	w.sec.AddBasic(creds.Username, creds.Password)
+	w.sec.Add(creds.IdentityToken, creds.RegistryToken)
 	w.creds = creds
 	base := &url.URL{Scheme: h.Scheme, Host: h.Host, Path: h.Path}
 	via := "image reference"
@@ -324,7 +339,7 @@ func (w *walker) skipRest(f *failure) {
 func (w *walker) step(name, endpoint string, st report.StepStatus, code verdict.Code, detail string, ms float64, bytes int64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.rep.Steps = append(w.rep.Steps, report.Step{Name: name, Endpoint: endpoint, Status: st, Code: code, Detail: redact.String(detail), DurationMS: ms, Bytes: bytes})
+	w.rep.Steps = append(w.rep.Steps, report.Step{Name: name, Endpoint: endpoint, Status: st, Code: code, Detail: w.sec.String(detail), DurationMS: ms, Bytes: bytes})
 }
 
 func (w *walker) warn(code verdict.Code, endpoint, msg string) {
@@ -341,7 +356,7 @@ func (w *walker) warn(code verdict.Code, endpoint, msg string) {
 			role = e.Role
 		}
 	}
-	w.rep.Warnings = append(w.rep.Warnings, report.Finding{Code: code, Endpoint: endpoint, Message: redact.String(msg), Advice: verdict.Advise(code, endpoint, role)})
+	w.rep.Warnings = append(w.rep.Warnings, report.Finding{Code: code, Endpoint: endpoint, Message: w.sec.String(msg), Advice: verdict.Advise(code, endpoint, role)})
 }
 
 func (w *walker) closeIdle() {

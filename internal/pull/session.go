@@ -67,7 +67,7 @@ func (s *session) send(ep *endpoint, req *http.Request) (*http.Response, error) 
 	resp, err := ep.client.Do(req)
 	ex := report.HTTPExchange{Method: req.Method, URL: redact.URL(req.URL), DurationMS: since(start)}
 	if err != nil {
-		ex.Error = redact.String(err.Error())
+		ex.Error = s.w.sec.String(err.Error())
 	} else {
 		ex.Status = resp.StatusCode
 	}

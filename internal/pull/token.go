@@ -1,6 +1,7 @@
 package pull
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -16,122 +17,306 @@ import (
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
+// maxTokenResponse is the most of a token response the walk reads.
+// containerd reads the whole body; no real token service sends more than a
+// few KiB, and a response this large is said as such, not as "no token".
+const maxTokenResponse = 1 << 20
+
 // authorize is step 6: turn the challenge and the node's credentials into
 // the Authorization value the registry accepts. Bearer challenges send the
 // walk to the token service, a new endpoint of role auth.
 func (s *session) authorize(ctx context.Context) *failure {
-	host := s.reg.rep.Host
 	c := s.challenge
 	if c == nil {
 		return nil
 	}
+	host := s.reg.rep.Host
 	creds := s.w.creds
-	if c.Scheme == "basic" {
-		if creds.Username == "" && creds.Password == "" {
-			s.w.step("token", host, report.StepWarn, "", "Basic challenge and no credentials on this node: the pull is anonymous", 0, 0)
-			return nil
-		}
-		s.auth = "Basic " + base64.StdEncoding.EncodeToString([]byte(creds.Username+":"+creds.Password))
+	switch {
+	case c.Scheme == "basic" && creds.Username == "" && creds.Password == "":
+		s.w.step("token", host, report.StepWarn, "", "Basic challenge and no credentials on this node: the pull is anonymous", 0, 0)
+		return nil
+	case c.Scheme == "basic":
+		s.setAuth("Basic " + base64.StdEncoding.EncodeToString([]byte(creds.Username+":"+creds.Password)))
 		s.w.step("token", host, report.StepPass, "", "Basic credentials: "+creds.String(), 0, 0)
 		return nil
-	}
-	if creds.RegistryToken != "" {
-		s.auth = "Bearer " + creds.RegistryToken
+	case creds.RegistryToken != "":
+		s.setAuth("Bearer " + creds.RegistryToken)
 		s.w.step("token", host, report.StepPass, "", "registry token: "+creds.String(), 0, 0)
 		return nil
 	}
+	return s.bearerToken(ctx)
+}
 
+// setAuth keeps the Authorization value for the registry host and adds it
+// to the run's secrets.
+func (s *session) setAuth(v string) {
+	s.auth = v
+	s.w.sec.AddAuthorization(v)
+}
+
+// bearerToken asks the challenge's realm for a token, in four phases: the
+// realm, the request, the exchange (redirects followed like containerd's
+// client), the answer.
+func (s *session) bearerToken(ctx context.Context) *failure {
 	start := time.Now()
-	realm, err := url.Parse(c.Params["realm"])
-	if err != nil || realm.Host == "" || (realm.Scheme != "https" && realm.Scheme != "http") {
-		f := fail(verdict.ChallengeInvalid, verdict.StageAuth, s.role, host, "the Bearer challenge of %s has no usable realm (%q)", host, truncate(c.Params["realm"], 120))
-		s.w.step("token", host, report.StepFail, f.code, f.summary, since(start), 0)
-		return f
+	tr := &tokenRun{s: s, start: start, scope: "repository:" + s.w.ref.Repository + ":pull"}
+	realm, f := tr.realm()
+	if f != nil {
+		return tr.failed(f)
 	}
 	ep := s.reg
 	if realm.Scheme+"://"+realm.Host != s.base.Scheme+"://"+s.base.Host {
-		ep = s.w.reach(ctx, realm, verdict.RoleAuth, "token realm of "+host, s.tlsFor(realm))
+		ep = s.w.reach(ctx, realm, verdict.RoleAuth, "token realm of "+s.reg.rep.Host, s.tlsFor(realm))
 		if ep.fail != nil {
 			return ep.fail
 		}
 	}
-	scope := "repository:" + s.w.ref.Repository + ":pull"
-	q := realm.Query()
-	if svc := c.Params["service"]; svc != "" {
-		q.Set("service", svc)
+	req, err := tr.request(ctx, realm)
+	if err != nil {
+		return tr.failed(fail(verdict.ChallengeInvalid, verdict.StageAuth, verdict.RoleAuth, realm.Host, "token request to %s: %v", realm.Host, err))
 	}
-	q.Set("scope", scope)
+	resp, ep, f := tr.exchange(ctx, ep, req)
+	if f != nil {
+		return tr.failed(f)
+	}
+	defer resp.Body.Close()
+	tr.ep = ep
+	if f := tr.status(resp); f != nil {
+		return tr.failed(f)
+	}
+	tok, f := tr.token(resp)
+	if f != nil {
+		return tr.failed(f)
+	}
+	s.setAuth("Bearer " + tok)
+	st, note := s.judgeGrant(tok)
+	s.w.step("token", ep.rep.Host, st, "", fmt.Sprintf("token for %s from %s (%s)%s", tr.scope, ep.rep.Host, s.w.creds.String(), note), since(start), 0)
+	return nil
+}
 
-	var req *http.Request
+// judgeGrant decides what a token that was granted means for the pull. A
+// JWT whose access claim grants no pull on the repository is an empty
+// grant (Docker Hub's answer to a repository the identity may not read,
+// or that does not exist): the registry's 401 for the manifest is then
+// ambiguous, and the manifest step says so.
+func (s *session) judgeGrant(tok string) (report.StepStatus, string) {
+	if granted, known := jwtGrantsPull(tok, s.w.ref.Repository); known && !granted {
+		s.grantedEmpty = true
+		return report.StepWarn, ": the token grants no pull on the repository"
+	}
+	return report.StepPass, ""
+}
+
+// tokenRun is one token request as it goes through its phases.
+type tokenRun struct {
+	s     *session
+	start time.Time
+	scope string
+	ep    *endpoint // the endpoint that answered
+	body  []byte    // the POST form, re-sent on 307/308
+}
+
+func (tr *tokenRun) failed(f *failure) *failure {
+	tr.s.w.step("token", f.host, report.StepFail, f.code, f.summary, since(tr.start), 0)
+	return f
+}
+
+// realm parses the challenge's realm as containerd does
+// (core/remotes/docker/auth/fetch.go, GenerateTokenOptions: url.Parse of
+// the realm parameter; a request to it then needs an absolute http(s) URL).
+func (tr *tokenRun) realm() (*url.URL, *failure) {
+	s := tr.s
+	host := s.reg.rep.Host
+	raw := s.challenge.Params["realm"]
+	realm, err := url.Parse(raw)
+	if err != nil || realm.Host == "" || (realm.Scheme != "https" && realm.Scheme != "http") {
+		return nil, fail(verdict.ChallengeInvalid, verdict.StageAuth, s.role, host, "the Bearer challenge of %s has no usable realm (%q)", host, truncate(redact.URLString(raw), 120))
+	}
+	s.w.sec.AddURL(realm)
+	return realm, nil
+}
+
+// request builds the token request: an OAuth2 POST for an identity token,
+// otherwise a GET with the node's Basic credentials (the token
+// specification's form).
+func (tr *tokenRun) request(ctx context.Context, realm *url.URL) (*http.Request, error) {
+	s := tr.s
+	creds := s.w.creds
+	svc := s.challenge.Params["service"]
 	if creds.IdentityToken != "" {
-		form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {creds.IdentityToken}, "service": {c.Params["service"]}, "scope": {scope}, "client_id": {"pullpath"}}
-		req, err = http.NewRequestWithContext(ctx, http.MethodPost, realm.String(), strings.NewReader(form.Encode()))
+		form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {creds.IdentityToken}, "service": {svc}, "scope": {tr.scope}, "client_id": {"pullpath"}}
+		tr.body = []byte(form.Encode())
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, realm.String(), bytes.NewReader(tr.body))
 		if err == nil {
 			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.Header.Set("User-Agent", "pullpath/1")
 		}
-	} else {
-		u := *realm
-		u.RawQuery = q.Encode()
-		req, err = http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-		if err == nil && creds.Username != "" {
+		return req, err
+	}
+	q := realm.Query()
+	if svc != "" {
+		q.Set("service", svc)
+	}
+	q.Set("scope", tr.scope)
+	u := *realm
+	u.RawQuery = q.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err == nil {
+		req.Header.Set("User-Agent", "pullpath/1")
+		if creds.Username != "" {
 			req.SetBasicAuth(creds.Username, creds.Password)
 		}
 	}
-	if err != nil {
-		return fail(verdict.ChallengeInvalid, verdict.StageAuth, verdict.RoleAuth, realm.Host, "token request to %s: %v", realm.Host, err)
+	return req, err
+}
+
+// exchange sends the token request and follows its redirects the way
+// containerd's token client does: containerd fetches tokens with the
+// registry host's http.Client and Go's default redirect policy
+// (core/remotes/docker/auth/fetch.go FetchToken / FetchTokenWithOAuth:
+// client.Do), which follows 301, 302, 303, 307 and 308 and stops at the
+// 10th request (net/http defaultCheckRedirect): 9 redirects. Each new host
+// is walked as an endpoint of role auth (resolve, connect, TLS).
+//
+// Credentials go only to the realm's own host name: Go forwards
+// Authorization to the same host or a subdomain of it; the walk forwards
+// it to the same host only, and a credential in a POST form is left out
+// of a redirect to another host.
+func (tr *tokenRun) exchange(ctx context.Context, ep *endpoint, req *http.Request) (*http.Response, *endpoint, *failure) {
+	s := tr.s
+	origin := req.URL.Hostname()
+	for redirects := 0; ; redirects++ {
+		resp, err := s.send(ep, req)
+		if err != nil {
+			f := requestFailure(err, ep, "the token request")
+			f.stage, f.role = verdict.StageAuth, verdict.RoleAuth
+			return nil, ep, f
+		}
+		loc := resp.Header.Get("Location")
+		if !followedRedirect(resp.StatusCode) || loc == "" {
+			return resp, ep, nil
+		}
+		resp.Body.Close()
+		next, err := req.URL.Parse(loc)
+		if err != nil || (next.Scheme != "http" && next.Scheme != "https") || next.Host == "" {
+			return nil, ep, fail(verdict.RedirectInvalid, verdict.StageAuth, verdict.RoleAuth, ep.rep.Host, "the token service %s redirected to an unusable Location %q", ep.rep.Host, redact.URLString(loc))
+		}
+		s.w.sec.AddURL(next)
+		if redirects+1 > s.w.opts.MaxRedirects {
+			return nil, ep, fail(verdict.RedirectLoop, verdict.StageAuth, verdict.RoleAuth, ep.rep.Host, "the token request was still redirecting after %d redirects, containerd's limit (last to %s)", s.w.opts.MaxRedirects, redact.URL(next))
+		}
+		if next.Scheme+"://"+next.Host != req.URL.Scheme+"://"+req.URL.Host {
+			ep = s.w.reach(ctx, next, verdict.RoleAuth, "redirect of the token request from "+ep.rep.Host, s.tlsFor(next))
+			if ep.fail != nil {
+				return nil, ep, ep.fail
+			}
+		}
+		req, err = tr.redirected(ctx, req, resp.StatusCode, next, next.Hostname() == origin)
+		if err != nil {
+			return nil, ep, fail(verdict.RedirectInvalid, verdict.StageAuth, verdict.RoleAuth, ep.rep.Host, "the token service %s redirected to %s: %v", ep.rep.Host, redact.URL(next), err)
+		}
 	}
-	req.Header.Set("User-Agent", "pullpath/1")
-	resp, err := s.send(ep, req)
+}
+
+// followedRedirect is the set of statuses Go's client follows.
+func followedRedirect(code int) bool {
+	switch code {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		return true
+	}
+	return false
+}
+
+// redirected is the next request of a redirect, by Go's rules
+// (net/http redirectBehavior): 301, 302 and 303 turn a POST into a GET
+// without a body; 307 and 308 keep the method and the body.
+func (tr *tokenRun) redirected(ctx context.Context, prev *http.Request, code int, next *url.URL, sameHost bool) (*http.Request, error) {
+	method, body := prev.Method, tr.body
+	if code != http.StatusTemporaryRedirect && code != http.StatusPermanentRedirect {
+		body = nil
+		if method != http.MethodGet && method != http.MethodHead {
+			method = http.MethodGet
+		}
+	}
+	if method == http.MethodGet {
+		body = nil
+	}
+	if body != nil && !sameHost {
+		form, _ := url.ParseQuery(string(body))
+		form.Del("refresh_token")
+		form.Del("password")
+		body = []byte(form.Encode())
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, next.String(), rd)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range prev.Header {
+		if k == "Authorization" && !sameHost || body == nil && (k == "Content-Type" || k == "Content-Length") {
+			continue
+		}
+		req.Header[k] = v
+	}
+	return req, nil
+}
+
+// status maps the token service's answer to a failure; nil for 2xx.
+func (tr *tokenRun) status(resp *http.Response) *failure {
+	s, ep := tr.s, tr.ep
 	authEP := ep.rep.Host
-	if err != nil {
-		f := requestFailure(err, ep, "the token request")
-		f.stage, f.role = verdict.StageAuth, verdict.RoleAuth
-		s.w.step("token", authEP, report.StepFail, f.code, f.summary, since(start), 0)
-		return f
-	}
-	defer resp.Body.Close()
-	who := creds.String()
+	who := s.w.creds.String()
 	switch resp.StatusCode {
 	case http.StatusOK:
+		return nil
 	case http.StatusUnauthorized:
 		es, text := readErrorBody(resp.Body)
-		f := fail(verdict.AuthUnauthorized, verdict.StageAuth, verdict.RoleAuth, authEP, "the token service %s refused %s (401): %s", authEP, who, redact.String(firstMessage(es, text)))
-		s.w.step("token", authEP, report.StepFail, f.code, f.summary, since(start), 0)
-		return f
+		return fail(verdict.AuthUnauthorized, verdict.StageAuth, verdict.RoleAuth, authEP, "the token service %s refused %s (401): %s", authEP, who, firstMessage(es, text))
 	case http.StatusForbidden:
 		es, text := readErrorBody(resp.Body)
-		f := fail(verdict.AuthForbidden, verdict.StageAuth, verdict.RoleAuth, authEP, "the token service %s refused %s for %s (403): %s", authEP, who, scope, redact.String(firstMessage(es, text)))
-		s.w.step("token", authEP, report.StepFail, f.code, f.summary, since(start), 0)
-		return f
-	default:
-		f := statusFailure(resp, ep, "the token request")
+		return fail(verdict.AuthForbidden, verdict.StageAuth, verdict.RoleAuth, authEP, "the token service %s refused %s for %s (403): %s", authEP, who, tr.scope, firstMessage(es, text))
+	}
+	f := statusFailure(resp, ep, "the token request")
+	f.stage, f.role = verdict.StageAuth, verdict.RoleAuth
+	return f
+}
+
+// token reads the token out of a 200 answer as containerd does
+// (core/remotes/docker/auth/fetch.go FetchToken: "access_token" wins over
+// "token"; an answer with neither is ErrNoToken), within maxTokenResponse.
+func (tr *tokenRun) token(resp *http.Response) (string, *failure) {
+	authEP := tr.ep.rep.Host
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxTokenResponse+1))
+	if err != nil {
+		f := requestFailure(err, tr.ep, "reading the token response")
 		f.stage, f.role = verdict.StageAuth, verdict.RoleAuth
-		s.w.step("token", authEP, report.StepFail, f.code, f.summary, since(start), 0)
-		return f
+		return "", f
+	}
+	if len(b) > maxTokenResponse {
+		return "", fail(verdict.HTTPBadResponse, verdict.StageAuth, verdict.RoleAuth, authEP, "the token response of %s exceeded %d bytes, the probe's read limit for a token", authEP, maxTokenResponse)
 	}
 	var body struct {
-		Token       string `json:"token"`
-		AccessToken string `json:"access_token"`
+		Token        string `json:"token"`
+		AccessToken  string `json:"access_token"`
+		RefreshToken string `json:"refresh_token"`
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&body); err != nil || (body.Token == "" && body.AccessToken == "") {
-		f := fail(verdict.HTTPBadResponse, verdict.StageAuth, verdict.RoleAuth, authEP, "the token service %s answered 200 without a token", authEP)
-		s.w.step("token", authEP, report.StepFail, f.code, f.summary, since(start), 0)
-		return f
+	derr := json.NewDecoder(bytes.NewReader(b)).Decode(&body)
+	tr.s.w.sec.Add(body.Token, body.AccessToken, body.RefreshToken)
+	if derr != nil {
+		return "", fail(verdict.HTTPBadResponse, verdict.StageAuth, verdict.RoleAuth, authEP, "the token service %s answered 200 with a body that is not a token response (%v)", authEP, derr)
 	}
 	tok := body.Token
-	if tok == "" {
+	if body.AccessToken != "" {
 		tok = body.AccessToken
 	}
-	s.auth = "Bearer " + tok
-	detail := fmt.Sprintf("token for %s from %s (%s)", scope, authEP, who)
-	st := report.StepPass
-	if granted, known := jwtGrantsPull(tok, s.w.ref.Repository); known && !granted {
-		s.grantedEmpty = true
-		st = report.StepWarn
-		detail += ": the token grants no pull on the repository"
+	if tok == "" {
+		return "", fail(verdict.HTTPBadResponse, verdict.StageAuth, verdict.RoleAuth, authEP, "the token service %s answered 200 without a token", authEP)
 	}
-	s.w.step("token", authEP, st, "", detail, since(start), 0)
-	return nil
+	return tok, nil
 }
 
 // jwtGrantsPull reads the access claim of a registry JWT (without
