@@ -2,11 +2,14 @@ package measure
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pullpath/pullpath/internal/testenv"
 )
 
 func TestParseTime(t *testing.T) {
@@ -46,10 +49,7 @@ func TestParseTime(t *testing.T) {
 
 func TestRunReportsExitAndRSS(t *testing.T) {
 	if _, err := os.Stat(TimeBinary); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s missing under CI=true: %v", TimeBinary, err)
-		}
-		t.Skipf("%s missing: %v", TimeBinary, err)
+		testenv.Unavailable(t, fmt.Sprintf("%s missing: %v", TimeBinary, err))
 	}
 	tests := []struct {
 		name     string

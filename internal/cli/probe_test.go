@@ -10,6 +10,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/labsvc"
 	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/testenv"
 )
 
 func runCLI(t *testing.T, stdin string, args ...string) (int, string, string) {
@@ -21,25 +22,14 @@ func runCLI(t *testing.T, stdin string, args ...string) (int, string, string) {
 	return code, out.String(), errOut.String()
 }
 
-func startStack(t *testing.T, cfg labsvc.StackConfig) *labsvc.Stack {
-	t.Helper()
-	cfg.Dir = t.TempDir()
-	st, err := labsvc.StartStack(context.Background(), cfg)
-	if err != nil {
-		t.Fatalf("StartStack: %v", err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
-}
-
 func nodeFlags(st *labsvc.Stack) []string {
 	return []string{"--nameserver", st.Nameserver(), "--hosts-file", st.Files.Hosts, "--certs-dir", st.Files.CertsDir,
 		"--connect-timeout", "2s", "--platform", "linux/amd64", "--no-progress"}
 }
 
 func TestProbeCommandExitCodes(t *testing.T) {
-	healthy := startStack(t, labsvc.StackConfig{})
-	blobDown := startStack(t, labsvc.StackConfig{BlobHostDown: true, Addrs: labsvc.StackAddrs{DNS: "127.0.1.53", Registry: "127.0.1.10", Token: "127.0.1.11", Blob: "127.0.1.12", Blob2: "127.0.1.13"}})
+	healthy := testenv.StartStack(t, labsvc.StackConfig{})
+	blobDown := testenv.StartStack(t, labsvc.StackConfig{BlobHostDown: true, Addrs: labsvc.StackAddrs{DNS: "127.0.1.53", Registry: "127.0.1.10", Token: "127.0.1.11", Blob: "127.0.1.12", Blob2: "127.0.1.13"}})
 	tests := []struct {
 		name     string
 		st       *labsvc.Stack
@@ -80,7 +70,7 @@ func TestProbeCommandExitCodes(t *testing.T) {
 }
 
 func TestProbeCommandJSON(t *testing.T) {
-	st := startStack(t, labsvc.StackConfig{Addrs: labsvc.StackAddrs{DNS: "127.0.2.53", Registry: "127.0.2.10", Token: "127.0.2.11", Blob: "127.0.2.12", Blob2: "127.0.2.13"}})
+	st := testenv.StartStack(t, labsvc.StackConfig{Addrs: labsvc.StackAddrs{DNS: "127.0.2.53", Registry: "127.0.2.10", Token: "127.0.2.11", Blob: "127.0.2.12", Blob2: "127.0.2.13"}})
 	args := append([]string{"probe", st.Ref(), "-o", "json", "--docker-config", st.Files.DockerConfig}, nodeFlags(st)...)
 	code, out, errOut := runCLI(t, "", args...)
 	if code != 0 {

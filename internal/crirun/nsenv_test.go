@@ -7,54 +7,29 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/miekg/dns"
-	"golang.org/x/sys/unix"
+	"github.com/pullpath/pullpath/internal/testenv"
 )
 
 // needRuntime skips (or, with CI=true, fails) a test that needs root,
 // network namespaces, containerd and crictl. It returns crictl's path.
 func needRuntime(t *testing.T) string {
 	t.Helper()
-	reason := ""
+	reason := testenv.NetnsReason("containerd", "ctr")
 	crictl := ""
-	switch {
-	case os.Geteuid() != 0:
-		reason = "needs root to create network namespaces and run containerd"
-	default:
-		for _, tool := range []string{"ip", "containerd", "ctr"} {
-			if _, err := exec.LookPath(tool); err != nil {
-				reason = "needs " + tool + " (apt-get install iproute2 containerd)"
-			}
-		}
-		if reason == "" {
-			var err error
-			if crictl, err = findCrictl(""); err != nil {
-				reason = err.Error()
-			}
-		}
-	}
 	if reason == "" {
-		name := fmt.Sprintf("ppcri-probe-%d", os.Getpid())
-		if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
-			reason = "cannot create network namespaces: " + strings.TrimSpace(string(out))
-		} else {
-			_ = exec.Command("ip", "netns", "del", name).Run()
+		var err error
+		if crictl, err = findCrictl(""); err != nil {
+			reason = err.Error()
 		}
 	}
-	if reason == "" {
-		return crictl
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("CI=true and %s", reason)
-	}
-	t.Skip(reason)
-	return ""
+	testenv.Unavailable(t, reason)
+	return crictl
 }
 
 var nsSeq atomic.Int64
@@ -103,29 +78,6 @@ func testNetns(t *testing.T, nameserver string) string {
 	return name
 }
 
-// inNetns runs f on an OS thread switched into namespace ns; the thread is
-// never handed back to the scheduler (it exits with the goroutine), so no
-// other goroutine ever runs in the lab namespace by accident. Sockets f
-// opens stay in ns for their whole life.
-func inNetns(ns string, f func() error) error {
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // no Unlock: the thread dies with the goroutine
-		fd, err := os.Open(filepath.Join("/run/netns", ns))
-		if err != nil {
-			errc <- err
-			return
-		}
-		defer fd.Close()
-		if err := unix.Setns(int(fd.Fd()), unix.CLONE_NEWNET); err != nil {
-			errc <- fmt.Errorf("setns %s: %w", ns, err)
-			return
-		}
-		errc <- f()
-	}()
-	return <-errc
-}
-
 // labDNS is an authoritative answerer for the test zone: A records from
 // its map, NODATA for other types of known names, NXDOMAIN otherwise.
 type labDNS map[string]string
@@ -155,7 +107,7 @@ func startDNS(t *testing.T, ns, addr string, zone labDNS) {
 	t.Helper()
 	var pc net.PacketConn
 	var ln net.Listener
-	err := inNetns(ns, func() (err error) {
+	err := testenv.InNetns(ns, func() (err error) {
 		if pc, err = net.ListenPacket("udp4", addr); err != nil {
 			return err
 		}

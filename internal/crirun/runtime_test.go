@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pullpath/pullpath/internal/labsvc"
+	"github.com/pullpath/pullpath/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite internal/explain/testdata/runtime fixtures from the runtime's real messages")
@@ -104,7 +105,7 @@ func startLab(t *testing.T) *lab {
 			Auth: rg.auth, HtpasswdFile: htpasswd,
 		}
 		var reg *labsvc.Registry
-		if err := inNetns(ns, func() (err error) { reg, err = labsvc.StartRegistry(ctx, cfg); return }); err != nil {
+		if err := testenv.InNetns(ns, func() (err error) { reg, err = labsvc.StartRegistry(ctx, cfg); return }); err != nil {
 			t.Fatalf("StartRegistry(%s): %v", rg.host, err)
 		}
 		t.Cleanup(func() { _ = reg.Close() })

@@ -5,10 +5,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pullpath/pullpath/internal/testenv"
 )
 
 func TestBuildVerifyTeardown(t *testing.T) {
-	needRoot(t)
+	testenv.RequireNetns(t, "nft")
 	topo, err := LoadBuiltin("ecr-healthy")
 	if err != nil {
 		t.Fatal(err)

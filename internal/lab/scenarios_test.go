@@ -3,47 +3,21 @@ package lab_test
 import (
 	"context"
 	"flag"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/pullpath/pullpath/internal/lab"
 	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/testenv"
 )
 
 var scenarioFilter = flag.String("scenarios", "", "comma-separated built-in scenarios to run (default all)")
 
-// requireNetns skips (or with CI=true fails) when namespaces cannot be made.
-func requireNetns(t *testing.T) {
-	t.Helper()
-	reason := ""
-	if os.Geteuid() != 0 {
-		reason = "needs root to create network namespaces"
-	} else if out, err := exec.Command("ip", "netns", "add", "pplcheck0-x").CombinedOutput(); err != nil {
-		reason = "cannot create network namespaces: " + strings.TrimSpace(string(out))
-	} else {
-		exec.Command("ip", "netns", "del", "pplcheck0-x").Run()
-	}
-	for _, tool := range []string{"ip", "nft"} {
-		if _, err := exec.LookPath(tool); err != nil && reason == "" {
-			reason = "needs " + tool + " (apt-get install iproute2 nftables)"
-		}
-	}
-	if reason == "" {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("CI=true and the lab %s", reason)
-	}
-	t.Skip(reason)
-}
-
 // TestBuiltinScenarios is `pullpath lab test` over every built-in scenario:
 // each verdict must match the scenario's expect block.
 func TestBuiltinScenarios(t *testing.T) {
-	requireNetns(t)
+	testenv.RequireNetns(t, "nft")
 	var names []string
 	if *scenarioFilter != "" {
 		names = strings.Split(*scenarioFilter, ",")

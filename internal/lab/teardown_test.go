@@ -15,6 +15,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/lab"
 	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/testenv"
 )
 
 // machineState lists the machine namespace's own veths and nft tables,
@@ -64,7 +65,7 @@ func checkClean(t *testing.T, what, prefix string, before []string) {
 // cannot start (a failure after the namespaces exist), and one cancelled
 // mid-probe (Ctrl-C), and checks that each left nothing behind.
 func TestTeardownLeavesNothing(t *testing.T) {
-	requireNetns(t)
+	testenv.RequireNetns(t, "nft")
 	topo, err := lab.LoadBuiltin("ecr-sg-drops-443")
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +107,7 @@ func TestTeardownLeavesNothing(t *testing.T) {
 // its probe (no teardown runs) and checks that its services died with it
 // and that the next sweep removes everything it left.
 func TestSweepAfterKill(t *testing.T) {
-	requireNetns(t)
+	testenv.RequireNetns(t, "nft")
 	before := machineState(t)
 	cmd := exec.Command(os.Args[0], "lab", "run", "ecr-sg-drops-443")
 	if err := cmd.Start(); err != nil {

@@ -1,4 +1,4 @@
-package labsvc
+package labsvc_test
 
 import (
 	"context"
@@ -21,28 +21,14 @@ import (
 	ggcrv1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+	"github.com/pullpath/pullpath/internal/labsvc"
+	"github.com/pullpath/pullpath/internal/testenv"
 )
-
-// startStack starts a stack for the test and stops it at cleanup.
-func startStack(t *testing.T, cfg StackConfig) *Stack {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	if cfg.Dir == "" {
-		cfg.Dir = t.TempDir()
-	}
-	s, err := StartStack(ctx, cfg)
-	if err != nil {
-		t.Fatalf("StartStack: %v", err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	return s
-}
 
 // pullOpts returns ggcr options that go through the stack's DNS and CA,
 // with the given password (basic credentials; ggcr trades them for a token
 // when the registry asks for one).
-func pullOpts(t *testing.T, s *Stack, password string, timeout time.Duration) []remote.Option {
+func pullOpts(t *testing.T, s *labsvc.Stack, password string, timeout time.Duration) []remote.Option {
 	rt := s.Transport()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	t.Cleanup(cancel)
@@ -58,7 +44,7 @@ func pullOpts(t *testing.T, s *Stack, password string, timeout time.Duration) []
 // pullAll fetches the reference as ggcr would (index or image) and reads
 // every layer to the end, which makes ggcr verify each digest. It returns
 // the number of layer bytes read.
-func pullAll(t *testing.T, s *Stack, opts []remote.Option) (int64, error) {
+func pullAll(t *testing.T, s *labsvc.Stack, opts []remote.Option) (int64, error) {
 	t.Helper()
 	ref, err := name.ParseReference(s.Ref())
 	if err != nil {
@@ -130,7 +116,7 @@ func transportStatus(err error) int {
 
 func TestStackTokenPull(t *testing.T) {
 	t.Parallel()
-	s := startStack(t, StackConfig{})
+	s := testenv.StartStack(t, labsvc.StackConfig{})
 	n, err := pullAll(t, s, pullOpts(t, s, s.Password, 30*time.Second))
 	if err != nil {
 		t.Fatalf("pull %s: %v", s.Ref(), err)
@@ -167,21 +153,21 @@ func TestStackTokenPull(t *testing.T) {
 
 func TestStackScenarios(t *testing.T) {
 	t.Parallel()
-	type check func(t *testing.T, s *Stack, err error)
-	ok := func(t *testing.T, s *Stack, err error) {
+	type check func(t *testing.T, s *labsvc.Stack, err error)
+	ok := func(t *testing.T, s *labsvc.Stack, err error) {
 		if err != nil {
 			t.Fatalf("pull %s: %v, want success", s.Ref(), err)
 		}
 	}
 	wantStatus := func(code int, text string) check {
-		return func(t *testing.T, s *Stack, err error) {
+		return func(t *testing.T, s *labsvc.Stack, err error) {
 			if got := transportStatus(err); got != code || !strings.Contains(err.Error(), text) {
 				t.Fatalf("pull %s = %v (status %d), want status %d mentioning %q", s.Ref(), err, got, code, text)
 			}
 		}
 	}
 	wantErr := func(target func(error) bool, what string) check {
-		return func(t *testing.T, s *Stack, err error) {
+		return func(t *testing.T, s *labsvc.Stack, err error) {
 			if err == nil || !target(err) {
 				t.Fatalf("pull %s = %v, want %s", s.Ref(), err, what)
 			}
@@ -190,7 +176,7 @@ func TestStackScenarios(t *testing.T) {
 	contains := func(text string) check {
 		return wantErr(func(err error) bool { return strings.Contains(err.Error(), text) }, "an error mentioning "+strconvQuote(text))
 	}
-	noAuthAtBlobHost := func(t *testing.T, hosts ...*BlobHost) {
+	noAuthAtBlobHost := func(t *testing.T, hosts ...*labsvc.BlobHost) {
 		for _, b := range hosts {
 			if b == nil {
 				continue
@@ -204,17 +190,17 @@ func TestStackScenarios(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		cfg     StackConfig
+		cfg     labsvc.StackConfig
 		pass    string // "" means the right password
 		timeout time.Duration
 		check   check
-		after   func(t *testing.T, s *Stack)
+		after   func(t *testing.T, s *labsvc.Stack)
 	}{
-		{name: "valid-basic", cfg: StackConfig{Auth: AuthBasic}, check: ok},
-		{name: "valid-none", cfg: StackConfig{Auth: AuthNone}, check: ok},
-		{name: "valid-no-redirect", cfg: StackConfig{NoRedirect: true}, check: ok},
-		{name: "valid-index", cfg: StackConfig{Image: ImageSpec{Platforms: []string{"linux/amd64", "linux/arm64"}, LayerSizes: []int64{5000}}}, check: ok,
-			after: func(t *testing.T, s *Stack) {
+		{name: "valid-basic", cfg: labsvc.StackConfig{Auth: labsvc.AuthBasic}, check: ok},
+		{name: "valid-none", cfg: labsvc.StackConfig{Auth: labsvc.AuthNone}, check: ok},
+		{name: "valid-no-redirect", cfg: labsvc.StackConfig{NoRedirect: true}, check: ok},
+		{name: "valid-index", cfg: labsvc.StackConfig{Image: labsvc.ImageSpec{Platforms: []string{"linux/amd64", "linux/arm64"}, LayerSizes: []int64{5000}}}, check: ok,
+			after: func(t *testing.T, s *labsvc.Stack) {
 				var gets int
 				for _, r := range s.Blob.Requests() {
 					if r.Method == http.MethodGet && r.Status == 200 {
@@ -225,73 +211,73 @@ func TestStackScenarios(t *testing.T) {
 					t.Errorf("blob host served %d GETs for a 2-platform index, want at least 2", gets)
 				}
 			}},
-		{name: "valid-second-hop", cfg: StackConfig{SecondHop: true}, check: ok,
-			after: func(t *testing.T, s *Stack) {
+		{name: "valid-second-hop", cfg: labsvc.StackConfig{SecondHop: true}, check: ok,
+			after: func(t *testing.T, s *labsvc.Stack) {
 				if len(s.Blob2.Requests()) == 0 {
 					t.Errorf("second blob host got no requests, want the layers")
 				}
 				noAuthAtBlobHost(t, s.Blob2)
 			}},
-		{name: "invalid-token-wrong-password", cfg: StackConfig{}, pass: "wrong", check: wantStatus(401, "UNAUTHORIZED")},
-		{name: "invalid-basic-wrong-password", cfg: StackConfig{Auth: AuthBasic}, pass: "wrong", check: wantStatus(401, "UNAUTHORIZED")},
-		{name: "invalid-deny-empty", cfg: StackConfig{UserCannotRead: true, DenyMode: DenyEmpty}, check: wantStatus(401, "UNAUTHORIZED"),
-			after: func(t *testing.T, s *Stack) {
+		{name: "invalid-token-wrong-password", cfg: labsvc.StackConfig{}, pass: "wrong", check: wantStatus(401, "UNAUTHORIZED")},
+		{name: "invalid-basic-wrong-password", cfg: labsvc.StackConfig{Auth: labsvc.AuthBasic}, pass: "wrong", check: wantStatus(401, "UNAUTHORIZED")},
+		{name: "invalid-deny-empty", cfg: labsvc.StackConfig{UserCannotRead: true, DenyMode: labsvc.DenyEmpty}, check: wantStatus(401, "UNAUTHORIZED"),
+			after: func(t *testing.T, s *labsvc.Stack) {
 				for _, r := range s.Token.Requests() {
 					if r.Status != 200 || len(r.Granted) != 0 {
 						t.Errorf("token request %+v, want 200 with nothing granted", r)
 					}
 				}
 			}},
-		{name: "invalid-deny-forbidden", cfg: StackConfig{UserCannotRead: true, DenyMode: DenyForbidden}, check: wantStatus(403, "DENIED")},
-		{name: "invalid-tls-untrusted", cfg: StackConfig{RegistryTLS: TLSUntrustedCA}, check: wantErr(func(err error) bool {
+		{name: "invalid-deny-forbidden", cfg: labsvc.StackConfig{UserCannotRead: true, DenyMode: labsvc.DenyForbidden}, check: wantStatus(403, "DENIED")},
+		{name: "invalid-tls-untrusted", cfg: labsvc.StackConfig{RegistryTLS: labsvc.TLSUntrustedCA}, check: wantErr(func(err error) bool {
 			var e x509.UnknownAuthorityError
 			return errors.As(err, &e)
 		}, "x509.UnknownAuthorityError")},
-		{name: "invalid-tls-expired", cfg: StackConfig{RegistryTLS: TLSExpired}, check: wantErr(func(err error) bool {
+		{name: "invalid-tls-expired", cfg: labsvc.StackConfig{RegistryTLS: labsvc.TLSExpired}, check: wantErr(func(err error) bool {
 			var e x509.CertificateInvalidError
 			return errors.As(err, &e) && e.Reason == x509.Expired && strings.Contains(err.Error(), "expired")
 		}, "an expired certificate")},
-		{name: "invalid-tls-not-yet-valid", cfg: StackConfig{RegistryTLS: TLSNotYetValid}, check: wantErr(func(err error) bool {
+		{name: "invalid-tls-not-yet-valid", cfg: labsvc.StackConfig{RegistryTLS: labsvc.TLSNotYetValid}, check: wantErr(func(err error) bool {
 			var e x509.CertificateInvalidError
 			return errors.As(err, &e) && strings.Contains(err.Error(), "not yet valid")
 		}, "a not-yet-valid certificate")},
-		{name: "invalid-tls-wrong-name", cfg: StackConfig{RegistryTLS: TLSWrongName}, check: wantErr(func(err error) bool {
+		{name: "invalid-tls-wrong-name", cfg: labsvc.StackConfig{RegistryTLS: labsvc.TLSWrongName}, check: wantErr(func(err error) bool {
 			var e x509.HostnameError
 			return errors.As(err, &e)
 		}, "x509.HostnameError")},
-		{name: "invalid-blob-host-down", cfg: StackConfig{BlobHostDown: true}, check: wantErr(func(err error) bool {
+		{name: "invalid-blob-host-down", cfg: labsvc.StackConfig{BlobHostDown: true}, check: wantErr(func(err error) bool {
 			return errors.Is(err, syscall.ECONNREFUSED)
 		}, "connection refused")},
-		{name: "invalid-blob-corrupt", cfg: StackConfig{BlobFaults: BlobFaults{CorruptDigest: "*"}}, check: contains("checksum")},
-		{name: "invalid-blob-truncate", cfg: StackConfig{BlobFaults: BlobFaults{Truncate: "*"}}, check: wantErr(func(err error) bool {
+		{name: "invalid-blob-corrupt", cfg: labsvc.StackConfig{BlobFaults: labsvc.BlobFaults{CorruptDigest: "*"}}, check: contains("checksum")},
+		{name: "invalid-blob-truncate", cfg: labsvc.StackConfig{BlobFaults: labsvc.BlobFaults{Truncate: "*"}}, check: wantErr(func(err error) bool {
 			return errors.Is(err, io.ErrUnexpectedEOF)
 		}, "unexpected EOF")},
-		{name: "invalid-blob-trickle", cfg: StackConfig{BlobFaults: BlobFaults{Trickle: "*"}}, timeout: 2 * time.Second, check: wantErr(func(err error) bool {
+		{name: "invalid-blob-trickle", cfg: labsvc.StackConfig{BlobFaults: labsvc.BlobFaults{Trickle: "*"}}, timeout: 2 * time.Second, check: wantErr(func(err error) bool {
 			return errors.Is(err, context.DeadlineExceeded)
 		}, "the deadline to pass")},
 		// ggcr v0.22 follows a redirect loop until its context ends (no
 		// hop limit), so the loop shows as many hops and a deadline.
-		{name: "invalid-blob-redirect-loop", cfg: StackConfig{BlobFaults: BlobFaults{RedirectLoop: true}}, timeout: time.Second, check: wantErr(func(err error) bool {
+		{name: "invalid-blob-redirect-loop", cfg: labsvc.StackConfig{BlobFaults: labsvc.BlobFaults{RedirectLoop: true}}, timeout: time.Second, check: wantErr(func(err error) bool {
 			return errors.Is(err, context.DeadlineExceeded)
 		}, "the deadline to pass"),
-			after: func(t *testing.T, s *Stack) {
+			after: func(t *testing.T, s *labsvc.Stack) {
 				if n := len(s.Blob.Requests()); n <= 10 {
 					t.Errorf("blob host saw %d requests in a redirect loop, want more than 10 hops", n)
 				}
 			}},
-		{name: "invalid-blob-forbidden", cfg: StackConfig{BlobFaults: BlobFaults{Forbidden: true}}, check: wantStatus(403, "")},
-		{name: "invalid-dns-registry-nxdomain", cfg: StackConfig{DNSBehaviours: map[string]DNSBehaviour{RegistryHostName: DNSNXDomain}}, check: contains("NXDOMAIN")},
-		{name: "invalid-dns-auth-servfail", cfg: StackConfig{DNSBehaviours: map[string]DNSBehaviour{AuthHostName: DNSServFail}}, check: contains("SERVFAIL")},
-		{name: "invalid-dns-blob-refused", cfg: StackConfig{DNSBehaviours: map[string]DNSBehaviour{BlobHostName: DNSRefused}}, check: contains("REFUSED")},
-		{name: "invalid-dns-blob-nodata", cfg: StackConfig{DNSBehaviours: map[string]DNSBehaviour{BlobHostName: DNSNoData}}, check: wantErr(func(err error) bool {
-			return errors.Is(err, ErrDNSNoAddress)
+		{name: "invalid-blob-forbidden", cfg: labsvc.StackConfig{BlobFaults: labsvc.BlobFaults{Forbidden: true}}, check: wantStatus(403, "")},
+		{name: "invalid-dns-registry-nxdomain", cfg: labsvc.StackConfig{DNSBehaviours: map[string]labsvc.DNSBehaviour{labsvc.RegistryHostName: labsvc.DNSNXDomain}}, check: contains("NXDOMAIN")},
+		{name: "invalid-dns-auth-servfail", cfg: labsvc.StackConfig{DNSBehaviours: map[string]labsvc.DNSBehaviour{labsvc.AuthHostName: labsvc.DNSServFail}}, check: contains("SERVFAIL")},
+		{name: "invalid-dns-blob-refused", cfg: labsvc.StackConfig{DNSBehaviours: map[string]labsvc.DNSBehaviour{labsvc.BlobHostName: labsvc.DNSRefused}}, check: contains("REFUSED")},
+		{name: "invalid-dns-blob-nodata", cfg: labsvc.StackConfig{DNSBehaviours: map[string]labsvc.DNSBehaviour{labsvc.BlobHostName: labsvc.DNSNoData}}, check: wantErr(func(err error) bool {
+			return errors.Is(err, labsvc.ErrDNSNoAddress)
 		}, "no address")},
-		{name: "invalid-dns-registry-drop", cfg: StackConfig{DNSBehaviours: map[string]DNSBehaviour{RegistryHostName: DNSDrop}}, check: contains("timeout")},
+		{name: "invalid-dns-registry-drop", cfg: labsvc.StackConfig{DNSBehaviours: map[string]labsvc.DNSBehaviour{labsvc.RegistryHostName: labsvc.DNSDrop}}, check: contains("timeout")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			s := startStack(t, tt.cfg)
+			s := testenv.StartStack(t, tt.cfg)
 			pass := s.Password
 			if tt.pass != "" {
 				pass = tt.pass
@@ -314,7 +300,7 @@ func strconvQuote(s string) string { return `"` + s + `"` }
 
 func TestStackNodeFiles(t *testing.T) {
 	t.Parallel()
-	s := startStack(t, StackConfig{WrongPassword: true, HostsEntries: map[string]string{"registry.lab.test": "127.0.0.10"}})
+	s := testenv.StartStack(t, labsvc.StackConfig{WrongPassword: true, HostsEntries: map[string]string{"registry.lab.test": "127.0.0.10"}})
 	read := func(p string) string {
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -330,7 +316,7 @@ func TestStackNodeFiles(t *testing.T) {
 		t.Errorf("hosts = %q, want the registry entry", h)
 	}
 	if ca := read(filepath.Join(s.Files.CertsDir, s.RegistryHost, "ca.crt")); ca != string(s.CA.CertPEM) {
-		t.Errorf("certs.d/%s/ca.crt is not the lab CA", s.RegistryHost)
+		t.Errorf("certs.d/%s/ca.crt is not the lab labsvc.CA", s.RegistryHost)
 	}
 	var dc struct {
 		Auths map[string]struct {
@@ -345,9 +331,9 @@ func TestStackNodeFiles(t *testing.T) {
 		t.Errorf("config.json auth for %s = %q, want the user with the wrong password", s.RegistryHost, raw)
 	}
 	// The stack's IPs and the node files agree with what DNS answers.
-	ips, err := LookupIP(context.Background(), s.Nameserver(), RegistryHostName)
+	ips, err := labsvc.LookupIP(context.Background(), s.Nameserver(), labsvc.RegistryHostName)
 	if regIP, _, _ := net.SplitHostPort(s.Reg.Addr()); err != nil || len(ips) != 1 || ips[0].String() != regIP {
-		t.Errorf("LookupIP(%s) = %v, %v, want [%s]", RegistryHostName, ips, err, regIP)
+		t.Errorf("LookupIP(%s) = %v, %v, want [%s]", labsvc.RegistryHostName, ips, err, regIP)
 	}
 }
 
@@ -355,7 +341,7 @@ func BenchmarkStackPull8MiB(b *testing.B) {
 	const size = 8 << 20
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s, err := StartStack(ctx, StackConfig{Dir: b.TempDir(), Image: ImageSpec{LayerSizes: []int64{size}}})
+	s, err := labsvc.StartStack(ctx, labsvc.StackConfig{Dir: b.TempDir(), Image: labsvc.ImageSpec{LayerSizes: []int64{size}}})
 	if err != nil {
 		b.Fatalf("StartStack: %v", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/pullpath/pullpath/internal/labsvc"
 	"github.com/pullpath/pullpath/internal/netcheck"
 	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/testenv"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -24,12 +25,7 @@ func probeStack(t *testing.T, cfg labsvc.StackConfig, mut func(*Options, *labsvc
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
-	cfg.Dir = t.TempDir()
-	st, err := labsvc.StartStack(ctx, cfg)
-	if err != nil {
-		t.Fatalf("StartStack: %v", err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := testenv.StartStack(t, cfg)
 	o := Options{
 		Image:        st.Ref(),
 		Platform:     "linux/amd64",

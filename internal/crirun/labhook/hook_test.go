@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/pullpath/pullpath/internal/crirun/labhook"
 	"github.com/pullpath/pullpath/internal/lab"
 	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/testenv"
 )
 
 var (
@@ -37,20 +37,8 @@ func TestMain(m *testing.M) {
 // cannot run here; it returns crictl's path.
 func needRuntime(t *testing.T) string {
 	t.Helper()
-	reason := ""
+	reason := testenv.NetnsReason("nft", "sysctl", "containerd", "ctr")
 	crictl := ""
-	if os.Geteuid() != 0 {
-		reason = "needs root to create network namespaces and run containerd"
-	} else if out, err := exec.Command("ip", "netns", "add", "pplhook0-x").CombinedOutput(); err != nil {
-		reason = "cannot create network namespaces: " + strings.TrimSpace(string(out))
-	} else {
-		_ = exec.Command("ip", "netns", "del", "pplhook0-x").Run()
-	}
-	for _, tool := range []string{"ip", "nft", "sysctl", "containerd", "ctr"} {
-		if _, err := exec.LookPath(tool); err != nil && reason == "" {
-			reason = "needs " + tool + " (apt-get install iproute2 nftables procps containerd)"
-		}
-	}
 	if reason == "" {
 		ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 		defer cancel()
@@ -59,14 +47,8 @@ func needRuntime(t *testing.T) string {
 			reason = err.Error()
 		}
 	}
-	if reason == "" {
-		return crictl
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("CI=true and %s", reason)
-	}
-	t.Skip(reason)
-	return ""
+	testenv.Unavailable(t, reason)
+	return crictl
 }
 
 // TestRuntimeBesideProbe is `pullpath lab test --runtime containerd`: every

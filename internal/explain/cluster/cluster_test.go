@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/testenv"
 	"github.com/pullpath/pullpath/internal/testenv/controlplane"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -31,7 +32,7 @@ func TestMain(m *testing.M) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	cp, cpErr = controlplane.Start(ctx, controlplane.Options{})
 	cancel()
-	if cpErr != nil && errors.Is(cpErr, controlplane.ErrBinariesMissing) && os.Getenv("CI") != "true" {
+	if cpErr != nil && errors.Is(cpErr, controlplane.ErrBinariesMissing) && !testenv.CI() {
 		cpSkip = cpErr.Error()
 		cpErr = nil
 	}

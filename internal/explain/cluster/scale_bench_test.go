@@ -12,6 +12,7 @@ import (
 
 	"github.com/pullpath/pullpath/bench/clusterscale"
 	"github.com/pullpath/pullpath/internal/explain/cluster"
+	"github.com/pullpath/pullpath/internal/testenv"
 	"github.com/pullpath/pullpath/internal/testenv/controlplane"
 )
 
@@ -37,7 +38,7 @@ func BenchmarkExplainAllNamespaces(b *testing.B) {
 	defer cancel()
 	cp, err := controlplane.Start(ctx, controlplane.Options{WorkDir: b.TempDir(), APIServerArgs: []string{"--max-requests-inflight=800", "--max-mutating-requests-inflight=400"}})
 	if err != nil {
-		if os.Getenv("CI") != "true" {
+		if !testenv.CI() {
 			b.Skipf("real control plane unavailable, run hack/controlplane.sh: %v", err)
 		}
 		b.Fatal(err)

@@ -2,8 +2,9 @@ package controlplane
 
 import (
 	"errors"
-	"os"
 	"testing"
+
+	"github.com/pullpath/pullpath/internal/testenv"
 )
 
 // Require starts a control plane for t and stops it when t ends, printing
@@ -14,7 +15,7 @@ func Require(t testing.TB) *ControlPlane {
 	t.Helper()
 	c, err := Start(t.Context(), Options{})
 	if err != nil {
-		if errors.Is(err, ErrBinariesMissing) && os.Getenv("CI") != "true" {
+		if errors.Is(err, ErrBinariesMissing) && !testenv.CI() {
 			t.Skipf("real control plane unavailable, run hack/controlplane.sh: %v", err)
 		}
 		t.Fatalf("start control plane: %v", err)

@@ -1,0 +1,82 @@
+package testenv
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// NetnsDir is where `ip netns` keeps its named namespaces.
+const NetnsDir = "/run/netns"
+
+// InNetns runs f on an OS thread switched into the named network namespace
+// ns (created by `ip netns add`). The thread first unshares its filesystem
+// attributes (CLONE_FS), so nothing f changes leaks to other threads, and
+// is never handed back to the scheduler (it exits with the goroutine): no
+// other goroutine ever runs in ns by accident. Sockets f opens stay in ns
+// for their whole life.
+func InNetns(ns string, f func() error) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // no Unlock: the thread dies with the goroutine
+		fd, err := os.Open(filepath.Join(NetnsDir, ns))
+		if err != nil {
+			errc <- fmt.Errorf("network namespace %s: %w", ns, err)
+			return
+		}
+		defer fd.Close()
+		if err := unix.Unshare(unix.CLONE_FS); err != nil {
+			errc <- fmt.Errorf("unshare CLONE_FS: %w", err)
+			return
+		}
+		if err := unix.Setns(int(fd.Fd()), unix.CLONE_NEWNET); err != nil {
+			errc <- fmt.Errorf("setns %s: %w", ns, err)
+			return
+		}
+		errc <- f()
+	}()
+	return <-errc
+}
+
+// packages names the Debian package that brings each tool the tests use.
+var packages = map[string]string{
+	"ip": "iproute2", "nft": "nftables", "sysctl": "procps",
+	"containerd": "containerd", "ctr": "containerd",
+}
+
+// NetnsReason says why network-namespace tests cannot run here, or "" when
+// they can: it needs root, each of tools on PATH, and a namespace that
+// `ip netns add` can really create (a container without CAP_SYS_ADMIN
+// cannot).
+func NetnsReason(tools ...string) string {
+	if os.Geteuid() != 0 {
+		return "needs root to create network namespaces"
+	}
+	for _, tool := range append([]string{"ip"}, tools...) {
+		if _, err := exec.LookPath(tool); err != nil {
+			if p := packages[tool]; p != "" {
+				return "needs " + tool + " (apt-get install " + p + ")"
+			}
+			return "needs " + tool
+		}
+	}
+	name := fmt.Sprintf("pptestenv%d-x", os.Getpid())
+	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
+		return "cannot create network namespaces: " + strings.TrimSpace(string(out))
+	}
+	_ = exec.Command("ip", "netns", "del", name).Run()
+	return ""
+}
+
+// RequireNetns skips t (fails it under CI=true) unless network namespaces
+// can be created here and each of tools is installed.
+func RequireNetns(t testing.TB, tools ...string) {
+	t.Helper()
+	Unavailable(t, NetnsReason(tools...))
+}
