@@ -1,0 +1,142 @@
+package depguard
+
+import (
+	"bytes"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/pullpath/pullpath/"
+
+// nodeSide are the packages a node runs. A new node-side package (the
+// monitor agent's) is one more line here.
+var nodeSide = []string{
+	"internal/pull",
+	"internal/netcheck",
+	"internal/runtimecfg",
+	"internal/redact",
+	"internal/verdict",
+	"internal/addrscope",
+	"internal/units",
+}
+
+// forbidden are import paths (a module, package or owner) no node-side
+// package may link, even transitively, with the reason shown when one does.
+var forbidden = []struct{ path, why string }{
+	{"github.com/spf13/cobra", "the CLI belongs in internal/cli"},
+	{"k8s.io/client-go", "the node side talks to no apiserver"},
+	{"k8s.io/apimachinery", "the node side talks to no apiserver"},
+	{"sigs.k8s.io/yaml", "YAML is an output format: internal/printers"},
+	{module + "internal/printers", "engines return data; the CLI prints it"},
+	{"github.com/aws", "cloud SDKs belong to the audits (internal/audit/aws)"},
+	{"github.com/Azure", "cloud SDKs belong to the audits (internal/audit/azure)"},
+}
+
+// forbids returns why dep may not be linked on the node side, or "" when
+// it may: dep is a forbidden path or lies under one.
+func forbids(dep string) string {
+	for _, f := range forbidden {
+		if dep == f.path || strings.HasPrefix(dep, f.path+"/") {
+			return f.why
+		}
+	}
+	return ""
+}
+
+func TestForbids(t *testing.T) {
+	tests := []struct {
+		dep  string
+		want bool
+	}{
+		{"github.com/spf13/cobra", true},
+		{"github.com/spf13/pflag", false},
+		{"k8s.io/client-go/kubernetes", true},
+		{"k8s.io/apimachinery/pkg/apis/meta/v1", true},
+		{"sigs.k8s.io/yaml", true},
+		{"sigs.k8s.io/yamlish", false},
+		{module + "internal/printers", true},
+		{module + "internal/report", false},
+		{"github.com/aws/aws-sdk-go-v2/service/ec2", true},
+		{"github.com/awslabs/smithy-go", false},
+		{"github.com/Azure/azure-sdk-for-go/sdk/azcore", true},
+		{"github.com/miekg/dns", false},
+		{"net/http", false},
+	}
+	for _, tt := range tests {
+		if got := forbids(tt.dep) != ""; got != tt.want {
+			t.Errorf("forbids(%q) = %v, want %v", tt.dep, got, tt.want)
+		}
+	}
+}
+
+// TestNodeSideDependencies is go-containerregistry's cmd/crane
+// depcheck_test.go for pullpath: it lists the transitive dependencies of
+// every node-side package with `go list -deps` and fails on any forbidden
+// one, naming the package that links it.
+func TestNodeSideDependencies(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the dependency guard needs the go command: %v", err)
+	}
+	for _, pkg := range nodeSide {
+		t.Run(pkg, func(t *testing.T) {
+			deps := goList(t, goBin, "-deps", "-f", "{{.ImportPath}}", module+pkg)
+			if !slices.Contains(deps, module+pkg) {
+				t.Fatalf("go list -deps %s did not list the package itself: %v", pkg, deps)
+			}
+			for _, d := range deps {
+				if why := forbids(d); why != "" {
+					t.Errorf("%s links %s (%s); import chain: %s", pkg, d, why, chain(t, goBin, module+pkg, d))
+				}
+			}
+		})
+	}
+}
+
+// goList runs `go list ARGS` and returns its lines.
+func goList(t *testing.T, goBin string, args ...string) []string {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd := exec.Command(goBin, append([]string{"list"}, args...)...)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return strings.Fields(string(out))
+}
+
+// chain returns one import path from pkg to dep ("a -> b -> dep"), so a
+// failure says which import to remove.
+func chain(t *testing.T, goBin, pkg, dep string) string {
+	t.Helper()
+	imports := map[string][]string{}
+	for _, line := range goList(t, goBin, "-deps", "-f", "{{.ImportPath}}:{{join .Imports \",\"}}", pkg) {
+		p, is, _ := strings.Cut(line, ":")
+		if is != "" {
+			imports[p] = strings.Split(is, ",")
+		}
+	}
+	prev := map[string]string{pkg: ""}
+	queue := []string{pkg}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		if p == dep {
+			var path []string
+			for q := dep; q != ""; q = prev[q] {
+				path = append([]string{strings.TrimPrefix(q, module)}, path...)
+			}
+			return strings.Join(path, " -> ")
+		}
+		for _, i := range imports[p] {
+			if _, seen := prev[i]; !seen {
+				prev[i] = p
+				queue = append(queue, i)
+			}
+		}
+	}
+	return "(not found)"
+}
