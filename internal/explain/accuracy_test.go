@@ -59,7 +59,8 @@ func runtimeCases(t *testing.T) []runtimeCase {
 }
 
 // TestAccuracy measures the classifier on the whole collected set (the
-// table of real message shapes and the lab's runtime recordings) per
+// table of real message shapes, the lab's runtime recordings and the real
+// multi-attempt messages of attempts_test.go) per
 // expected cause, and prints the table docs/explain.md quotes:
 //
 //	go test ./internal/explain -run TestAccuracy -v
@@ -92,6 +93,9 @@ func TestAccuracy(t *testing.T) {
 	}
 	for _, rc := range runtimeCases(t) {
 		add(verdict.Code(rc.expect["code"]), Classify(rc.msg))
+	}
+	for _, tc := range aggregateCases {
+		add(tc.code, Classify(tc.msg))
 	}
 	causes := make([]string, 0, len(by))
 	for c := range by {

@@ -39,6 +39,10 @@ type Classification struct {
 	Advice     []string          `json:"advice,omitempty"`
 	Ambiguous  bool              `json:"ambiguous,omitempty"`
 	Rule       string            `json:"rule,omitempty"` // the id of the rule that matched; "" when nothing did
+	// Attempts are the attempts of a multi-attempt message (the kubelet's
+	// aggregate over its credentials, CRI-O's mirrors), each classified;
+	// the classification is the one marked Chosen.
+	Attempts []Attempt `json:"attempts,omitempty"`
 }
 
 // Failed reports whether the message is a pull failure.
@@ -81,7 +85,21 @@ func classify(msg string) (c Classification) {
 	if strings.Contains(lower, "failed to push") && !strings.Contains(lower, "pull") {
 		return c // a push, not a pull
 	}
+	if strings.IndexByte(m, '[') >= 0 {
+		if head, items := splitAggregate(m, lower); len(items) > 1 {
+			return classifyAttempts(head, items, nil, true)
+		}
+		if head, items, sources := splitMirrors(m, lower); len(items) > 1 {
+			return classifyAttempts(head, items, sources, false)
+		}
+	}
+	return classifyOne(m, credentialsOf(lower, false))
+}
 
+// classifyOne classifies one attempt (normalized text); cred says whether
+// it presented credentials, for the scope rule.
+func classifyOne(m, cred string) (c Classification) {
+	lower := strings.ToLower(m)
 	tv := newTextView(m, lower)
 	var rule *Rule
 	for i := range Rules {
@@ -123,7 +141,7 @@ func classify(msg string) (c Classification) {
 	// The step the message shows wins over a rule's default, except for
 	// the reference and unpack steps, which no request can contradict.
 	c.Step = stepOf(lower, req)
-	if c.Step == "" || rule.Step == StepReference || rule.Step == StepUnpack {
+	if c.Step == "" || rule.Step == StepReference || rule.Step == StepUnpack || rule.Step == StepRun {
 		c.Step = rule.Step
 	}
 	code := rule.code(c.Step)
@@ -151,6 +169,9 @@ func classify(msg string) (c Classification) {
 	if hint := publicAddressHint(c); hint != "" {
 		c.Advice = append(c.Advice, hint)
 	}
+	if rule.ID != "acr-firewall" {
+		applyScope(&c, cred)
+	}
 	return c
 }
 
@@ -177,6 +198,7 @@ func stepOf(lower string, req request) string {
 	switch {
 	case strings.Contains(lower, "failed to authorize"), strings.Contains(lower, "fetch oauth token"),
 		strings.Contains(lower, "fetch anonymous token"), strings.Contains(lower, "failed to fetch token"),
+		strings.Contains(lower, "unable to retrieve auth token"), // containers/image ErrUnauthorizedForCredentials
 		req.Path == "token":
 		return StepToken
 	case strings.Contains(lower, "error pulling image configuration"):
@@ -214,7 +236,7 @@ func stageOf(step string, code verdict.Code) (verdict.Stage, verdict.Role) {
 		return verdict.StageAuth, verdict.RoleAuth
 	case StepBlob, StepConfig:
 		return verdict.StageBlob, verdict.RoleBlob
-	case StepUnpack:
+	case StepUnpack, StepRun:
 		return verdict.StageBlob, ""
 	}
 	switch code {
@@ -236,6 +258,7 @@ var stepPhrase = map[string]string{
 	StepConfig:   "while downloading the image config blob",
 	StepBlob:     "while downloading a layer blob",
 	StepUnpack:   "while unpacking on the node",
+	StepRun:      "after the pull, when the container started",
 }
 
 func summarize(says string, c Classification) string {

@@ -19,6 +19,7 @@ type NodeInfo struct {
 	Subnet       string
 	SubnetSource string
 	InternalIP   string
+	Arch         string // node.status.nodeInfo: os/architecture, e.g. linux/arm64
 	Created      time.Time
 	// Images are the names and digests of node.status.images, normalized.
 	// ImagesKnown is false when the node's image list was not read.

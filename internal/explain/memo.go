@@ -84,6 +84,12 @@ func (k *Classifier) Finding(m Message) (f report.ExplainFinding, c Classificati
 		Ambiguous: c.Ambiguous, Rule: c.Rule, Summary: c.Summary, Advice: c.Advice,
 		Message: e.message,
 	}
+	for _, a := range c.Attempts {
+		f.Attempts = append(f.Attempts, report.ExplainAttempt{
+			N: a.N, Credentials: a.Credentials, Source: a.Source, Code: a.Code, Cause: a.Cause, Stage: a.Stage,
+			Condition: a.Condition, Endpoint: a.Host, Rule: a.Rule, Summary: a.Summary, Chosen: a.Chosen,
+		})
+	}
 	if m.Kind == "Pod" || m.Kind == "" {
 		f.Pod = joinNS(m.Namespace, m.Object)
 		if m.Object == "" {

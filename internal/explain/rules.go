@@ -17,6 +17,8 @@ type Rule struct {
 	Any []string
 	// All: every one of these lowercase substrings occurs (when set).
 	All []string
+	// Not: none of these lowercase substrings occurs (when set).
+	Not []string
 	// Re: the regexp matches the normalized message (when set).
 	Re *regexp.Regexp
 	// Hint: lowercase phrases at least one of which occurs whenever Re
@@ -56,6 +58,11 @@ func (r *Rule) match(v textView) bool {
 			return false
 		}
 	}
+	for _, s := range r.Not {
+		if strings.Contains(lower, s) {
+			return false
+		}
+	}
 	if r.Re != nil && (len(r.Hint) > 0 && !v.may(r.Hint...) || !r.Re.MatchString(msg)) {
 		return false
 	}
@@ -79,6 +86,7 @@ const (
 	StepConfig    = "config"    // image config blob
 	StepBlob      = "blob"      // layer blob, including redirect hosts
 	StepUnpack    = "unpack"    // after the download, on the node
+	StepRun       = "run"       // after the pull, starting the container
 )
 
 func unauthorizedFor(step string) verdict.Code {
@@ -137,6 +145,13 @@ var Rules = []Rule{
 		Says: "the node's credential helper failed", Source: "docker/dockershim credential helpers; kubelet credential provider"},
 
 	// --- the image itself: platform and unpack (before any generic not-found)
+	{ID: "exec-format-error", Any: []string{"exec format error"},
+		Code: verdict.PlatformNotFound, Step: StepRun,
+		Says: "the image was pulled, but its entrypoint is built for another CPU architecture than the node's (exec format error)",
+		Advice: []string{
+			"The pull worked: no route, resolver, certificate or credential is involved. Compare the platforms the image was built for (`docker buildx imagetools inspect IMAGE`) with the node's architecture (`kubectl get node NODE -o jsonpath='{.status.nodeInfo.architecture}'`): a single-platform image built on amd64 and run on an arm64 pool (or an index entry whose binaries are for another architecture) pulls fine and fails here.",
+		},
+		Source: "runc standard_init_linux.go (exec user process caused: exec format error); kubelet CrashLoopBackOff after Pulled"},
 	{ID: "platform-no-match", Any: []string{"no match for platform in manifest", "no matching manifest for", "no image found in image index for architecture", "no image found in manifest list for architecture"},
 		Code: verdict.PlatformNotFound, Step: StepManifest,
 		Says:   "the image index has no manifest for the node's platform",
@@ -234,6 +249,14 @@ var Rules = []Rule{
 	{ID: "rate-limited", Any: []string{"toomanyrequests", "too many requests", "pull rate limit", "rate exceeded", "status 429"},
 		Code: verdict.RateLimited,
 		Says: "the registry rate-limited the pull", Source: "kata-containers/kata-containers#10109; dell/csi-baremetal#391; ceph/ceph-csi#2029"},
+	{ID: "anonymous-token-refused", All: []string{"fetch anonymous token", "unexpected status"},
+		Not:  []string{"500 internal server error", "502 bad gateway", "503 service unavailable", "504 gateway timeout"},
+		Code: verdict.AuthUnauthorized, Step: StepToken,
+		Says: "the token service refused an anonymous token: the registry wants credentials the node did not send",
+		Advice: []string{
+			"containerd asked for an anonymous token, so it had no credentials for this host: whatever the status (401, 403, 404), give the runtime credentials (imagePullSecrets, the node's credential provider, or CRI auth for a mirror host) rather than changing the identity's permissions.",
+		},
+		Source: "containerd remotes/docker/authorizer.go (failed to fetch anonymous token); kubernetes/kubernetes#66162, containerd/cri#848"},
 	{ID: "pull-access-denied", Any: []string{"repository does not exist or may require", "requested access to the resource is denied", "insufficient_scope"},
 		Code: verdict.AuthAmbiguous, Ambiguous: true,
 		Says: "the registry says the repository does not exist or needs authorization, and will not tell which",

@@ -45,7 +45,8 @@ type ExplainFinding struct {
 	Rule      string            `json:"rule"`
 	Summary   string            `json:"summary"`
 	Advice    []string          `json:"advice,omitempty"`
-	Message   string            `json:"message"` // the original text, redacted and cut to 1 KiB
+	Message   string            `json:"message"`            // the original text, redacted and cut to 1 KiB
+	Attempts  []ExplainAttempt  `json:"attempts,omitempty"` // a multi-attempt message, attempt by attempt
 }
 
 // ExplainGroup correlates everything known about one image.

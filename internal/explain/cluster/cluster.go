@@ -283,6 +283,15 @@ func Explain(ctx context.Context, c kubernetes.Interface, t Target, o Options) (
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%d of %d nodes named by pods or events no longer exist", len(nodes)-len(st.facts.Nodes), len(nodes)))
 	}
 
+	// The node's architecture completes an exec format error.
+	for i := range r.Findings {
+		if f := &r.Findings[i]; f.Rule == "exec-format-error" && f.Node != "" {
+			if arch := st.facts.Nodes[f.Node].Arch; arch != "" {
+				f.Summary += fmt.Sprintf(" (node %s is %s)", f.Node, arch)
+			}
+		}
+	}
+
 	// 5. Correlate.
 	r.Groups = explain.Correlate(st.facts, r.Findings)
 	explain.Summarize(r)
@@ -328,6 +337,18 @@ func eventNode(e *corev1.Event) string {
 		return e.Source.Host
 	}
 	return e.ReportingInstance
+}
+
+// execFormatError: the container's last run ended with exec format error
+// (the kubelet's termination message, or the log tail it keeps with
+// terminationMessagePolicy FallbackToLogsOnError).
+func execFormatError(cs corev1.ContainerStatus) string {
+	for _, t := range []*corev1.ContainerStateTerminated{cs.State.Terminated, cs.LastTerminationState.Terminated} {
+		if t != nil && strings.Contains(t.Message, "exec format error") {
+			return t.Message
+		}
+	}
+	return ""
 }
 
 type failingContainer struct {
@@ -389,6 +410,10 @@ func (s *state) addPod(p *corev1.Pod) {
 		case cs.State.Waiting != nil && pullReasons[cs.State.Waiting.Reason]:
 			o.Failing = true
 			info.failing = append(info.failing, failingContainer{container: cs.Name, image: image, reason: cs.State.Waiting.Reason, message: cs.State.Waiting.Message})
+		case execFormatError(cs) != "":
+			// The pull worked, the binary is for another architecture.
+			o.Failing = true
+			info.failing = append(info.failing, failingContainer{container: cs.Name, image: image, reason: "ExecFormatError", message: execFormatError(cs)})
 		case cs.State.Running != nil, cs.State.Terminated != nil, cs.ImageID != "":
 			o.Running = true
 		default:
@@ -553,6 +578,9 @@ var subnetKeys = []string{
 // FactsOf reads a Node into what the correlation needs.
 func FactsOf(n *corev1.Node) explain.NodeInfo {
 	info := explain.NodeInfo{Name: n.Name, Created: n.CreationTimestamp.Time}
+	if a := n.Status.NodeInfo.Architecture; a != "" {
+		info.Arch = n.Status.NodeInfo.OperatingSystem + "/" + a
+	}
 	for _, k := range poolLabels {
 		if v := n.Labels[k]; v != "" {
 			info.Pool, info.PoolSource = v, "label "+k
