@@ -13,13 +13,16 @@ cd "$(dirname "$0")/.."
 . hack/lib.sh
 
 # 1. Debian packages: nftables and iproute2 for the lab, containerd for the
-#    runtime cross-check, time for peak-RSS figures.
-apt_ensure nftables iproute2 containerd time
+#    runtime cross-check and the lab clusters' nodes, containernetworking-plugins
+#    (bridge, host-local) for their pods, time for peak-RSS figures.
+apt_ensure nftables iproute2 containerd containernetworking-plugins time
 
 # 2. crictl, the kubelet's way of asking containerd for a pull.
 crictl_ensure
 
-# 3. A real kube-apiserver and etcd, built from Go modules (cached).
+# 3. A real kube-apiserver and etcd, and the lab clusters' kubelet,
+#    kube-controller-manager, kube-scheduler and pause, built from Go
+#    modules (cached).
 bash hack/controlplane.sh
 
 # 4. Every test.
