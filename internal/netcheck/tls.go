@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/netip"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/pullpath/pullpath/internal/report"
@@ -142,8 +143,11 @@ func certCode(code verdict.Code) bool {
 // ClassifyTLSError names a TLS handshake failure (also inside the error of
 // an HTTP request): TLS_UNKNOWN_AUTHORITY, TLS_NAME_MISMATCH, TLS_EXPIRED,
 // TLS_NOT_YET_VALID, TLS_HANDSHAKE_TIMEOUT, or TLS_HANDSHAKE_FAILED for
-// everything else (the port does not speak TLS, a protocol alert, ...). It
-// reads the error chain only, never the message; nil is "".
+// everything else (the port does not speak TLS, a protocol alert, ...). A
+// real reset during the handshake (ECONNRESET: what an SNI-filtering
+// firewall does after the ClientHello) is CONNECT_RESET, a route problem,
+// not a TLS one. It reads the error chain only, never the message; nil
+// is "".
 func ClassifyTLSError(err error) verdict.Code {
 	var (
 		ua x509.UnknownAuthorityError
@@ -153,6 +157,8 @@ func ClassifyTLSError(err error) verdict.Code {
 	switch {
 	case err == nil:
 		return ""
+	case errors.Is(err, syscall.ECONNRESET):
+		return verdict.ConnectReset
 	case errors.As(err, &ua):
 		return verdict.TLSUnknownAuthority
 	case errors.As(err, &hn):

@@ -2,6 +2,7 @@ package pull
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"github.com/pullpath/pullpath/internal/units"
 	"hash"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/pullpath/pullpath/internal/redact"
@@ -203,6 +205,13 @@ func (s *session) readBlob(ctx context.Context, cancel context.CancelFunc, resp 
 		}
 		h = d.Digest.Algorithm().Hash()
 	}
+	// A length the server announces that contradicts the descriptor is a
+	// finding before any byte is read: containerd would fail the blob
+	// either way (core/content/helpers.go: a short read, or a commit of
+	// the wrong size).
+	if !s.w.opts.Quick && resp.StatusCode == http.StatusOK && resp.ContentLength >= 0 && resp.ContentLength != d.Size {
+		return 0, fail(verdict.BlobSizeMismatch, verdict.StageBlob, ep.rep.Role, host, "blob %s from %s announces Content-Length %d, the manifest says %d", short(d.Digest.String()), host, resp.ContentLength, d.Size)
+	}
 	limit := d.Size + 1
 	if s.w.opts.Quick {
 		limit = quickBytes
@@ -229,6 +238,9 @@ func (s *session) readBlob(ctx context.Context, cancel context.CancelFunc, resp 
 			if stalled.Load() {
 				return n, fail(verdict.BlobStalled, verdict.StageBlob, ep.rep.Role, host, "blob %s from %s stalled: no bytes for %s after %s of %s", short(d.Digest.String()), host, s.w.opts.StallTimeout, units.Bytes(n), units.Bytes(d.Size))
 			}
+			if truncated(err) {
+				return n, fail(verdict.BlobSizeMismatch, verdict.StageBlob, ep.rep.Role, host, "blob %s from %s ended after %s of %s: the server closed the connection cleanly before the whole blob (truncated, not reset)", short(d.Digest.String()), host, units.Bytes(n), units.Bytes(d.Size))
+			}
 			f := requestFailure(err, ep, "reading blob "+short(d.Digest.String()))
 			f.stage = verdict.StageBlob
 			return n, f
@@ -244,6 +256,13 @@ func (s *session) readBlob(ctx context.Context, cancel context.CancelFunc, resp 
 		return n, fail(verdict.BlobDigestMismatch, verdict.StageBlob, ep.rep.Role, host, "blob %s from %s hashes to %s: the bytes are not what the manifest names", short(d.Digest.String()), host, short(got))
 	}
 	return n, nil
+}
+
+// truncated says a body ended early on a clean close (TLS close_notify, or
+// FIN), not a reset: the server or a proxy ended the response, the route
+// is fine. containerd names it a short read (core/content/helpers.go).
+func truncated(err error) bool {
+	return (errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)) && !errors.Is(err, syscall.ECONNRESET)
 }
 
 func short(d string) string {

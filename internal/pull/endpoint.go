@@ -131,6 +131,9 @@ func (w *walker) check(ctx context.Context, ep *endpoint, tlsCfg *tls.Config) *f
 		r.TLS = info
 		if info.Code != "" {
 			w.step("tls", name, report.StepFail, info.Code, info.Error, info.DurationMS, 0)
+			if info.Code == verdict.ConnectReset {
+				return fail(info.Code, stage, r.Role, name, "%s (%s) reset the connection during the TLS handshake, after a ClientHello naming %s: a firewall that filters by SNI does this (%s)", name, r.Role, name, info.Error)
+			}
 			return fail(info.Code, stage, r.Role, name, "TLS with %s (%s) failed: %s", name, r.Role, info.Error)
 		}
 		tstatus := report.StepPass

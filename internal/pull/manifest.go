@@ -21,6 +21,9 @@ const (
 	mtOCIManifest    = "application/vnd.oci.image.manifest.v1+json"
 	mtDockerList     = "application/vnd.docker.distribution.manifest.list.v2+json"
 	mtDockerManifest = "application/vnd.docker.distribution.manifest.v2+json"
+
+	mtDockerSchema1       = "application/vnd.docker.distribution.manifest.v1+json"
+	mtDockerSchema1Signed = "application/vnd.docker.distribution.manifest.v1+prettyjws"
 )
 
 var acceptManifests = strings.Join([]string{mtOCIIndex, mtOCIManifest, mtDockerList, mtDockerManifest}, ", ")
@@ -41,78 +44,153 @@ type descPlatform struct {
 	Variant      string `json:"variant,omitempty"`
 }
 
-// manifestDoc holds both an image manifest and an index.
+// manifestDoc holds both an image manifest and an index, and the fields
+// containerd's media-type check reads (core/images/image.go
+// unknownDocument).
 type manifestDoc struct {
-	SchemaVersion int          `json:"schemaVersion"`
-	MediaType     string       `json:"mediaType"`
-	Config        *Descriptor  `json:"config"`
-	Layers        []Descriptor `json:"layers"`
-	Manifests     []Descriptor `json:"manifests"`
+	SchemaVersion int             `json:"schemaVersion"`
+	MediaType     string          `json:"mediaType"`
+	Config        *Descriptor     `json:"config"`
+	Layers        []Descriptor    `json:"layers"`
+	Manifests     []Descriptor    `json:"manifests"`
+	FSLayers      json.RawMessage `json:"fsLayers"`
 }
 
-// manifest is step 7: the manifest, and for an index the node's platform.
+// maxIndexDepth bounds a chain of indexes inside indexes. containerd walks
+// nested indexes without a bound of its own (core/images/handlers.go,
+// LimitManifests over each index); every level is content-addressed, so a
+// chain cannot loop, but a hostile registry can make it endless.
+const maxIndexDepth = 8
+
+// isManifestType and isIndexType are containerd's IsManifestType and
+// IsIndexType (core/images/mediatypes.go): the only media types a pull
+// walks. Anything else is not pulled.
+func isManifestType(mt string) bool { return mt == mtOCIManifest || mt == mtDockerManifest }
+func isIndexType(mt string) bool    { return mt == mtOCIIndex || mt == mtDockerList }
+
+// manifest is step 7: the manifest, and for an index the node's platform,
+// through nested indexes as containerd walks them.
 func (s *session) manifest(ctx context.Context) (*manifestDoc, *failure) {
 	start := time.Now()
 	ref := s.w.ref
-	m, mt, f := s.fetchManifest(ctx, ref.Reference(), ref.Digest)
+	host := s.reg.rep.Host
+	failed := func(f *failure) (*manifestDoc, *failure) {
+		s.w.step("manifest", host, report.StepFail, f.code, f.summary, since(start), 0)
+		return nil, f
+	}
+	// The root's media type is the Content-Type of the answer, as
+	// containerd's resolver takes it (core/remotes/docker/resolver.go,
+	// getManifestMediaType); an index entry's is its descriptor's.
+	b, mt, f := s.fetchManifest(ctx, ref.Reference(), ref.Digest)
 	if f != nil {
-		s.w.step("manifest", s.reg.rep.Host, report.StepFail, f.code, f.summary, since(start), 0)
-		return nil, f
+		return failed(f)
 	}
-	if isIndex(mt, m) {
-		var avail []string
-		var pick *Descriptor
-		for i := range m.Manifests {
-			d := &m.Manifests[i]
-			if d.Platform == nil {
-				continue
-			}
-			avail = append(avail, (Platform{d.Platform.OS, d.Platform.Architecture, d.Platform.Variant}).String())
-			if pick == nil && s.w.platform.matches(d.Platform.OS, d.Platform.Architecture, d.Platform.Variant) {
-				pick = d
-			}
-		}
-		if pick == nil {
-			f := fail(verdict.PlatformNotFound, verdict.StageRegistry, s.role, s.reg.rep.Host, "the image index of %s has no manifest for %s; it has: %s", ref.String(), s.w.platform, strings.Join(avail, ", "))
-			s.w.step("manifest", s.reg.rep.Host, report.StepFail, f.code, f.summary, since(start), 0)
-			return nil, f
-		}
-		s.w.step("index", s.reg.rep.Host, report.StepPass, "", fmt.Sprintf("%s selected from %d platforms (%s)", s.w.platform, len(avail), pick.Digest), since(start), 0)
-		start = time.Now()
-		m, mt, f = s.fetchManifest(ctx, pick.Digest.String(), pick.Digest.String())
+	what := "the manifest of " + ref.String()
+	for depth := 0; ; depth++ {
+		m, f := s.decodeManifest(b, mt, what)
 		if f != nil {
-			s.w.step("manifest", s.reg.rep.Host, report.StepFail, f.code, f.summary, since(start), 0)
-			return nil, f
+			return failed(f)
 		}
-		if isIndex(mt, m) {
-			f := fail(verdict.ManifestInvalid, verdict.StageRegistry, s.role, s.reg.rep.Host, "the platform entry %s of the index is itself an index", pick.Digest)
-			s.w.step("manifest", s.reg.rep.Host, report.StepFail, f.code, f.summary, since(start), 0)
-			return nil, f
+		if isManifestType(mt) {
+			if f := s.checkManifest(m, mt, what); f != nil {
+				return failed(f)
+			}
+			var total int64
+			for _, l := range m.Layers {
+				total += l.Size
+			}
+			s.w.step("manifest", host, report.StepPass, "", fmt.Sprintf("%s: %d layers, %s", shortMT(mt), len(m.Layers), units.Bytes(total)), since(start), 0)
+			return m, nil
+		}
+		if depth+1 > maxIndexDepth {
+			return failed(fail(verdict.ManifestInvalid, verdict.StageRegistry, s.role, host, "%s is an index nested %d deep, the probe's limit for indexes inside indexes", what, maxIndexDepth))
+		}
+		pick, avail := s.selectPlatform(m)
+		if pick == nil {
+			return failed(fail(verdict.PlatformNotFound, verdict.StageRegistry, s.role, host, "the image index of %s has no manifest for %s; it has: %s", ref.String(), s.w.platform, strings.Join(avail, ", ")))
+		}
+		s.w.step("index", host, report.StepPass, "", fmt.Sprintf("%s selected from %d platforms (%s)", s.w.platform, len(avail), pick.Digest), since(start), 0)
+		start = time.Now()
+		mt, what = pick.MediaType, "the index entry "+pick.Digest.String()
+		b, _, f = s.fetchManifest(ctx, pick.Digest.String(), pick.Digest.String())
+		if f != nil {
+			return failed(f)
 		}
 	}
+}
+
+// selectPlatform picks the index entry containerd pulls
+// (core/images/handlers.go FilterPlatforms then LimitManifests with a
+// limit of 1): entries for the node's platform first, in index order,
+// then entries without a platform (a nested index usually has none).
+func (s *session) selectPlatform(m *manifestDoc) (*Descriptor, []string) {
+	var avail []string
+	var match, noPlatform *Descriptor
+	for i := range m.Manifests {
+		d := &m.Manifests[i]
+		if d.Platform == nil {
+			if noPlatform == nil {
+				noPlatform = d
+			}
+			continue
+		}
+		avail = append(avail, (Platform{d.Platform.OS, d.Platform.Architecture, d.Platform.Variant}).String())
+		if match == nil && s.w.platform.matches(d.Platform.OS, d.Platform.Architecture, d.Platform.Variant) {
+			match = d
+		}
+	}
+	if match != nil {
+		return match, avail
+	}
+	if noPlatform != nil && noPlatform.Digest.Validate() == nil {
+		return noPlatform, append(avail, "an entry without a platform")
+	}
+	return nil, avail
+}
+
+// decodeManifest applies containerd's checks to the bytes of a manifest
+// of media type mt: a known type (core/images/mediatypes.go), the body
+// agreeing with it (core/images/image.go validateMediaType), JSON.
+func (s *session) decodeManifest(b []byte, mt, what string) (*manifestDoc, *failure) {
+	host := s.reg.rep.Host
+	invalid := func(format string, args ...any) (*manifestDoc, *failure) {
+		return nil, fail(verdict.ManifestInvalid, verdict.StageRegistry, s.role, host, format, args...)
+	}
+	var m manifestDoc
+	if err := json.Unmarshal(b, &m); err != nil {
+		return invalid("%s is not valid JSON: %v", what, err)
+	}
+	switch {
+	case mt == "text/plain" || mt == mtDockerSchema1 || mt == mtDockerSchema1Signed || len(m.FSLayers) > 0 && string(m.FSLayers) != "null":
+		return invalid("%s is a Docker schema 1 manifest (media type %q), which containerd no longer pulls since 2.0", what, mt)
+	case !isManifestType(mt) && !isIndexType(mt):
+		return invalid("%s has media type %q, which containerd does not pull (it walks only %s, %s, %s and %s)", what, mt, mtOCIManifest, mtDockerManifest, mtOCIIndex, mtDockerList)
+	case isManifestType(mt) && (len(m.Manifests) != 0 || isIndexType(m.MediaType)):
+		return invalid("%s is announced as %s but its body is an index: containerd fails it (\"media-type: expected manifest but found index\"), as behind a mirror or proxy that rewrites headers", what, mt)
+	case isIndexType(mt) && (m.Config != nil || len(m.Layers) != 0 || isManifestType(m.MediaType)):
+		return invalid("%s is announced as %s but its body is an image manifest: containerd fails it (\"media-type: expected index but found manifest\"), as behind a mirror or proxy that rewrites headers", what, mt)
+	}
+	return &m, nil
+}
+
+// checkManifest checks the descriptors of an image manifest.
+func (s *session) checkManifest(m *manifestDoc, mt, what string) *failure {
+	host := s.reg.rep.Host
 	if m.Config == nil || m.Config.Digest.Validate() != nil {
-		f := fail(verdict.ManifestInvalid, verdict.StageRegistry, s.role, s.reg.rep.Host, "the manifest of %s has no valid config descriptor (media type %q)", ref.String(), mt)
-		s.w.step("manifest", s.reg.rep.Host, report.StepFail, f.code, f.summary, since(start), 0)
-		return nil, f
+		return fail(verdict.ManifestInvalid, verdict.StageRegistry, s.role, host, "%s has no valid config descriptor (media type %q)", what, mt)
 	}
 	for _, l := range m.Layers {
 		if l.Digest.Validate() != nil || l.Size < 0 {
-			f := fail(verdict.ManifestInvalid, verdict.StageRegistry, s.role, s.reg.rep.Host, "the manifest of %s has an invalid layer descriptor %q", ref.String(), l.Digest)
-			s.w.step("manifest", s.reg.rep.Host, report.StepFail, f.code, f.summary, since(start), 0)
-			return nil, f
+			return fail(verdict.ManifestInvalid, verdict.StageRegistry, s.role, host, "%s has an invalid layer descriptor %q", what, l.Digest)
 		}
 	}
-	var total int64
-	for _, l := range m.Layers {
-		total += l.Size
-	}
-	s.w.step("manifest", s.reg.rep.Host, report.StepPass, "", fmt.Sprintf("%s: %d layers, %s", shortMT(mt), len(m.Layers), units.Bytes(total)), since(start), 0)
-	return m, nil
+	return nil
 }
 
 // fetchManifest GETs one manifest and checks its size and, when the digest
-// is known, its bytes.
-func (s *session) fetchManifest(ctx context.Context, reference, want string) (*manifestDoc, string, *failure) {
+// is known, its bytes. It returns the body and the media type of the
+// Content-Type header.
+func (s *session) fetchManifest(ctx context.Context, reference, want string) ([]byte, string, *failure) {
 	host := s.reg.rep.Host
 	repo := s.w.ref.Repository
 	u := s.url("/" + repo + "/manifests/" + reference)
@@ -125,14 +203,14 @@ func (s *session) fetchManifest(ctx context.Context, reference, want string) (*m
 		return nil, "", s.manifestStatus(resp)
 	}
 	if resp.ContentLength > maxManifestSize {
-		return nil, "", fail(verdict.ManifestTooLarge, verdict.StageRegistry, s.role, host, "the manifest of %s is %d bytes, over the %d-byte limit", s.w.ref.String(), resp.ContentLength, maxManifestSize)
+		return nil, "", fail(verdict.ManifestTooLarge, verdict.StageRegistry, s.role, host, "the manifest of %s is %d bytes, over containerd's %d-byte limit", s.w.ref.String(), resp.ContentLength, maxManifestSize)
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxManifestSize+1))
 	if err != nil {
 		return nil, "", requestFailure(err, s.reg, "reading the manifest")
 	}
 	if len(b) > maxManifestSize {
-		return nil, "", fail(verdict.ManifestTooLarge, verdict.StageRegistry, s.role, host, "the manifest of %s is over the %d-byte limit", s.w.ref.String(), maxManifestSize)
+		return nil, "", fail(verdict.ManifestTooLarge, verdict.StageRegistry, s.role, host, "the manifest of %s is over containerd's %d-byte limit", s.w.ref.String(), maxManifestSize)
 	}
 	expected := want
 	if expected == "" {
@@ -145,18 +223,8 @@ func (s *session) fetchManifest(ctx context.Context, reference, want string) (*m
 			}
 		}
 	}
-	var m manifestDoc
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, "", fail(verdict.ManifestInvalid, verdict.StageRegistry, s.role, host, "the manifest of %s is not valid JSON: %v", s.w.ref.String(), err)
-	}
-	mt := m.MediaType
-	if mt == "" {
-		mt = strings.TrimSpace(strings.Split(resp.Header.Get("Content-Type"), ";")[0])
-	}
-	if m.SchemaVersion != 2 {
-		return nil, "", fail(verdict.ManifestInvalid, verdict.StageRegistry, s.role, host, "the manifest of %s has schemaVersion %d (want 2, media type %q)", s.w.ref.String(), m.SchemaVersion, mt)
-	}
-	return &m, mt, nil
+	mt, _, _ := strings.Cut(resp.Header.Get("Content-Type"), ";")
+	return b, strings.TrimSpace(mt), nil
 }
 
 // manifestStatus maps a non-200 manifest answer to its finding.
@@ -186,10 +254,6 @@ func (s *session) manifestStatus(resp *http.Response) *failure {
 		return fail(verdict.ManifestNotFound, verdict.StageRegistry, s.role, host, "%s has no manifest %s in %s: %s", host, s.w.ref.Reference(), s.w.ref.Repository, firstMessage(es, text))
 	}
 	return statusFailure(resp, s.reg, "GET manifest")
-}
-
-func isIndex(mt string, m *manifestDoc) bool {
-	return mt == mtOCIIndex || mt == mtDockerList || (mt == "" && len(m.Manifests) > 0 && m.Config == nil)
 }
 
 func shortMT(mt string) string {

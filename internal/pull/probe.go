@@ -50,7 +50,9 @@ type Progress struct {
 	BlobsDone   int
 }
 
-const maxManifestSize = 4 << 20
+// maxManifestSize is containerd's MaxManifestSize
+// (core/remotes/docker/resolver.go): 4*1048*1048 bytes, as written there.
+const maxManifestSize = 4 * 1048 * 1048
 
 // MaxRedirects is containerd's redirect limit for one request: its
 // registry client stops at the 10th request of a chain
