@@ -240,12 +240,19 @@ func (s *session) manifestStatus(resp *http.Response) *failure {
 		case s.auth == "":
 			return fail(verdict.RegistryUnauthorized, verdict.StageRegistry, s.role, host, "%s answered 401 for %s and the node has no credentials for it (%s)", host, ref, s.w.creds.String())
 		case s.grantedEmpty || c.Params["error"] == "insufficient_scope":
-			return fail(verdict.AuthAmbiguous, verdict.StageRegistry, s.role, host, "%s answered 401 insufficient_scope for %s with %s: the repository does not exist, or this identity may not read it (the registry will not say which)", host, ref, s.w.creds.String())
+			if code, scope := identityDecision(s.w.creds, refusedInsufficient); scope {
+				return fail(code, verdict.StageRegistry, s.role, host, "scope: %s (%s answered 401 insufficient_scope for %s after the token service accepted %s)", scopeSentence(s.w.ref.Repository), host, ref, s.w.creds.String())
+			}
+			return fail(verdict.AuthAmbiguous, verdict.StageRegistry, s.role, host, "%s answered 401 insufficient_scope for %s with %s: the repository does not exist, or it needs credentials the node did not send (the registry will not say which)", host, ref, s.w.creds.String())
 		}
 		return fail(verdict.RegistryUnauthorized, verdict.StageRegistry, s.role, host, "%s refused %s for %s (401): %s", host, s.w.creds.String(), ref, msg)
 	case http.StatusForbidden:
 		es, text := readErrorBody(resp.Body)
-		return fail(verdict.RegistryForbidden, verdict.StageRegistry, s.role, host, "%s refused %s for %s (403): %s", host, s.w.creds.String(), ref, firstMessage(es, text))
+		code, scope := identityDecision(s.w.creds, refusedRegistryDenied)
+		if scope {
+			return fail(code, verdict.StageRegistry, s.role, host, "scope: %s (%s refused %s for %s, 403: %s)", scopeSentence(s.w.ref.Repository), host, s.w.creds.String(), ref, firstMessage(es, text))
+		}
+		return fail(code, verdict.StageRegistry, s.role, host, "%s refused an anonymous pull of %s (403): the registry wants credentials the node did not send: %s", host, ref, firstMessage(es, text))
 	case http.StatusNotFound:
 		es, text := readErrorBody(resp.Body)
 		if hasCode(es, "NAME_UNKNOWN") {

@@ -278,7 +278,11 @@ func (tr *tokenRun) status(resp *http.Response) *failure {
 		return fail(verdict.AuthUnauthorized, verdict.StageAuth, verdict.RoleAuth, authEP, "the token service %s refused %s (401): %s", authEP, who, firstMessage(es, text))
 	case http.StatusForbidden:
 		es, text := readErrorBody(resp.Body)
-		return fail(verdict.AuthForbidden, verdict.StageAuth, verdict.RoleAuth, authEP, "the token service %s refused %s for %s (403): %s", authEP, who, tr.scope, firstMessage(es, text))
+		code, scope := identityDecision(s.w.creds, refusedTokenScope)
+		if scope {
+			return fail(code, verdict.StageAuth, verdict.RoleAuth, authEP, "scope: %s (the token service %s refused %s for %s, 403: %s)", scopeSentence(s.w.ref.Repository), authEP, who, tr.scope, firstMessage(es, text))
+		}
+		return fail(code, verdict.StageAuth, verdict.RoleAuth, authEP, "the token service %s refused an anonymous token for %s (403): the registry wants credentials the node did not send: %s", authEP, tr.scope, firstMessage(es, text))
 	}
 	f := statusFailure(resp, ep, "the token request")
 	f.stage, f.role = verdict.StageAuth, verdict.RoleAuth
