@@ -14,11 +14,12 @@ import (
 // file order.
 type hostsFile map[string][]netip.Addr
 
-// readHosts reads and parses the hosts file at path.
-func readHosts(path string) (hostsFile, error) {
+// readHosts reads and parses the hosts file at path. Lines that are not
+// "ADDRESS NAME..." come back as warnings, one a line, naming it.
+func readHosts(path string) (hostsFile, []string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("hosts file %s: %w", path, pathErr(err))
+		return nil, nil, fmt.Errorf("hosts file %s: %w", path, pathErr(err))
 	}
 	defer f.Close()
 	return parseHosts(f, path)
@@ -26,9 +27,13 @@ func readHosts(path string) (hostsFile, error) {
 
 // parseHosts parses a hosts file: "ADDRESS NAME [ALIAS...]" per line, IPv4
 // or IPv6, '#' starts a comment. Names are case-insensitive; a name on
-// several lines collects every address, as glibc's getaddrinfo does.
-func parseHosts(r io.Reader, name string) (hostsFile, error) {
+// several lines collects every address, as glibc's getaddrinfo does. A
+// line whose first field is not an address, or that has no name, is
+// skipped, as glibc (nss_files) and Go (net/hosts.go readHosts) skip it:
+// one junk line does not stop the node resolving; the warning names it.
+func parseHosts(r io.Reader, name string) (hostsFile, []string, error) {
 	h := hostsFile{}
+	var warnings []string
 	sc := bufio.NewScanner(r)
 	for n := 1; sc.Scan(); n++ {
 		line, _, _ := strings.Cut(sc.Text(), "#")
@@ -38,10 +43,12 @@ func parseHosts(r io.Reader, name string) (hostsFile, error) {
 		}
 		ip, err := netip.ParseAddr(f[0])
 		if err != nil {
-			return nil, fmt.Errorf("hosts file %s: line %d: %q is not an IP address", name, n, f[0])
+			warnings = append(warnings, fmt.Sprintf("hosts file %s: line %d skipped: %q is not an IP address", name, n, truncField(f[0])))
+			continue
 		}
 		if len(f) < 2 {
-			return nil, fmt.Errorf("hosts file %s: line %d: address %s has no host name", name, n, ip)
+			warnings = append(warnings, fmt.Sprintf("hosts file %s: line %d skipped: address %s has no host name", name, n, ip))
+			continue
 		}
 		for _, host := range f[1:] {
 			host = hostKey(host)
@@ -54,9 +61,16 @@ func parseHosts(r io.Reader, name string) (hostsFile, error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("hosts file %s: %w", name, err)
+		return nil, nil, fmt.Errorf("hosts file %s: %w", name, err)
 	}
-	return h, nil
+	return h, warnings, nil
+}
+
+func truncField(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "..."
+	}
+	return s
 }
 
 // lookup returns the addresses the hosts file gives name, if any.

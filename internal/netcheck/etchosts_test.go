@@ -18,9 +18,9 @@ func addrs(ss ...string) []netip.Addr {
 }
 
 func TestReadHosts(t *testing.T) {
-	h, err := readHosts(filepath.Join("testdata", "valid-hosts"))
-	if err != nil {
-		t.Fatalf("readHosts(valid-hosts) error: %v", err)
+	h, warnings, err := readHosts(filepath.Join("testdata", "valid-hosts"))
+	if err != nil || len(warnings) > 0 {
+		t.Fatalf("readHosts(valid-hosts) error: %v, warnings %q", err, warnings)
 	}
 	tests := []struct {
 		name string
@@ -43,22 +43,34 @@ func TestReadHosts(t *testing.T) {
 	}
 }
 
-func TestReadHostsErrors(t *testing.T) {
+// A junk line is skipped with a warning naming it, as glibc and Go skip
+// it; the lines around it still count.
+func TestReadHostsJunkLines(t *testing.T) {
 	tests := []struct {
-		file string
-		want string
+		file     string
+		warnings []string
+		lookup   string
+		want     []netip.Addr
 	}{
-		{"invalid-hosts-address", `hosts file testdata/invalid-hosts-address: line 2: "registry.corp.example" is not an IP address`},
-		{"invalid-hosts-noname", `hosts file testdata/invalid-hosts-noname: line 3: address 10.20.30.40 has no host name`},
-		{"missing-hosts", `hosts file testdata/missing-hosts: cannot open: no such file or directory`},
+		{"junk-hosts-address", []string{`hosts file testdata/junk-hosts-address: line 2 skipped: "registry.corp.example" is not an IP address`}, "registry.corp.example", addrs("10.20.30.41")},
+		{"junk-hosts-noname", []string{`hosts file testdata/junk-hosts-noname: line 3 skipped: address 10.20.30.40 has no host name`}, "localhost", addrs("127.0.0.1")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			_, err := readHosts(filepath.Join("testdata", tt.file))
-			if err == nil || err.Error() != tt.want {
-				t.Errorf("readHosts(%q) error = %v, want %q", tt.file, err, tt.want)
+			h, warnings, err := readHosts(filepath.Join("testdata", tt.file))
+			if err != nil {
+				t.Fatalf("readHosts(%q) error = %v, want the line skipped", tt.file, err)
+			}
+			if d := cmp.Diff(tt.warnings, warnings); d != "" {
+				t.Errorf("warnings mismatch (-want +got):\n%s", d)
+			}
+			if d := cmp.Diff(tt.want, h.lookup(tt.lookup), cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); d != "" {
+				t.Errorf("lookup(%q) mismatch (-want +got):\n%s", tt.lookup, d)
 			}
 		})
+	}
+	if _, _, err := readHosts(filepath.Join("testdata", "missing-hosts")); err == nil || err.Error() != "hosts file testdata/missing-hosts: cannot open: no such file or directory" {
+		t.Errorf("readHosts(missing) error = %v, want a one-line error naming the file", err)
 	}
 }
 
@@ -70,7 +82,12 @@ func FuzzParseHosts(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
-		h, err := parseHosts(strings.NewReader(in), "fuzz")
+		h, warnings, err := parseHosts(strings.NewReader(in), "fuzz")
+		for _, w := range warnings {
+			if !strings.HasPrefix(w, "hosts file fuzz: line ") || strings.ContainsAny(w, "\n\r") {
+				t.Fatalf("warning %q: want one line naming the file and the line", w)
+			}
+		}
 		if err != nil {
 			if msg := err.Error(); !strings.HasPrefix(msg, "hosts file fuzz: ") || strings.ContainsAny(msg, "\n\r") {
 				t.Fatalf("error %q: want one line naming the file", msg)

@@ -7,6 +7,7 @@
 //
 //	New(cfg Config) (*Checker, error)
 //	(*Checker).Resolver() report.Resolver
+//	(*Checker).Warnings() []string
 //	(*Checker).Resolve(ctx, host string) *report.Resolution
 //	(*Checker).ConnectAll(ctx, answers []report.Answer, port int) []report.AddrResult
 //	(*Checker).Handshake(ctx, addr, serverName string, cfg *tls.Config) *report.TLSInfo
@@ -41,9 +42,10 @@ const (
 // Checker checks hosts from the node's point of view. It is safe for
 // concurrent use: it is not changed after New.
 type Checker struct {
-	cfg   Config
-	rc    resolvConf
-	hosts hostsFile
+	cfg      Config
+	rc       resolvConf
+	hosts    hostsFile
+	warnings []string
 }
 
 // New reads the node's resolver configuration. A missing or malformed
@@ -77,14 +79,18 @@ func New(cfg Config) (*Checker, error) {
 		}
 	}
 	if cfg.HostsFile != "" {
-		h, err := readHosts(cfg.HostsFile)
+		h, warnings, err := readHosts(cfg.HostsFile)
 		if err != nil {
 			return nil, err
 		}
-		c.hosts = h
+		c.hosts, c.warnings = h, warnings
 	}
 	return c, nil
 }
+
+// Warnings are what New skipped in the node's files (a hosts-file line
+// that is not ADDRESS NAME...), one line each.
+func (c *Checker) Warnings() []string { return slices.Clone(c.warnings) }
 
 // Resolver describes the node's resolver as used.
 func (c *Checker) Resolver() report.Resolver {

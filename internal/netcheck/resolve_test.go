@@ -383,12 +383,17 @@ func TestNew(t *testing.T) {
 		t.Errorf("New(Config{}) = DNSTimeout %v ndots %d, want %v and 1", c.cfg.DNSTimeout, c.Resolver().Ndots, DefaultDNSTimeout)
 	}
 
+	if c, err := New(Config{HostsFile: "testdata/junk-hosts-address"}); err != nil {
+		t.Errorf("New(junk hosts file) error = %v, want the line skipped", err)
+	} else if w := c.Warnings(); len(w) != 1 || !strings.Contains(w[0], "line 2 skipped") {
+		t.Errorf("New(junk hosts file) warnings = %q, want one naming line 2", w)
+	}
+
 	for _, tt := range []struct {
 		cfg  Config
 		want string
 	}{
 		{Config{ResolvConf: "testdata/invalid-resolv-nameserver.conf"}, `resolv.conf testdata/invalid-resolv-nameserver.conf: line 3: nameserver "abc" is not an IP address`},
-		{Config{HostsFile: "testdata/invalid-hosts-address"}, `hosts file testdata/invalid-hosts-address: line 2:`},
 		{Config{HostsFile: "testdata/nope"}, `hosts file testdata/nope: cannot open: no such file or directory`},
 		{Config{Nameservers: []string{"dns.example"}}, `nameserver "dns.example": want an IP address or IP:PORT`},
 	} {
