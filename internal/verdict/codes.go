@@ -77,6 +77,7 @@ const (
 
 	// warnings: the pull works today, but will bite later
 	HostsFileEntry     Code = "HOSTS_FILE_ENTRY"
+	HostsFileLine      Code = "HOSTS_FILE_LINE_SKIPPED"
 	AddressUnreachable Code = "ADDRESS_UNREACHABLE"
 	MirrorFailed       Code = "MIRROR_FAILED"
 	TLSVerifySkipped   Code = "TLS_VERIFY_SKIPPED"
@@ -149,6 +150,7 @@ var Codes = []Info{
 	{RedirectInvalid, CauseOther, ConditionRegistry, false, "A redirect had no usable Location.", "The registry's storage redirect configuration."},
 
 	{HostsFileEntry, CauseDNS, ConditionDNS, true, "The name was answered by the node's hosts file: it works on this node, and silently vanishes when the node is replaced or a new node joins.", "Managed private DNS (a private zone linked to the VNet/VPC) instead of hosts-file entries."},
+	{HostsFileLine, CauseDNS, ConditionDNS, true, "A line of the node's hosts file is not ADDRESS NAME...: glibc and Go skip it, and so does the probe; whatever it was meant to pin is not pinned.", "The line of the node's hosts file the warning names."},
 	{AddressUnreachable, CauseTimeout, ConditionRoute, true, "One of the name's addresses does not connect while another does: pulls are slow or fail at random.", whereRoute + "; the endpoint's ENI or private IP in each subnet."},
 	{MirrorFailed, CauseOther, ConditionRoute, true, "A mirror from hosts.toml failed and the runtime falls back to the next host.", "The mirror's path from this node, and /etc/containerd/certs.d/HOST/hosts.toml."},
 	{TLSVerifySkipped, CauseTLS, ConditionTLSIdentity, true, "Certificate verification is skipped (skip_verify / insecure): the pull works, but without proof of the server's identity.", whereTLS + "."},

@@ -51,6 +51,7 @@ the same path from the node.
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", i.Code, i.Cause, i.Condition, kind, esc(i.Meaning), esc(i.Where))
 	}
+	b.WriteString(ProbeLimits)
 	return b.String()
 }
 
