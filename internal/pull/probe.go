@@ -141,6 +141,9 @@ func Probe(ctx context.Context, opts Options) (*report.ProbeReport, error) {
 		return nil, err
 	}
 	rep.Resolver = nc.Resolver()
+	for _, m := range nc.Warnings() {
+		rep.Warnings = append(rep.Warnings, report.Finding{Code: verdict.HostsFileLine, Message: m, Advice: verdict.Advise(verdict.HostsFileLine, "", "")})
+	}
 	w := &walker{opts: opts, nc: nc, platform: plat, rep: rep, endpoints: map[string]*endpoint{}, sec: redact.NewSecrets()}
 	w.sec.AddBasic(opts.Username, opts.Password)
 	defer w.closeIdle()
