@@ -89,7 +89,7 @@ func Decide(subnets []*report.AuditSubnet) report.AuditVerdict {
 }
 
 // Condition is the audit's condition when it fails ("" otherwise): the
-// CLI's exit code comes from it (verdict.ExitCodeFor).
+// CLI's exit code comes from it (internal/cli/exit.go).
 func Condition(r *report.AuditReport) (verdict.Condition, bool) {
 	if r.Verdict.Status != report.CheckFail {
 		return "", false
@@ -97,16 +97,6 @@ func Condition(r *report.AuditReport) (verdict.Condition, bool) {
 	return r.Verdict.Condition, true
 }
 
-// ExitCode is the exit code of an audit: 0 unless a subnet fails, then the
-// code of the verdict's condition (3 route, 4 dns, 6 tls-identity, 2 a
-// failure that fits no condition).
-func ExitCode(r *report.AuditReport) int {
-	c, failed := Condition(r)
-	if !failed {
-		return verdict.ExitOK
-	}
-	return verdict.ExitCodeFor(c)
-}
 
 // commonFailures are the checks, in the first subnet's order, that fail on
 // every subnet.

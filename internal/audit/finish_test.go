@@ -94,8 +94,8 @@ func TestOneSubnetFailsBesideHealthy(t *testing.T) {
 	if diff := cmp.Diff(want, r.Comparison.Rows); diff != "" {
 		t.Errorf("rows (-want +got):\n%s", diff)
 	}
-	if ExitCode(r) != 3 {
-		t.Errorf("ExitCode = %d, want 3 (route)", ExitCode(r))
+	if c, failed := Condition(r); !failed || c != verdict.ConditionRoute {
+		t.Errorf("Condition = %q, %v; want route, true", c, failed)
 	}
 }
 
@@ -118,14 +118,14 @@ func TestIdentityFailsEverySubnetAlike(t *testing.T) {
 	if diff := cmp.Diff(want, r.Changes); diff != "" {
 		t.Errorf("changes (-want +got):\n%s", diff)
 	}
-	if ExitCode(r) != 6 {
-		t.Errorf("ExitCode = %d, want 6", ExitCode(r))
+	if c, failed := Condition(r); !failed || c != verdict.ConditionTLSIdentity {
+		t.Errorf("Condition = %q, %v; want tls-identity, true", c, failed)
 	}
 }
 
 func TestAllPass(t *testing.T) {
 	r := build(model{}, "a", "b")
-	if r.Verdict.Status != report.CheckPass || r.Verdict.Scope != ScopeNone || ExitCode(r) != 0 || len(r.Changes) != 0 {
+	if _, failed := Condition(r); failed || r.Verdict.Status != report.CheckPass || r.Verdict.Scope != ScopeNone || len(r.Changes) != 0 {
 		t.Errorf("verdict = %+v, changes %v, want pass none", r.Verdict, r.Changes)
 	}
 	if r.Verdict.Summary != "every node subnet passes (2 subnets)" {
@@ -136,7 +136,7 @@ func TestAllPass(t *testing.T) {
 func TestNoSubnetsWarns(t *testing.T) {
 	r := &report.AuditReport{}
 	Finish(r)
-	if r.Verdict.Status != report.CheckWarn || ExitCode(r) != 0 {
+	if _, failed := Condition(r); failed || r.Verdict.Status != report.CheckWarn {
 		t.Errorf("verdict = %+v, want warn", r.Verdict)
 	}
 }

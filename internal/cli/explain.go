@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -16,7 +17,7 @@ import (
 	"github.com/pullpath/pullpath/internal/report"
 )
 
-const explainLong = `Read what the kubelet and the container runtime say about failed pulls, and
+var explainLong = `Read what the kubelet and the container runtime say about failed pulls, and
 compare the nodes where an image fails with the nodes where it runs.
 
 Each pull-failure message (kubelet event or runtime log line) is read into a
@@ -31,8 +32,8 @@ and creation time. A healthy replica on a node that already had the image
 proves nothing: its node served the image from cache.
 
 Exit codes: 0 no pull failure found; otherwise the code of the dominant
-condition: 3 route, 4 dns, 5 endpoint-set, 6 tls-identity, 7 image,
-8 registry, 2 failures outside the six (for example only back-off events);
+condition: ` + exitConditions() + `,
+2 failures outside the six (for example only back-off events);
 1 usage or input error.`
 
 const explainExample = `  # every pod with a pull failure in a namespace
@@ -79,15 +80,7 @@ func newExplainCommand(s Streams) *cobra.Command {
 		Long:    explainLong,
 		Example: explainExample,
 		Args:    cobra.MaximumNArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.complete(args); err != nil {
-				return &ExitError{Code: 1, Err: err}
-			}
-			if err := o.validate(); err != nil {
-				return &ExitError{Code: 1, Err: err}
-			}
-			return o.run(cmd)
-		},
+		RunE:    runE(o),
 	}
 	o.out.addFlag(cmd)
 	cmd.Flags().StringVar(&o.from, "from", "", "read messages offline from FILE ('-' for stdin): kubectl get events -o json, kubectl describe pod output, or one message per line")
@@ -98,7 +91,7 @@ func newExplainCommand(s Streams) *cobra.Command {
 	return cmd
 }
 
-func (o *explainOptions) complete(args []string) error {
+func (o *explainOptions) Complete(_ *cobra.Command, args []string) error {
 	switch len(args) {
 	case 1:
 		if _, ok := cluster.Kinds[strings.ToLower(args[0])]; ok {
@@ -121,7 +114,7 @@ func (o *explainOptions) complete(args []string) error {
 	return nil
 }
 
-func (o *explainOptions) validate() error {
+func (o *explainOptions) Validate() error {
 	if err := o.out.validate(); err != nil {
 		return err
 	}
@@ -137,7 +130,7 @@ func (o *explainOptions) validate() error {
 	return nil
 }
 
-func (o *explainOptions) run(cmd *cobra.Command) error {
+func (o *explainOptions) Run(ctx context.Context) error {
 	var (
 		r   *report.ExplainReport
 		err error
@@ -145,18 +138,12 @@ func (o *explainOptions) run(cmd *cobra.Command) error {
 	if o.from != "" {
 		r, err = o.offline()
 	} else {
-		r, err = o.cluster(cmd)
+		r, err = o.cluster(ctx)
 	}
 	if err != nil {
-		return &ExitError{Code: 1, Err: err}
+		return err
 	}
-	if err := o.out.render(o.stdout, r); err != nil {
-		return &ExitError{Code: 1, Err: err}
-	}
-	if r.Summary.ExitCode != 0 {
-		return &ExitError{Code: r.Summary.ExitCode}
-	}
-	return nil
+	return o.out.finish(o.stdout, r)
 }
 
 func (o *explainOptions) offline() (*report.ExplainReport, error) {
@@ -183,7 +170,7 @@ func (o *explainOptions) offline() (*report.ExplainReport, error) {
 	return r, nil
 }
 
-func (o *explainOptions) cluster(cmd *cobra.Command) (*report.ExplainReport, error) {
+func (o *explainOptions) cluster(ctx context.Context) (*report.ExplainReport, error) {
 	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(o.loading, o.overrides)
 	cfg, err := cc.ClientConfig()
 	if err != nil {
@@ -204,7 +191,7 @@ func (o *explainOptions) cluster(cmd *cobra.Command) (*report.ExplainReport, err
 		return nil, fmt.Errorf("namespace: %v", oneLineErr(err))
 	}
 	t := cluster.Target{Kind: o.kind, Name: o.name, Namespace: ns, AllNamespaces: o.all}
-	return cluster.Explain(cmd.Context(), client, t, cluster.Options{PageSize: o.page})
+	return cluster.Explain(ctx, client, t, cluster.Options{PageSize: o.page})
 }
 
 func oneLineErr(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }

@@ -79,29 +79,36 @@ func labContext(ctx context.Context) (context.Context, context.CancelFunc) {
 
 func needRoot(what string) error {
 	if os.Geteuid() != 0 {
-		return &ExitError{Code: 1, Err: fmt.Errorf("%s needs root (it creates network namespaces); try `pullpath lab demo`, which does not", what)}
+		return fmt.Errorf("%s needs root (it creates network namespaces); try `pullpath lab demo`, which does not", what)
 	}
 	return nil
 }
+
+type labListOptions struct{ streams Streams }
 
 func newLabListCommand(s Streams) *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
 		Short: "List the built-in scenarios",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			tw := tabwriter.NewWriter(s.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "SCENARIO\tEXPECT\tSUMMARY")
-			for _, name := range lab.Builtins() {
-				t, err := lab.LoadBuiltin(name)
-				if err != nil {
-					return &ExitError{Code: 1, Err: err}
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", name, expectShort(t.Expect), t.Summary)
-			}
-			return tw.Flush()
-		},
+		RunE:  runE(&labListOptions{streams: s}),
 	}
+}
+
+func (o *labListOptions) Complete(*cobra.Command, []string) error { return nil }
+func (o *labListOptions) Validate() error                         { return nil }
+
+func (o *labListOptions) Run(context.Context) error {
+	tw := tabwriter.NewWriter(o.streams.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SCENARIO\tEXPECT\tSUMMARY")
+	for _, name := range lab.Builtins() {
+		t, err := lab.LoadBuiltin(name)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", name, expectShort(t.Expect), t.Summary)
+	}
+	return tw.Flush()
 }
 
 func expectShort(e *lab.Expect) string {
@@ -123,20 +130,22 @@ func expectShort(e *lab.Expect) string {
 	return strings.Join(parts, " ")
 }
 
-type labRunOptions struct {
-	output
-	keepLogs bool
-	runtime  string
-}
-
 // addRuntimeFlag adds --runtime: the real container runtime's pull as an
 // extra check of each run (internal/crirun/labhook).
 func addRuntimeFlag(cmd *cobra.Command, p *string) {
 	cmd.Flags().StringVar(p, "runtime", "", "also pull with this real container runtime in the node's namespace and check what it says ("+strings.Join(labhook.Runtimes, ", ")+")")
 }
 
+type labRunOptions struct {
+	output
+	streams  Streams
+	keepLogs bool
+	runtime  string
+	topo     *lab.Topology
+}
+
 func newLabRunCommand(s Streams) *cobra.Command {
-	o := &labRunOptions{}
+	o := &labRunOptions{streams: s}
 	cmd := &cobra.Command{
 		Use:   "run SCENARIO|FILE",
 		Short: "Build a scenario, probe from its node, print the report, tear it down",
@@ -146,45 +155,12 @@ config), print its report and check it against the scenario's expect block,
 then tear everything down (also on failure and Ctrl-C).
 
 The exit code is the probe's (0 ok, 3-8 the verdict's condition); 1 when the
-lab itself could not run; 9 when the verdict differs from expect.`,
+lab itself could not run; ` + fmt.Sprint(exitMismatch) + ` when the verdict differs from expect.`,
 		Example: `  sudo pullpath lab run ecr-healthy
   sudo pullpath lab run ./my-network.yaml -o json
   sudo pullpath lab run acr-token-host-unreachable --keep-logs`,
 		Args: exactArgs("SCENARIO|FILE"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.validate(); err != nil {
-				return &ExitError{Code: 1, Err: err}
-			}
-			t, err := lab.Load(args[0])
-			if err != nil {
-				return &ExitError{Code: 1, Err: err}
-			}
-			if err := needRoot("lab run"); err != nil {
-				return err
-			}
-			ctx, cancel := labContext(cmd.Context())
-			defer cancel()
-			hooks, err := labhook.ForRuntime(ctx, o.runtime)
-			if err != nil {
-				return &ExitError{Code: 1, Err: err}
-			}
-			rep := report.NewLabReport(report.LabModeRun)
-			r := lab.Run(ctx, t, lab.Options{KeepLogs: o.keepLogs, Hooks: hooks})
-			rep.Runs = append(rep.Runs, r)
-			rep.Finish(1)
-			if err := o.render(s.Out, rep); err != nil {
-				return &ExitError{Code: 1, Err: err}
-			}
-			switch {
-			case r.Result == report.LabError:
-				return &ExitError{Code: 1, Err: errors.New(r.Error)}
-			case r.Result == report.LabMismatch:
-				return &ExitError{Code: labExitMismatch}
-			case r.ExitCode != 0:
-				return &ExitError{Code: r.ExitCode}
-			}
-			return nil
-		},
+		RunE: runE(o),
 	}
 	o.addFlag(cmd)
 	cmd.Flags().BoolVar(&o.keepLogs, "keep-logs", false, "keep the services' logs and the probe's stderr in a folder under $TMPDIR")
@@ -192,19 +168,43 @@ lab itself could not run; 9 when the verdict differs from expect.`,
 	return cmd
 }
 
-// labExitMismatch is the exit code of lab run and lab test when a verdict
-// differs from the scenario's expect block.
-const labExitMismatch = 9
+func (o *labRunOptions) Complete(_ *cobra.Command, args []string) error {
+	t, err := lab.Load(args[0])
+	o.topo = t
+	return err
+}
+
+func (o *labRunOptions) Validate() error {
+	if err := o.output.validate(); err != nil {
+		return err
+	}
+	return needRoot("lab run")
+}
+
+func (o *labRunOptions) Run(ctx context.Context) error {
+	ctx, cancel := labContext(ctx)
+	defer cancel()
+	hooks, err := labhook.ForRuntime(ctx, o.runtime)
+	if err != nil {
+		return err
+	}
+	rep := report.NewLabReport(report.LabModeRun)
+	rep.Runs = append(rep.Runs, lab.Run(ctx, o.topo, lab.Options{KeepLogs: o.keepLogs, Hooks: hooks}))
+	rep.Finish(1)
+	return o.finish(o.streams.Out, rep)
+}
 
 type labTestOptions struct {
 	output
+	streams  Streams
 	parallel int
 	keepLogs bool
 	runtime  string
+	topos    []*lab.Topology
 }
 
 func newLabTestCommand(s Streams) *cobra.Command {
-	o := &labTestOptions{}
+	o := &labTestOptions{streams: s}
 	cmd := &cobra.Command{
 		Use:   "test [SCENARIO|FILE...]",
 		Short: "Run scenarios (all built-in ones by default) and check each against its expect block",
@@ -213,53 +213,12 @@ own namespaces, and check the probe's verdict against the scenario's expect
 block (status, condition, cause, stage, code, endpoint role, warnings).
 
 One line per scenario with its duration and verdict, then a summary. Exit 0
-when every verdict matched, 9 when one differed, 1 when a scenario could not
+when every verdict matched, ` + fmt.Sprint(exitMismatch) + ` when one differed, 1 when a scenario could not
 run.`,
 		Example: `  sudo pullpath lab test
   sudo pullpath lab test --parallel 4 -o json
   sudo pullpath lab test ecr-healthy ecr-one-way-route`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.validate(); err != nil {
-				return &ExitError{Code: 1, Err: err}
-			}
-			if o.parallel < 1 || o.parallel > 8 {
-				return &ExitError{Code: 1, Err: fmt.Errorf("--parallel %d: want 1 to 8", o.parallel)}
-			}
-			topos, err := lab.LoadAll(args)
-			if err != nil {
-				return &ExitError{Code: 1, Err: err}
-			}
-			if err := needRoot("lab test"); err != nil {
-				return err
-			}
-			ctx, cancel := labContext(cmd.Context())
-			defer cancel()
-			var progress func(*report.LabRun)
-			if o.format == "text" || o.format == "wide" {
-				// a line per scenario as it ends, on stderr when stdout is a file
-				if isTerminal(s.ErrOut) {
-					start := time.Now()
-					progress = func(r *report.LabRun) {
-						fmt.Fprintf(s.ErrOut, "  [%5.1fs] %-5s %s\n", time.Since(start).Seconds(), r.Result, r.Scenario)
-					}
-				}
-			}
-			hooks, err := labhook.ForRuntime(ctx, o.runtime)
-			if err != nil {
-				return &ExitError{Code: 1, Err: err}
-			}
-			rep := lab.Test(ctx, topos, o.parallel, lab.Options{KeepLogs: o.keepLogs, Hooks: hooks}, progress)
-			if err := o.render(s.Out, rep); err != nil {
-				return &ExitError{Code: 1, Err: err}
-			}
-			switch {
-			case rep.Summary.Mismatch > 0:
-				return &ExitError{Code: labExitMismatch}
-			case rep.Summary.Errors > 0:
-				return &ExitError{Code: 1}
-			}
-			return nil
-		},
+		RunE: runE(o),
 	}
 	o.addFlag(cmd)
 	cmd.Flags().IntVar(&o.parallel, "parallel", 3, "scenarios run at once (1-8)")
@@ -268,44 +227,90 @@ run.`,
 	return cmd
 }
 
+func (o *labTestOptions) Complete(_ *cobra.Command, args []string) error {
+	topos, err := lab.LoadAll(args)
+	o.topos = topos
+	return err
+}
+
+func (o *labTestOptions) Validate() error {
+	if err := o.output.validate(); err != nil {
+		return err
+	}
+	if o.parallel < 1 || o.parallel > 8 {
+		return fmt.Errorf("--parallel %d: want 1 to 8", o.parallel)
+	}
+	return needRoot("lab test")
+}
+
+func (o *labTestOptions) Run(ctx context.Context) error {
+	s := o.streams
+	ctx, cancel := labContext(ctx)
+	defer cancel()
+	var progress func(*report.LabRun)
+	if (o.format == "text" || o.format == "wide") && isTerminal(s.ErrOut) {
+		// a line per scenario as it ends, on stderr when stdout is a file
+		start := time.Now()
+		progress = func(r *report.LabRun) {
+			fmt.Fprintf(s.ErrOut, "  [%5.1fs] %-5s %s\n", time.Since(start).Seconds(), r.Result, r.Scenario)
+		}
+	}
+	hooks, err := labhook.ForRuntime(ctx, o.runtime)
+	if err != nil {
+		return err
+	}
+	rep := lab.Test(ctx, o.topos, o.parallel, lab.Options{KeepLogs: o.keepLogs, Hooks: hooks}, progress)
+	return o.finish(s.Out, rep)
+}
+
+type labUpOptions struct {
+	streams Streams
+	probe   bool
+	topo    *lab.Topology
+}
+
 func newLabUpCommand(s Streams) *cobra.Command {
-	var probe bool
+	o := &labUpOptions{streams: s}
 	cmd := &cobra.Command{
 		Use:   "up SCENARIO|FILE",
 		Short: "Build a scenario and leave it running; step into its node with ip netns exec",
 		Args:  exactArgs("SCENARIO|FILE"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			t, err := lab.Load(args[0])
-			if err != nil {
-				return &ExitError{Code: 1, Err: err}
-			}
-			if err := needRoot("lab up"); err != nil {
-				return err
-			}
-			ctx, cancel := labContext(cmd.Context())
-			defer cancel()
-			r, kept := lab.Up(ctx, t, lab.Options{NoProbe: !probe})
-			if r.Result == report.LabError && kept == nil {
-				return &ExitError{Code: 1, Err: errors.New(r.Error)}
-			}
-			fmt.Fprintf(s.Out, "lab %s is up: %d namespaces, prefix %s\n", t.Name, len(kept.Namespace), kept.Prefix)
-			for _, h := range sortedHosts(kept.Namespace) {
-				fmt.Fprintf(s.Out, "  %-12s %s\n", h, kept.Namespace[h])
-			}
-			self, _ := os.Executable()
-			fmt.Fprintf(s.Out, "\nStep into the node (its resolv.conf and hosts come from /etc/netns/%s):\n", kept.NodeNS)
-			fmt.Fprintf(s.Out, "  sudo ip netns exec %s bash\n", kept.NodeNS)
-			fmt.Fprintf(s.Out, "  sudo ip netns exec %s %s probe %s --registry-ca %s/node/ca.crt --docker-config %s/node/config.json\n",
-				kept.NodeNS, self, t.ProbeImage(), kept.RunDir, kept.RunDir)
-			fmt.Fprintf(s.Out, "Service logs: %s/logs\nTear it down: sudo pullpath lab down %s\n", kept.RunDir, t.Name)
-			if r.Verdict != nil {
-				fmt.Fprintf(s.Out, "\nprobe verdict: %s %s %s\n", r.Verdict.Status, r.Verdict.Condition, r.Verdict.Code)
-			}
-			return nil
-		},
+		RunE:  runE(o),
 	}
-	cmd.Flags().BoolVar(&probe, "probe", false, "also run the probe once and print its verdict")
+	cmd.Flags().BoolVar(&o.probe, "probe", false, "also run the probe once and print its verdict")
 	return cmd
+}
+
+func (o *labUpOptions) Complete(_ *cobra.Command, args []string) error {
+	t, err := lab.Load(args[0])
+	o.topo = t
+	return err
+}
+
+func (o *labUpOptions) Validate() error { return needRoot("lab up") }
+
+func (o *labUpOptions) Run(ctx context.Context) error {
+	out, t := o.streams.Out, o.topo
+	ctx, cancel := labContext(ctx)
+	defer cancel()
+	r, kept := lab.Up(ctx, t, lab.Options{NoProbe: !o.probe})
+	if r.Result == report.LabError && kept == nil {
+		return errors.New(r.Error)
+	}
+	fmt.Fprintf(out, "lab %s is up: %d namespaces, prefix %s\n", t.Name, len(kept.Namespace), kept.Prefix)
+	for _, h := range sortedHosts(kept.Namespace) {
+		fmt.Fprintf(out, "  %-12s %s\n", h, kept.Namespace[h])
+	}
+	self, _ := os.Executable()
+	fmt.Fprintf(out, "\nStep into the node (its resolv.conf and hosts come from /etc/netns/%s):\n", kept.NodeNS)
+	fmt.Fprintf(out, "  sudo ip netns exec %s bash\n", kept.NodeNS)
+	fmt.Fprintf(out, "  sudo ip netns exec %s %s probe %s --registry-ca %s/node/ca.crt --docker-config %s/node/config.json\n",
+		kept.NodeNS, self, t.ProbeImage(), kept.RunDir, kept.RunDir)
+	fmt.Fprintf(out, "Service logs: %s/logs\nTear it down: sudo pullpath lab down %s\n", kept.RunDir, t.Name)
+	if r.Verdict != nil {
+		fmt.Fprintf(out, "\nprobe verdict: %s %s %s\n", r.Verdict.Status, r.Verdict.Condition, r.Verdict.Code)
+	}
+	return nil
 }
 
 func sortedHosts(m map[string]string) []string {
@@ -317,55 +322,71 @@ func sortedHosts(m map[string]string) []string {
 	return out
 }
 
+type labDownOptions struct {
+	streams Streams
+	names   map[string]bool
+}
+
 func newLabDownCommand(s Streams) *cobra.Command {
 	return &cobra.Command{
 		Use:   "down [SCENARIO...]",
 		Short: "Tear down labs left up by lab up (all, or the named ones), and sweep leftovers of killed runs",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := needRoot("lab down"); err != nil {
-				return err
-			}
-			kept, err := lab.KeptRuns()
-			if err != nil {
-				return &ExitError{Code: 1, Err: err}
-			}
-			want := map[string]bool{}
-			for _, a := range args {
-				want[a] = true
-			}
-			var errs []string
-			n := 0
-			for _, k := range kept {
-				if len(want) > 0 && !want[k.Name] && !want[k.Prefix] {
-					continue
-				}
-				if err := lab.Down(k); err != nil {
-					errs = append(errs, err.Error())
-					continue
-				}
-				n++
-				fmt.Fprintf(s.Out, "lab %s (%s) is down\n", k.Name, k.Prefix)
-			}
-			swept, err := lab.Sweep(cmd.Context())
-			if err != nil {
-				errs = append(errs, err.Error())
-			}
-			for _, p := range swept {
-				fmt.Fprintf(s.Out, "swept leftovers of a killed run (%s)\n", p)
-			}
-			if n == 0 && len(swept) == 0 && len(errs) == 0 {
-				fmt.Fprintln(s.Out, "no lab is up")
-			}
-			if len(errs) > 0 {
-				return &ExitError{Code: 1, Err: errors.New(strings.Join(errs, "; "))}
-			}
-			return nil
-		},
+		RunE:  runE(&labDownOptions{streams: s}),
 	}
 }
 
+func (o *labDownOptions) Complete(_ *cobra.Command, args []string) error {
+	o.names = map[string]bool{}
+	for _, a := range args {
+		o.names[a] = true
+	}
+	return nil
+}
+
+func (o *labDownOptions) Validate() error { return needRoot("lab down") }
+
+func (o *labDownOptions) Run(ctx context.Context) error {
+	out := o.streams.Out
+	kept, err := lab.KeptRuns()
+	if err != nil {
+		return err
+	}
+	var errs []string
+	n := 0
+	for _, k := range kept {
+		if len(o.names) > 0 && !o.names[k.Name] && !o.names[k.Prefix] {
+			continue
+		}
+		if err := lab.Down(k); err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		n++
+		fmt.Fprintf(out, "lab %s (%s) is down\n", k.Name, k.Prefix)
+	}
+	swept, err := lab.Sweep(ctx)
+	if err != nil {
+		errs = append(errs, err.Error())
+	}
+	for _, p := range swept {
+		fmt.Fprintf(out, "swept leftovers of a killed run (%s)\n", p)
+	}
+	if n == 0 && len(swept) == 0 && len(errs) == 0 {
+		fmt.Fprintln(out, "no lab is up")
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+type labDemoOptions struct {
+	output
+	streams Streams
+}
+
 func newLabDemoCommand(s Streams) *cobra.Command {
-	o := &output{}
+	o := &labDemoOptions{streams: s}
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "No root, a few seconds: a healthy pull and a broken one side by side, on loopback",
@@ -375,48 +396,56 @@ redirects layers to. Then probe two paths with the very same probe a node
 runs: a healthy pull, and one where the blob host is down while the registry
 answers. Needs no root and no setup.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.validate(); err != nil {
-				return &ExitError{Code: 1, Err: err}
-			}
-			ctx, cancel := labContext(cmd.Context())
-			defer cancel()
-			rep, err := lab.Demo(ctx, lab.DemoOptions{})
-			if err != nil {
-				return &ExitError{Code: 1, Err: err}
-			}
-			if err := o.render(s.Out, rep); err != nil {
-				return &ExitError{Code: 1, Err: err}
-			}
-			return nil
-		},
+		RunE: runE(o),
 	}
 	o.addFlag(cmd)
 	return cmd
 }
 
+func (o *labDemoOptions) Complete(*cobra.Command, []string) error { return nil }
+func (o *labDemoOptions) Validate() error                         { return o.output.validate() }
+
+func (o *labDemoOptions) Run(ctx context.Context) error {
+	ctx, cancel := labContext(ctx)
+	defer cancel()
+	rep, err := lab.Demo(ctx, lab.DemoOptions{})
+	if err != nil {
+		return err
+	}
+	return o.finish(o.streams.Out, rep)
+}
+
+type labServeOptions struct {
+	streams       Streams
+	config, ready string
+	serve         *lab.ServeConfig
+}
+
 func newLabServeCommand(s Streams) *cobra.Command {
-	var config, ready string
+	o := &labServeOptions{streams: s}
 	cmd := &cobra.Command{
 		Use:    "serve --config FILE",
 		Short:  "Run one lab host's services (started by the lab inside a namespace)",
 		Hidden: true,
 		Args:   cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := lab.ReadServeConfig(config)
-			if err != nil {
-				return &ExitError{Code: 1, Err: err}
-			}
-			ctx, cancel := labContext(cmd.Context())
-			defer cancel()
-			if err := lab.Serve(ctx, c, ready, s.ErrOut); err != nil {
-				return &ExitError{Code: 1, Err: err}
-			}
-			return nil
-		},
+		RunE:   runE(o),
 	}
-	cmd.Flags().StringVar(&config, "config", "", "serve config (JSON) written by the lab")
-	cmd.Flags().StringVar(&ready, "ready", "", "file to write once every service listens")
+	cmd.Flags().StringVar(&o.config, "config", "", "serve config (JSON) written by the lab")
+	cmd.Flags().StringVar(&o.ready, "ready", "", "file to write once every service listens")
 	_ = cmd.MarkFlagRequired("config")
 	return cmd
+}
+
+func (o *labServeOptions) Complete(*cobra.Command, []string) error {
+	c, err := lab.ReadServeConfig(o.config)
+	o.serve = c
+	return err
+}
+
+func (o *labServeOptions) Validate() error { return nil }
+
+func (o *labServeOptions) Run(ctx context.Context) error {
+	ctx, cancel := labContext(ctx)
+	defer cancel()
+	return lab.Serve(ctx, o.serve, o.ready, o.streams.ErrOut)
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/pullpath/pullpath/internal/pull"
 )
 
-const probeLong = `Walk the whole pull of IMAGE from this node's network namespace, the way the
+var probeLong = `Walk the whole pull of IMAGE from this node's network namespace, the way the
 container runtime does, and name the first broken link.
 
 Run it ON THE NODE (or in a hostNetwork Pod with dnsPolicy: Default and the
@@ -31,16 +31,11 @@ following every redirect host, downloading every byte and verifying digests
 (nothing is written to disk). The first failure is the verdict; later steps
 are skipped.
 
-Verdict conditions and exit codes:
-  0 ok            the whole pull works from this node
-  3 route         no path or no return path (timeout, unreachable, refused)
-  4 dns           the node's resolver cannot see the zone, or answers public
-  5 endpoint-set  the registry works, but its token or blob host does not
-  6 tls-identity  certificate trust or name, 401, 403
-  7 image         not found, no manifest for this platform, bad reference
-  8 registry      rate limit, server errors, corrupt content
-  1 usage or internal error; 2 a failure outside these directions
-Every code is listed in docs/verdicts.md.`
+Exit codes, the verdict's repair direction:
+  0  ok            the whole pull works from this node
+` + exitHelp(conditionRows()...) + `
+  1  usage or internal error; 2 a failure outside these directions
+Every verdict code is listed in docs/verdicts.md.`
 
 const probeExample = `  # On a node: why can't this node pull the image?
   pullpath probe 123456789012.dkr.ecr.ap-northeast-2.amazonaws.com/shop/api:1.4.2
@@ -59,6 +54,7 @@ const probeExample = `  # On a node: why can't this node pull the image?
 
 type probeOptions struct {
 	output
+	streams       Streams
 	opts          pull.Options
 	nameservers   []string
 	passwordStdin bool
@@ -67,22 +63,14 @@ type probeOptions struct {
 }
 
 func newProbeCommand(s Streams) *cobra.Command {
-	o := &probeOptions{}
+	o := &probeOptions{streams: s}
 	cmd := &cobra.Command{
 		Use:     "probe IMAGE",
 		Short:   "Walk the whole pull of IMAGE from this node and name the first broken link",
 		Long:    probeLong,
 		Example: probeExample,
 		Args:    exactArgs("IMAGE"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.complete(args, s.In); err != nil {
-				return &ExitError{Code: 1, Err: err}
-			}
-			if err := o.validate(); err != nil {
-				return &ExitError{Code: 1, Err: err}
-			}
-			return o.run(cmd.Context(), s)
-		},
+		RunE:    runE(o),
 	}
 	f := cmd.Flags()
 	o.addFlag(cmd)
@@ -114,17 +102,17 @@ func newProbeCommand(s Streams) *cobra.Command {
 func exactArgs(name string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) != 1 {
-			return &ExitError{Code: 1, Err: fmt.Errorf("%s takes exactly one %s argument, got %d (see %s --help)", cmd.CommandPath(), name, len(args), cmd.CommandPath())}
+			return fmt.Errorf("%s takes exactly one %s argument, got %d (see %s --help)", cmd.CommandPath(), name, len(args), cmd.CommandPath())
 		}
 		return nil
 	}
 }
 
-func (o *probeOptions) complete(args []string, in io.Reader) error {
+func (o *probeOptions) Complete(_ *cobra.Command, args []string) error {
 	o.opts.Image = args[0]
 	o.opts.Net.Nameservers = o.nameservers
 	if o.passwordStdin {
-		line, err := bufio.NewReader(in).ReadString('\n')
+		line, err := bufio.NewReader(o.streams.In).ReadString('\n')
 		if err != nil && !errors.Is(err, io.EOF) {
 			return fmt.Errorf("--password-stdin: reading standard input: %v", err)
 		}
@@ -136,7 +124,7 @@ func (o *probeOptions) complete(args []string, in io.Reader) error {
 	return nil
 }
 
-func (o *probeOptions) validate() error {
+func (o *probeOptions) Validate() error {
 	if err := o.output.validate(); err != nil {
 		return err
 	}
@@ -157,7 +145,8 @@ func (o *probeOptions) validate() error {
 	return nil
 }
 
-func (o *probeOptions) run(ctx context.Context, s Streams) error {
+func (o *probeOptions) Run(ctx context.Context) error {
+	s := o.streams
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	var bar *progressBar
@@ -168,15 +157,9 @@ func (o *probeOptions) run(ctx context.Context, s Streams) error {
 	rep, err := pull.Probe(ctx, o.opts)
 	bar.clear()
 	if err != nil {
-		return &ExitError{Code: 1, Err: err}
+		return err
 	}
-	if err := o.render(s.Out, rep); err != nil {
-		return &ExitError{Code: 1, Err: err}
-	}
-	if code := rep.Verdict.ExitCode(); code != 0 {
-		return &ExitError{Code: code}
-	}
-	return nil
+	return o.finish(s.Out, rep)
 }
 
 // progressBar draws one line on a terminal's stderr, at most 10 times a second.

@@ -17,7 +17,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/pullpath/pullpath/internal/printers"
-	"github.com/pullpath/pullpath/internal/verdict"
 )
 
 // Streams are the process's standard streams.
@@ -27,8 +26,10 @@ type Streams struct {
 	ErrOut io.Writer
 }
 
-// ExitError carries an exit code out of a command. A nil Err means the
-// command already printed its result and only the code is left to give.
+// ExitError carries an exit code other than 1 out of a command (see
+// exit.go: commands end with output.finish, which builds it). A plain
+// error exits 1. A nil Err means the command already printed its result
+// and only the code is left to give.
 type ExitError struct {
 	Code int
 	Err  error
@@ -44,7 +45,8 @@ func (e *ExitError) Error() string {
 func (e *ExitError) Unwrap() error { return e.Err }
 
 // Run runs pullpath with args (args[0] is the program name) and returns the
-// exit code.
+// exit code: 0, an ExitError's code, or 1 for any other error, which it
+// prints on one line.
 func Run(ctx context.Context, args []string, s Streams) int {
 	root := NewRootCommand(s)
 	if len(args) > 0 && strings.HasPrefix(filepath.Base(args[0]), "kubectl-") {
@@ -56,7 +58,7 @@ func Run(ctx context.Context, args []string, s Streams) int {
 	root.SetErr(s.ErrOut)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
-		return verdict.ExitOK
+		return exitOK
 	}
 	var ee *ExitError
 	if errors.As(err, &ee) {
@@ -66,10 +68,33 @@ func Run(ctx context.Context, args []string, s Streams) int {
 		return ee.Code
 	}
 	fmt.Fprintf(s.ErrOut, "pullpath: %v\n", err)
-	return verdict.ExitError
+	return exitError
 }
 
-const rootLong = `pullpath tells exactly why a Kubernetes node cannot pull an image from a
+// command is what the options of every pullpath command implement, as
+// kubectl's do: Complete fills the options from the arguments and the
+// environment, Validate checks them (one-line errors naming the flag),
+// Run does the work and, when it prints a report, ends with output.finish.
+type command interface {
+	Complete(cmd *cobra.Command, args []string) error
+	Validate() error
+	Run(ctx context.Context) error
+}
+
+// runE is the RunE of a command whose options are o.
+func runE(o command) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := o.Complete(cmd, args); err != nil {
+			return err
+		}
+		if err := o.Validate(); err != nil {
+			return err
+		}
+		return o.Run(cmd.Context())
+	}
+}
+
+var rootLong = `pullpath tells exactly why a Kubernetes node cannot pull an image from a
 private registry, and proves the fix.
 
 A pull is not the Pod's: the kubelet asks the node's container runtime, which
@@ -83,11 +108,9 @@ resolve with the node's resolver, route both ways, pass TLS and authorize.
   explain  read kubelet/runtime messages, correlate failing and healthy nodes
   lab      reproduce every fault for real, in network namespaces
 
-Exit codes (probe, lab run, explain):
-  0  pull OK / nothing failing      3  route         6  tls-identity
-  1  usage or internal error        4  dns           7  image
-  2  failure outside the six        5  endpoint-set  8  registry
-     repair directions              9  lab: a verdict differs from the scenario's expect`
+Exit codes (probe, explain, lab run, lab test): the report's dominant
+repair direction, so scripts and Jobs can act without parsing output.
+` + exitHelp(exitTable...)
 
 // NewRootCommand builds the command tree.
 func NewRootCommand(s Streams) *cobra.Command {

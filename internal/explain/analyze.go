@@ -45,9 +45,9 @@ func NewReport() *report.ExplainReport {
 	return &report.ExplainReport{APIVersion: report.APIVersion, Kind: report.ExplainKind, Findings: []report.ExplainFinding{}}
 }
 
-// Summarize counts the findings and sets the dominant condition and exit
-// code: 0 without pull failures, else verdict.ExitCodeFor the condition most
-// findings share (2 when no finding has a condition).
+// Summarize counts the findings and sets the dominant condition: the one
+// most findings share ("" when no finding has one). The exit code it
+// implies is the CLI's to decide (internal/cli/exit.go).
 func Summarize(r *report.ExplainReport) {
 	s := &r.Summary
 	s.Failures = 0
@@ -61,12 +61,6 @@ func Summarize(r *report.ExplainReport) {
 		}
 	}
 	s.DominantCondition = dominantCondition(s.ByCondition)
-	switch {
-	case s.Failures == 0:
-		s.ExitCode = verdict.ExitOK
-	default:
-		s.ExitCode = verdict.ExitCodeFor(s.DominantCondition)
-	}
 	if len(s.ByCode) == 0 {
 		s.ByCode = nil
 	}

@@ -25,15 +25,15 @@ func TestParseValid(t *testing.T) {
 		format    Format
 		messages  int
 		failures  int
-		exit      int
+		dominant  verdict.Condition
 		codes     map[verdict.Code]int
 		firstNode string
 	}{
 		// 7 events: Scheduled (not pull news), 2 NXDOMAIN, ErrImagePull and BackOff (no cause), Pulled (cached), not found.
-		{"valid-events.json", FormatEvents, 7, 5, 4, map[verdict.Code]int{verdict.DNSNXDomain: 2, verdict.Other: 2, verdict.ManifestNotFound: 1}, "aks-new-12345-vmss000007"},
+		{"valid-events.json", FormatEvents, 7, 5, verdict.ConditionDNS, map[verdict.Code]int{verdict.DNSNXDomain: 2, verdict.Other: 2, verdict.ManifestNotFound: 1}, "aks-new-12345-vmss000007"},
 		// describe: 6 rows; the S3 timeout, ErrImagePull, BackOff and ImagePullBackOff are failures.
-		{"valid-describe.txt", FormatDescribe, 6, 4, 5, map[verdict.Code]int{verdict.ConnectTimeout: 1, verdict.Other: 3}, "ip-10-0-3-17.eu-west-1.compute.internal"},
-		{"valid-lines.txt", FormatLines, 3, 2, 6, map[verdict.Code]int{verdict.TLSUnknownAuthority: 1, verdict.RegistryUnauthorized: 1}, ""},
+		{"valid-describe.txt", FormatDescribe, 6, 4, verdict.ConditionEndpointSet, map[verdict.Code]int{verdict.ConnectTimeout: 1, verdict.Other: 3}, "ip-10-0-3-17.eu-west-1.compute.internal"},
+		{"valid-lines.txt", FormatLines, 3, 2, verdict.ConditionTLSIdentity, map[verdict.Code]int{verdict.TLSUnknownAuthority: 1, verdict.RegistryUnauthorized: 1}, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
@@ -51,8 +51,8 @@ func TestParseValid(t *testing.T) {
 			if r.Summary.Failures != tc.failures {
 				t.Errorf("Analyze(%s) failures = %d, want %d", tc.file, r.Summary.Failures, tc.failures)
 			}
-			if r.Summary.ExitCode != tc.exit {
-				t.Errorf("Analyze(%s) exit = %d, want %d (dominant %s)", tc.file, r.Summary.ExitCode, tc.exit, r.Summary.DominantCondition)
+			if r.Summary.DominantCondition != tc.dominant {
+				t.Errorf("Analyze(%s) dominant condition = %q, want %q", tc.file, r.Summary.DominantCondition, tc.dominant)
 			}
 			for c, n := range tc.codes {
 				if r.Summary.ByCode[c] != n {

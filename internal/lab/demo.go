@@ -81,7 +81,6 @@ func Demo(ctx context.Context, o DemoOptions) (*report.LabReport, error) {
 			r.Result, r.Error = report.LabError, err.Error()
 		} else {
 			r.Probe = probe
-			r.ExitCode = probe.Verdict.ExitCode()
 			judge(r, nil, probe)
 		}
 		rep.Runs = append(rep.Runs, r)

@@ -49,9 +49,6 @@ func TestDemo(t *testing.T) {
 				v.Status, v.Code, v.Condition, v.Stage, v.Role,
 				tt.want.Status, tt.want.Code, tt.want.Condition, tt.want.Stage, tt.want.Role)
 		}
-		if r.ExitCode != v.ExitCode() {
-			t.Errorf("demo %s exit code = %d, want %d", r.Scenario, r.ExitCode, v.ExitCode())
-		}
 	}
 	var buf bytes.Buffer
 	if err := printers.Print(&buf, "text", rep, printers.Options{}); err != nil {

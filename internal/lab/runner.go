@@ -215,7 +215,6 @@ func runScenario(ctx context.Context, t *Topology, o Options) (*report.LabRun, *
 		return r, kept
 	}
 	r.Probe = rep
-	r.ExitCode = rep.Verdict.ExitCode()
 	// 4. hooks (runtime cross-check, ...)
 	for _, h := range o.Hooks {
 		if ctx.Err() != nil {

@@ -232,8 +232,8 @@ func TestProbeBadInput(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Probe(bad reference) error = %v, want a verdict", err)
 	}
-	if rep.Verdict.Code != verdict.ReferenceInvalid || rep.Verdict.ExitCode() != 7 {
-		t.Errorf("Probe(bad reference) verdict = %s exit %d, want REFERENCE_INVALID exit 7", rep.Verdict.Code, rep.Verdict.ExitCode())
+	if rep.Verdict.Code != verdict.ReferenceInvalid || rep.Verdict.Condition != verdict.ConditionImage {
+		t.Errorf("Probe(bad reference) verdict = %s %s, want REFERENCE_INVALID image", rep.Verdict.Code, rep.Verdict.Condition)
 	}
 }
 

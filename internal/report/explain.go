@@ -105,5 +105,5 @@ type ExplainSummary struct {
 	ByCode            map[verdict.Code]int      `json:"byCode,omitempty"`
 	ByCondition       map[verdict.Condition]int `json:"byCondition,omitempty"`
 	DominantCondition verdict.Condition         `json:"dominantCondition,omitempty"`
-	ExitCode          int                       `json:"exitCode"`
+	ExitCode          int                       `json:"exitCode"` // the CLI's exit code for this report (internal/cli/exit.go)
 }

@@ -74,7 +74,7 @@ type LabRun struct {
 	Error      string           `json:"error,omitempty"`
 	Verdict    *verdict.Verdict `json:"verdict,omitempty"`
 	Warnings   []verdict.Code   `json:"warnings,omitempty"`
-	ExitCode   int              `json:"exitCode"` // the probe's exit code
+	ExitCode   int              `json:"exitCode"` // the exit code of the probe's verdict, recorded by the CLI (internal/cli/exit.go)
 	Probe      *ProbeReport     `json:"probe,omitempty"`
 	Checks     []LabCheck       `json:"checks,omitempty"` // results of runner hooks (runtime cross-check, ...)
 	Timings    LabTimings       `json:"timings"`

@@ -54,6 +54,19 @@ const (
 // Conditions lists every condition in a stable order.
 var Conditions = []Condition{ConditionRoute, ConditionDNS, ConditionEndpointSet, ConditionTLSIdentity, ConditionImage, ConditionRegistry}
 
+var conditionMeanings = map[Condition]string{
+	ConditionRoute:       "no path, or no return path: routes, security rules, NACLs, firewalls",
+	ConditionDNS:         "the node's resolver cannot see the zone, or answers a public address",
+	ConditionEndpointSet: "the registry host works, a token or blob host it hands out does not",
+	ConditionTLSIdentity: "certificate trust or name, 401, 403: trust and pull identity",
+	ConditionImage:       "the image: not found, no manifest for the platform, bad reference",
+	ConditionRegistry:    "the registry: rate limit, server errors, corrupt content",
+}
+
+// Meaning says in one line what a condition's failures have in common,
+// which is where the fix lies ("" for no or an unknown condition).
+func (c Condition) Meaning() string { return conditionMeanings[c] }
+
 // Status of a verdict.
 type Status string
 
@@ -83,37 +96,4 @@ type Verdict struct {
 	Role      Role      `json:"role,omitempty"`
 	Summary   string    `json:"summary"`
 	Advice    []string  `json:"advice,omitempty"`
-}
-
-// Exit codes. 0 and 1 are the usual ones; each condition has its own so that
-// scripts and Jobs can act on the repair direction without parsing output.
-const (
-	ExitOK    = 0
-	ExitError = 1 // usage, bad input, internal error
-)
-
-var exitCodes = map[Condition]int{
-	ConditionRoute:       3,
-	ConditionDNS:         4,
-	ConditionEndpointSet: 5,
-	ConditionTLSIdentity: 6,
-	ConditionImage:       7,
-	ConditionRegistry:    8,
-}
-
-// ExitCode is the process exit code for a verdict.
-func (v Verdict) ExitCode() int {
-	if v.Status == StatusOK {
-		return ExitOK
-	}
-	return ExitCodeFor(v.Condition)
-}
-
-// ExitCodeFor maps a condition to its exit code; an unknown or empty
-// condition (a failure that fits no repair direction) gives 2.
-func ExitCodeFor(c Condition) int {
-	if n, ok := exitCodes[c]; ok {
-		return n
-	}
-	return 2
 }

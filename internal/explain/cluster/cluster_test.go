@@ -243,8 +243,8 @@ func TestSubnetOnlyFailure(t *testing.T) {
 				t.Errorf("%s: node %s pool %q subnet source %q", r.Scope, n.Name, n.Pool, n.SubnetSource)
 			}
 		}
-		if r.Summary.ExitCode != 5 {
-			t.Errorf("%s: exit %d, want 5 (endpoint-set)", r.Scope, r.Summary.ExitCode)
+		if r.Summary.DominantCondition != verdict.ConditionEndpointSet {
+			t.Errorf("%s: dominant condition %q, want endpoint-set", r.Scope, r.Summary.DominantCondition)
 		}
 		for _, fd := range r.Findings {
 			if strings.Contains(fd.Message, "SECRET") || strings.Contains(fd.URL, "SECRET") {
@@ -290,8 +290,8 @@ func TestNewNodesOnlyFailure(t *testing.T) {
 			}
 		}
 	}
-	if r.Summary.ExitCode != 4 {
-		t.Errorf("exit %d, want 4 (dns)", r.Summary.ExitCode)
+	if r.Summary.DominantCondition != verdict.ConditionDNS {
+		t.Errorf("dominant condition %q, want dns", r.Summary.DominantCondition)
 	}
 }
 
@@ -311,8 +311,8 @@ func TestAllNodesFailure(t *testing.T) {
 	if len(g.FailingPods) != 3 || len(g.HealthyPods) != 0 {
 		t.Errorf("failing pods %v healthy %v, want 3 and 0", g.FailingPods, g.HealthyPods)
 	}
-	if r.Summary.ExitCode != 6 {
-		t.Errorf("exit %d, want 6 (tls-identity)", r.Summary.ExitCode)
+	if r.Summary.DominantCondition != verdict.ConditionTLSIdentity {
+		t.Errorf("dominant condition %q, want tls-identity", r.Summary.DominantCondition)
 	}
 	// One pod alone: its event and its node.
 	rp := f.explain(Target{Kind: "pod", Name: "web-2"}, 500)
@@ -364,8 +364,8 @@ func TestNoFailure(t *testing.T) {
 	f.node(nodeSpec{name: "ok-1", ip: "10.4.0.4", images: []string{acrImage}})
 	f.pod("web-1", "ok-1", acrImage, "", "fresh")
 	r := f.explain(Target{}, 500)
-	if r.Summary.Failures != 0 || r.Summary.ExitCode != 0 || len(r.Groups) != 0 {
-		t.Errorf("healthy namespace: failures %d exit %d groups %d, want 0 0 0", r.Summary.Failures, r.Summary.ExitCode, len(r.Groups))
+	if r.Summary.Failures != 0 || r.Summary.DominantCondition != verdict.ConditionNone || len(r.Groups) != 0 {
+		t.Errorf("healthy namespace: failures %d dominant %q groups %d, want 0, none, 0", r.Summary.Failures, r.Summary.DominantCondition, len(r.Groups))
 	}
 }
 

@@ -1,0 +1,196 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/verdict"
+)
+
+var update = flag.Bool("update", false, "rewrite docs/verdicts.md")
+
+const docsPath = "../../docs/verdicts.md"
+
+// helpOf returns `pullpath ARGS --help`.
+func helpOf(t *testing.T, args ...string) string {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := Run(context.Background(), append(append([]string{"pullpath"}, args...), "--help"), Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
+	if code != 0 {
+		t.Fatalf("pullpath %v --help = exit %d: %s", args, code, errOut.String())
+	}
+	return out.String()
+}
+
+// helpCodes reads the exit-code lines of a help text: "  N  ..." with N a
+// number and, for a condition's code, the condition's name next.
+func helpCodes(help string) map[int]string {
+	got := map[int]string{}
+	for _, m := range regexp.MustCompile(`(?m)^  (\d)  (\S+)`).FindAllStringSubmatch(help, -1) {
+		n, _ := strconv.Atoi(m[1])
+		got[n] = m[2]
+	}
+	return got
+}
+
+func TestExitTableMatchesHelp(t *testing.T) {
+	root := helpCodes(helpOf(t))
+	if len(root) != len(exitTable) {
+		t.Errorf("pullpath --help lists %d exit codes %v, the table has %d", len(root), root, len(exitTable))
+	}
+	for _, r := range exitTable {
+		word, ok := root[r.Code]
+		switch {
+		case !ok:
+			t.Errorf("pullpath --help does not list exit code %d", r.Code)
+		case r.Condition != "" && word != string(r.Condition):
+			t.Errorf("pullpath --help: exit %d is %q, the table says %q", r.Code, word, r.Condition)
+		}
+	}
+	probe := helpCodes(helpOf(t, "probe"))
+	for _, r := range exitTable {
+		if r.Condition != "" && probe[r.Code] != string(r.Condition) {
+			t.Errorf("pullpath probe --help: exit %d is %q, the table says %q", r.Code, probe[r.Code], r.Condition)
+		}
+	}
+	explain := helpOf(t, "explain")
+	for _, r := range exitTable {
+		if r.Condition != "" && !strings.Contains(explain, strconv.Itoa(r.Code)+" "+string(r.Condition)) {
+			t.Errorf("pullpath explain --help does not say %d %s", r.Code, r.Condition)
+		}
+	}
+	for _, args := range [][]string{{"lab", "run"}, {"lab", "test"}} {
+		if h := helpOf(t, args...); !strings.Contains(h, strconv.Itoa(exitMismatch)+" when") {
+			t.Errorf("pullpath %v --help does not give the mismatch exit code %d", args, exitMismatch)
+		}
+	}
+}
+
+func TestExitFor(t *testing.T) {
+	seen := map[int]bool{}
+	for _, r := range exitTable {
+		if seen[r.Code] {
+			t.Errorf("exit code %d is in the table twice", r.Code)
+		}
+		seen[r.Code] = true
+	}
+	for _, c := range verdict.Conditions {
+		n := exitFor(c)
+		if n < 3 || n > 8 {
+			t.Errorf("exitFor(%s) = %d, want 3 to 8", c, n)
+		}
+		if c.Meaning() == "" {
+			t.Errorf("condition %s has no meaning", c)
+		}
+	}
+	for _, c := range []verdict.Condition{verdict.ConditionNone, "nonsense"} {
+		if n := exitFor(c); n != exitOther {
+			t.Errorf("exitFor(%q) = %d, want %d", c, n, exitOther)
+		}
+	}
+}
+
+func TestExitForReport(t *testing.T) {
+	fail := func(c verdict.Condition) verdict.Verdict { return verdict.Verdict{Status: verdict.StatusFail, Condition: c} }
+	ok := verdict.Verdict{Status: verdict.StatusOK}
+	lab := func(mode string, runs ...*report.LabRun) *report.LabReport {
+		r := report.NewLabReport(mode)
+		r.Runs = runs
+		r.Finish(1)
+		return r
+	}
+	tests := []struct {
+		name    string
+		rep     any
+		want    int
+		wantErr string
+	}{
+		{"probe ok", &report.ProbeReport{Verdict: ok}, 0, ""},
+		{"probe route", &report.ProbeReport{Verdict: fail(verdict.ConditionRoute)}, 3, ""},
+		{"probe registry", &report.ProbeReport{Verdict: fail(verdict.ConditionRegistry)}, 8, ""},
+		{"probe no direction", &report.ProbeReport{Verdict: fail(verdict.ConditionNone)}, 2, ""},
+		{"explain nothing failing", &report.ExplainReport{}, 0, ""},
+		{"explain dns", &report.ExplainReport{Summary: report.ExplainSummary{Failures: 2, DominantCondition: verdict.ConditionDNS}}, 4, ""},
+		{"explain only back-off", &report.ExplainReport{Summary: report.ExplainSummary{Failures: 1}}, 2, ""},
+		{"audit pass", &report.AuditReport{Verdict: report.AuditVerdict{Status: report.CheckPass}}, 0, ""},
+		{"audit route", &report.AuditReport{Verdict: report.AuditVerdict{Status: report.CheckFail, Condition: verdict.ConditionRoute}}, 3, ""},
+		{"lab run pass, probe endpoint-set", lab(report.LabModeRun, &report.LabRun{Result: report.LabPass, Probe: &report.ProbeReport{Verdict: fail(verdict.ConditionEndpointSet)}}), 5, ""},
+		{"lab run mismatch", lab(report.LabModeRun, &report.LabRun{Result: report.LabMismatch, Probe: &report.ProbeReport{Verdict: ok}}), 9, ""},
+		{"lab run error", lab(report.LabModeRun, &report.LabRun{Result: report.LabError, Error: "no nft"}), 1, "no nft"},
+		{"lab test mismatch beats error", lab(report.LabModeTest, &report.LabRun{Result: report.LabMismatch}, &report.LabRun{Result: report.LabError}), 9, ""},
+		{"lab test error", lab(report.LabModeTest, &report.LabRun{Result: report.LabPass}, &report.LabRun{Result: report.LabError}), 1, ""},
+		{"lab test pass", lab(report.LabModeTest, &report.LabRun{Result: report.LabPass, Probe: &report.ProbeReport{Verdict: fail(verdict.ConditionDNS)}}), 0, ""},
+		{"lab demo shows a failure, exits 0", lab(report.LabModeDemo, &report.LabRun{Result: report.LabUnchecked, Probe: &report.ProbeReport{Verdict: fail(verdict.ConditionEndpointSet)}}), 0, ""},
+		{"unknown kind", struct{}{}, 1, "no exit policy for a struct {}"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := exitForReport(tt.rep)
+			if got != tt.want || (err == nil) != (tt.wantErr == "") || err != nil && !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("exitForReport = %d, %v; want %d, %q", got, err, tt.want, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestFinishRecordsTheExitCode(t *testing.T) {
+	o := &output{format: "json"}
+	r := &report.ExplainReport{Summary: report.ExplainSummary{Failures: 1, DominantCondition: verdict.ConditionTLSIdentity}}
+	var out bytes.Buffer
+	err := o.finish(&out, r)
+	var ee *ExitError
+	if !errors.As(err, &ee) || ee.Code != 6 || ee.Err != nil {
+		t.Fatalf("finish(explain tls-identity) = %v, want exit 6 with no message", err)
+	}
+	if r.Summary.ExitCode != 6 || !strings.Contains(out.String(), `"exitCode": 6`) {
+		t.Errorf("finish did not record exit 6 in the report: summary %d, output %s", r.Summary.ExitCode, out.String())
+	}
+	run := &report.LabRun{Result: report.LabPass, Probe: &report.ProbeReport{Verdict: verdict.Verdict{Status: verdict.StatusFail, Condition: verdict.ConditionDNS}}}
+	lr := report.NewLabReport(report.LabModeTest)
+	lr.Runs = []*report.LabRun{run}
+	lr.Finish(1)
+	if err := o.finish(&bytes.Buffer{}, lr); err != nil || run.ExitCode != 4 {
+		t.Errorf("finish(lab test) = %v, run exit %d; want nil, 4", err, run.ExitCode)
+	}
+	if err := o.finish(&bytes.Buffer{}, &report.ProbeReport{Verdict: verdict.Verdict{Status: verdict.StatusOK}}); err != nil {
+		t.Errorf("finish(probe ok) = %v, want nil", err)
+	}
+}
+
+// TestDocs keeps docs/verdicts.md equal to the codes table and the exit
+// table (-update rewrites it).
+func TestDocs(t *testing.T) {
+	want := verdict.Markdown(exitMarkdown())
+	if *update {
+		if err := os.WriteFile(docsPath, []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(docsPath)
+	if err != nil {
+		t.Fatalf("reading %s: %v (run go test ./internal/cli -run TestDocs -update)", docsPath, err)
+	}
+	if string(got) != want {
+		t.Errorf("%s is out of date with internal/verdict/codes.go or internal/cli/exit.go: run go test ./internal/cli -run TestDocs -update", docsPath)
+	}
+	// every code of the table appears in the docs exactly once as a row
+	for _, i := range verdict.Codes {
+		re := regexp.MustCompile("(?m)^\\| `" + regexp.QuoteMeta(string(i.Code)) + "` \\|")
+		if n := len(re.FindAllString(string(got), -1)); n != 1 {
+			t.Errorf("docs row for %s appears %d times, want 1", i.Code, n)
+		}
+	}
+	for _, r := range exitTable {
+		if !regexp.MustCompile(`(?m)^\| `+strconv.Itoa(r.Code)+` \| ?`+string(r.Condition)+` ?\|`).MatchString(string(got)) {
+			t.Errorf("docs lack the exit row for %d", r.Code)
+		}
+	}
+}
