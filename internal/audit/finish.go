@@ -97,7 +97,6 @@ func Condition(r *report.AuditReport) (verdict.Condition, bool) {
 	return r.Verdict.Condition, true
 }
 
-
 // commonFailures are the checks, in the first subnet's order, that fail on
 // every subnet.
 func commonFailures(subnets []*report.AuditSubnet) []report.Check {

@@ -99,7 +99,9 @@ func TestExitFor(t *testing.T) {
 }
 
 func TestExitForReport(t *testing.T) {
-	fail := func(c verdict.Condition) verdict.Verdict { return verdict.Verdict{Status: verdict.StatusFail, Condition: c} }
+	fail := func(c verdict.Condition) verdict.Verdict {
+		return verdict.Verdict{Status: verdict.StatusFail, Condition: c}
+	}
 	ok := verdict.Verdict{Status: verdict.StatusOK}
 	lab := func(mode string, runs ...*report.LabRun) *report.LabReport {
 		r := report.NewLabReport(mode)
@@ -189,7 +191,7 @@ func TestDocs(t *testing.T) {
 		}
 	}
 	for _, r := range exitTable {
-		if !regexp.MustCompile(`(?m)^\| `+strconv.Itoa(r.Code)+` \| ?`+string(r.Condition)+` ?\|`).MatchString(string(got)) {
+		if !regexp.MustCompile(`(?m)^\| ` + strconv.Itoa(r.Code) + ` \| ?` + string(r.Condition) + ` ?\|`).MatchString(string(got)) {
 			t.Errorf("docs lack the exit row for %d", r.Code)
 		}
 	}
