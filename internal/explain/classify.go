@@ -162,7 +162,7 @@ func classifyOne(m, cred string) (c Classification) {
 		// failure there is the registry's path, not another endpoint's.
 		registryOK = false
 	}
-	v := verdict.Decide(code, stage, role, c.Host, registryOK, "")
+	v := verdict.Decide(verdict.Outcome{Code: code, Stage: stage, Role: role, Host: c.Host, RegistryOK: registryOK})
 	c.Stage, c.Cause, c.Condition = v.Stage, v.Cause, v.Condition
 	c.Summary = summarize(rule.Says, c)
 	c.Advice = append(v.Advice, rule.Advice...)

@@ -319,10 +319,10 @@ func (w *walker) finish(f *failure) {
 				sum = fmt.Sprintf("every endpoint answered from this node (quick check: the first bytes of %d blobs, digests not verified)", t.Blobs)
 			}
 		}
-		w.rep.Verdict = verdict.Decide(verdict.OK, "", "", "", true, sum)
+		w.rep.Verdict = verdict.Decide(verdict.Outcome{Code: verdict.OK, Summary: sum})
 		return
 	}
-	w.rep.Verdict = verdict.Decide(f.code, f.stage, f.role, f.host, w.registryOK, f.summary)
+	w.rep.Verdict = verdict.Decide(verdict.Outcome{Code: f.code, Stage: f.stage, Role: f.role, Host: f.host, RegistryOK: w.registryOK, Summary: f.summary})
 	w.skipRest(f)
 }
 

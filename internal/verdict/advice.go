@@ -111,30 +111,44 @@ func Advise(code Code, host string, role Role) []string {
 	return out
 }
 
-// Decide builds the verdict for a failure with code, found at stage on the
-// endpoint host of role. registryOK says whether the registry host itself
-// worked: a network failure on an auth or blob host is then endpoint-set.
-func Decide(code Code, stage Stage, role Role, host string, registryOK bool, summary string) Verdict {
-	info, ok := Lookup(code)
-	if !ok {
-		info = Info{Code: code, Cause: CauseOther}
+// Outcome is what a walk or a message says happened: the code, where it
+// happened, and whether the registry host itself worked. Decide turns it
+// into a Verdict.
+type Outcome struct {
+	Code  Code
+	Stage Stage
+	Role  Role   // the role of the endpoint that failed
+	Host  string // the endpoint that failed
+	// RegistryOK says the registry host itself worked: a network failure
+	// on an auth or blob host is then endpoint-set, not route or dns.
+	RegistryOK bool
+	Summary    string
+}
+
+// Decide builds the verdict of an outcome: OK is a success; any other code
+// a failure with its cause, its condition (endpoint-set for a network
+// failure on an auth or blob host when the registry worked) and advice.
+func Decide(o Outcome) Verdict {
+	if o.Code == OK {
+		return Verdict{Status: StatusOK, Cause: CauseOK, Code: OK, Summary: o.Summary}
 	}
-	if code == OK {
-		return Verdict{Status: StatusOK, Cause: CauseOK, Code: OK, Summary: summary}
+	info, ok := Lookup(o.Code)
+	if !ok {
+		info = Info{Code: o.Code, Cause: CauseOther}
 	}
 	cond := info.Condition
-	if registryOK && (role == RoleAuth || role == RoleBlob) && (cond == ConditionRoute || cond == ConditionDNS) {
+	if o.RegistryOK && (o.Role == RoleAuth || o.Role == RoleBlob) && (cond == ConditionRoute || cond == ConditionDNS) {
 		cond = ConditionEndpointSet
 	}
 	return Verdict{
 		Status:    StatusFail,
-		Stage:     stage,
+		Stage:     o.Stage,
 		Cause:     info.Cause,
 		Condition: cond,
-		Code:      code,
-		Endpoint:  host,
-		Role:      role,
-		Summary:   summary,
-		Advice:    Advise(code, host, role),
+		Code:      o.Code,
+		Endpoint:  o.Host,
+		Role:      o.Role,
+		Summary:   o.Summary,
+		Advice:    Advise(o.Code, o.Host, o.Role),
 	}
 }

@@ -41,13 +41,13 @@ func TestDecide(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v := Decide(tt.code, StageRegistry, tt.role, "h", tt.registryOK, "s")
+			v := Decide(Outcome{Code: tt.code, Stage: StageRegistry, Role: tt.role, Host: "h", RegistryOK: tt.registryOK, Summary: "s"})
 			if v.Condition != tt.wantCond || v.Status != StatusFail {
 				t.Errorf("Decide(%s, %s, registryOK=%v) = %s condition %q, want fail condition %q", tt.code, tt.role, tt.registryOK, v.Status, v.Condition, tt.wantCond)
 			}
 		})
 	}
-	if v := Decide(OK, "", "", "", true, "fine"); v.Status != StatusOK || v.Condition != ConditionNone {
+	if v := Decide(Outcome{Code: OK, RegistryOK: true, Summary: "fine"}); v.Status != StatusOK || v.Condition != ConditionNone {
 		t.Errorf("Decide(OK) = %+v, want status ok, no condition", v)
 	}
 }
