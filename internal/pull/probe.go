@@ -33,6 +33,10 @@ type Options struct {
 	DockerConfig   string // docker config.json with auths / credHelpers
 	Username       string // overrides DockerConfig when set
 	Password       string
+	// Credentials, when set, gives the credentials for a registry host
+	// instead of DockerConfig (Username and Password still come first):
+	// a long-running caller caches them for their lifetime.
+	Credentials func(ctx context.Context, host string) (runtimecfg.Credentials, error)
 	Net            netcheck.Config
 	ExpectPrivate  bool          // a public answer for any host is a finding
 	Quick          bool          // fetch the first bytes of each blob only
@@ -240,7 +244,7 @@ func (w *walker) pullFrom(ctx context.Context, h runtimecfg.RegistryHost) *failu
 	if h.Scheme == "http" {
 		tlsCfg = nil
 	}
-	creds, cerr := w.credentials(h.Host)
+	creds, cerr := w.credentials(ctx, h.Host)
 	if cerr != nil {
 		w.step("credentials", h.Host, report.StepFail, verdict.CredentialsError, cerr.Error(), 0, 0)
 		return fail(verdict.CredentialsError, verdict.StageAuth, role, h.Host, "%s", w.sec.String(cerr.Error()))
@@ -292,18 +296,24 @@ func (w *walker) pullFrom(ctx context.Context, h runtimecfg.RegistryHost) *failu
 	return s.blobs(ctx, m)
 }
 
-func (w *walker) credentials(host string) (runtimecfg.Credentials, error) {
+func (w *walker) credentials(ctx context.Context, host string) (runtimecfg.Credentials, error) {
 	if w.opts.Username != "" || w.opts.Password != "" {
 		return runtimecfg.Credentials{Username: w.opts.Username, Password: w.opts.Password, Source: "flags"}, nil
 	}
-	c, err := runtimecfg.LoadCredentials(w.opts.DockerConfig, host)
+	load := func(host string) (runtimecfg.Credentials, error) {
+		if w.opts.Credentials != nil {
+			return w.opts.Credentials(ctx, host)
+		}
+		return runtimecfg.LoadCredentialsContext(ctx, w.opts.DockerConfig, host)
+	}
+	c, err := load(host)
 	if err != nil {
 		return c, err
 	}
 	if c.Anonymous() && host != w.ref.Host {
 		// a mirror without credentials of its own: the runtime uses the
 		// registry's.
-		return runtimecfg.LoadCredentials(w.opts.DockerConfig, w.ref.Host)
+		return load(w.ref.Host)
 	}
 	return c, nil
 }
