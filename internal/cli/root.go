@@ -128,6 +128,7 @@ func NewRootCommand(s Streams) *cobra.Command {
 		newProbeCommand(s),
 		newExplainCommand(s),
 		newLabCommand(s),
+		newMonitorCommand(s),
 		newVersionCommand(s),
 	)
 	return root

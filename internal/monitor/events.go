@@ -41,12 +41,21 @@ type event struct {
 	} `json:"source"`
 }
 
+// Annotations on the Event carry the verdict as data, for `pullpath
+// monitor status` and scripts.
+const (
+	AnnotationCode      = "pullpath.io/code"
+	AnnotationCondition = "pullpath.io/condition"
+	AnnotationImageHost = "pullpath.io/image-host"
+	AnnotationImage     = "pullpath.io/image"
+)
+
 // postNodeEvent writes one Event on the Node, in the namespace the
 // kubelet uses for Node events (default).
-func (k *kubeClient) postNodeEvent(ctx context.Context, ns, nodeName, nodeUID, reason, typ, msg string, at time.Time) error {
+func (k *kubeClient) postNodeEvent(ctx context.Context, ns, nodeName, nodeUID, reason, typ, msg string, ann map[string]string, at time.Time) error {
 	e := event{APIVersion: "v1", Kind: "Event", Reason: reason, Message: msg, Type: typ, Count: 1,
 		ReportingComponent: EventComponent, ReportingInstance: nodeName}
-	e.Metadata = objectMeta{Name: nodeName + ".pullpath." + strconv.FormatInt(at.UnixNano(), 16), Namespace: ns}
+	e.Metadata = objectMeta{Name: nodeName + ".pullpath." + strconv.FormatInt(at.UnixNano(), 16), Namespace: ns, Annotations: ann}
 	e.InvolvedObject.APIVersion, e.InvolvedObject.Kind, e.InvolvedObject.Name, e.InvolvedObject.UID = "v1", "Node", nodeName, nodeUID
 	e.FirstTimestamp = at.UTC().Format(time.RFC3339)
 	e.LastTimestamp = e.FirstTimestamp

@@ -51,7 +51,7 @@ type Metrics struct {
 	kubeErrors  prometheus.Counter
 
 	mu      sync.Mutex
-	codes   map[string]string            // image_host -> current code label
+	codes   map[string]string             // image_host -> current code label
 	steps   map[string]map[[2]string]bool // image_host -> {role, step}
 	info    [4]string
 	hasInfo bool

@@ -11,8 +11,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/pullpath/pullpath/internal/runtimecfg"
 	"github.com/pullpath/pullpath/internal/netcheck"
+	"github.com/pullpath/pullpath/internal/runtimecfg"
 )
 
 // Options configure the agent. RegisterFlags binds them to a flag set; the
@@ -186,7 +186,7 @@ func (o *Options) LoadConfigFile(path string, setFlags map[string]bool) error {
 	o.Images = append(o.Images, c.Images...)
 	for _, f := range []struct {
 		name, flag, v string
-		p         *time.Duration
+		p             *time.Duration
 	}{{"interval", "interval", c.Interval, &o.Interval}, {"fullInterval", "full-interval", c.FullInterval, &o.FullInterval}} {
 		if f.v == "" || setFlags[f.flag] {
 			continue
@@ -210,7 +210,7 @@ func (o *Options) Validate() error {
 	seen := map[string]bool{}
 	for _, img := range o.Images {
 		if _, err := runtimecfg.ParseReference(img); err != nil {
-			return fmt.Errorf("image %q: %v", img, err)
+			return err
 		}
 		if seen[img] {
 			return fmt.Errorf("image %q is listed twice", img)

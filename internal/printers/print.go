@@ -62,6 +62,8 @@ func Print(w io.Writer, format string, v any, o Options) error {
 		return printExplain(w, r, o)
 	case *report.LabReport:
 		return printLab(w, r, o)
+	case *report.MonitorFleetReport:
+		return printMonitorFleet(w, r, o)
 	}
 	return fmt.Errorf("report %T has no text rendering", v)
 }

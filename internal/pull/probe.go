@@ -36,15 +36,15 @@ type Options struct {
 	// Credentials, when set, gives the credentials for a registry host
 	// instead of DockerConfig (Username and Password still come first):
 	// a long-running caller caches them for their lifetime.
-	Credentials func(ctx context.Context, host string) (runtimecfg.Credentials, error)
-	Net            netcheck.Config
-	ExpectPrivate  bool          // a public answer for any host is a finding
-	Quick          bool          // fetch the first bytes of each blob only
-	HTTPTimeout    time.Duration // wait for response headers; default 30s
-	StallTimeout   time.Duration // a blob body that sends nothing this long is stalled; default 20s
-	MaxRedirects   int           // redirects followed per request; default 9, containerd's
-	Concurrency    int           // blobs downloaded at once; default 3, like containerd
-	Progress       func(Progress)
+	Credentials   func(ctx context.Context, host string) (runtimecfg.Credentials, error)
+	Net           netcheck.Config
+	ExpectPrivate bool          // a public answer for any host is a finding
+	Quick         bool          // fetch the first bytes of each blob only
+	HTTPTimeout   time.Duration // wait for response headers; default 30s
+	StallTimeout  time.Duration // a blob body that sends nothing this long is stalled; default 20s
+	MaxRedirects  int           // redirects followed per request; default 9, containerd's
+	Concurrency   int           // blobs downloaded at once; default 3, like containerd
+	Progress      func(Progress)
 }
 
 // Progress is reported while blobs download (for a progress bar).
