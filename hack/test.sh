@@ -14,8 +14,9 @@ cd "$(dirname "$0")/.."
 
 # 1. Debian packages: nftables and iproute2 for the lab, containerd for the
 #    runtime cross-check and the lab clusters' nodes, containernetworking-plugins
-#    (bridge, host-local) for their pods, time for peak-RSS figures.
-apt_ensure nftables iproute2 containerd containernetworking-plugins time
+#    (bridge, host-local) for their pods, time for peak-RSS figures, prometheus
+#    (promtool and a real Prometheus) for the monitor's metrics and alert rules.
+apt_ensure nftables iproute2 containerd containernetworking-plugins time prometheus
 
 # 2. crictl, the kubelet's way of asking containerd for a pull.
 crictl_ensure
