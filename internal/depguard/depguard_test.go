@@ -20,6 +20,8 @@ var nodeSide = []string{
 	"internal/verdict",
 	"internal/addrscope",
 	"internal/units",
+	"internal/monitor",
+	"cmd/pullpath-agent",
 }
 
 // forbidden are import paths (a module, package or owner) no node-side

@@ -25,20 +25,20 @@ func TestBadInputAtStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer busy.Close()
-	notYAML := write("bad.yaml", "images: [a\n")
-	wrongKind := write("kind.yaml", "apiVersion: pullpath/v1\nkind: Pod\nimages: [nginx:1.27]\n")
-	unknownField := write("field.yaml", "kind: MonitorConfig\nimagez: [nginx:1.27]\n")
-	badImageInConfig := write("img.yaml", "kind: MonitorConfig\nimages: [nginx:1.27, 'Registry.Example.com/UPPER:1']\n")
-	badInterval := write("int.yaml", "kind: MonitorConfig\nimages: [nginx:1.27]\ninterval: often\n")
+	notJSON := write("bad.json", "images: [a\n")
+	wrongKind := write("kind.json", `{"apiVersion": "pullpath/v1", "kind": "Pod", "images": ["nginx:1.27"]}`)
+	unknownField := write("field.json", `{"kind": "MonitorConfig", "imagez": ["nginx:1.27"]}`)
+	badImageInConfig := write("img.json", `{"kind": "MonitorConfig", "images": ["nginx:1.27", "Registry.Example.com/UPPER:1"]}`)
+	badInterval := write("int.json", `{"kind": "MonitorConfig", "images": ["nginx:1.27"], "interval": "often"}`)
 	tests := []struct {
 		name string
 		args []string
 		want []string
 	}{
 		{"no image", []string{}, []string{"no image to walk", "--image"}},
-		{"config missing", []string{"--config", filepath.Join(dir, "nope.yaml")}, []string{"--config", "nope.yaml", "no such file"}},
+		{"config missing", []string{"--config", filepath.Join(dir, "nope.json")}, []string{"--config", "nope.json", "no such file"}},
 		{"config is a directory", []string{"--config", dir}, []string{"--config", "is a directory"}},
-		{"config not yaml", []string{"--config", notYAML}, []string{"--config", "bad.yaml", "not a MonitorConfig"}},
+		{"config not json", []string{"--config", notJSON}, []string{"--config", "bad.json", "not a MonitorConfig"}},
 		{"config wrong kind", []string{"--config", wrongKind}, []string{`kind "Pod", want MonitorConfig`}},
 		{"config unknown field", []string{"--config", unknownField}, []string{"not a MonitorConfig", "imagez"}},
 		{"config invalid image", []string{"--config", badImageInConfig}, []string{"Registry.Example.com/UPPER:1", "must be lowercase"}},
