@@ -105,6 +105,11 @@ func exitForReport(rep any) (int, error) {
 		return exitOK, nil
 	case *report.LabReport:
 		return exitForLab(r)
+	case *report.MonitorFleetReport:
+		if r.Summary.Failing == 0 {
+			return exitOK, nil
+		}
+		return exitFor(r.Summary.DominantCondition), nil
 	}
 	return exitError, fmt.Errorf("internal error: no exit policy for a %T (add a case to exitForReport in internal/cli/exit.go)", rep)
 }
@@ -152,6 +157,8 @@ func labRunExit(run *report.LabRun) int {
 func recordExit(rep any, code int) {
 	switch r := rep.(type) {
 	case *report.ExplainReport:
+		r.Summary.ExitCode = code
+	case *report.MonitorFleetReport:
 		r.Summary.ExitCode = code
 	case *report.LabReport:
 		for _, run := range r.Runs {

@@ -135,13 +135,7 @@ failing condition (3 route, 4 dns, 5 endpoint-set, 6 tls-identity, 7 image,
 			if err != nil {
 				return &ExitError{Code: 1, Err: errors.New(oneLineErr(err))}
 			}
-			if err := o.out.render(s.Out, r); err != nil {
-				return &ExitError{Code: 1, Err: err}
-			}
-			if r.Summary.ExitCode != 0 {
-				return &ExitError{Code: r.Summary.ExitCode}
-			}
-			return nil
+			return o.out.finish(s.Out, r)
 		},
 	}
 	o.out.addFlag(cmd)

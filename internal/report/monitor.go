@@ -52,8 +52,11 @@ type MonitorFleetSummary struct {
 	OK      int `json:"ok"`
 	Failing int `json:"failing"`
 	Unknown int `json:"unknown"` // no monitor Event (yet, or past the event TTL)
-	// ExitCode of `pullpath monitor status`: 0 when no node fails, else the
-	// probe's code of the most common failing condition.
+	// DominantCondition is the most common condition of the failing
+	// nodes' verdicts.
+	DominantCondition verdict.Condition `json:"dominantCondition,omitempty"`
+	// ExitCode of `pullpath monitor status` (internal/cli/exit.go): 0 when
+	// no node fails, else the probe's code of DominantCondition.
 	ExitCode int `json:"exitCode"`
 }
 

@@ -154,7 +154,7 @@ func build(nodes []corev1.Node, latest map[string]corev1.Event, ns string) *repo
 		}
 		return a.Subnet < b.Subnet
 	})
-	r.Summary.ExitCode = exitCode(r)
+	r.Summary.DominantCondition = dominant(r)
 	return r
 }
 
@@ -168,9 +168,9 @@ func rank(s string) int {
 	return 2
 }
 
-// exitCode is 0 when no node fails, else the probe's exit code of the most
-// common failing condition (2 when the Events carry none).
-func exitCode(r *report.MonitorFleetReport) int {
+// dominant is the most common condition among failing nodes ("" when
+// none fails or the Events carry none).
+func dominant(r *report.MonitorFleetReport) verdict.Condition {
 	count := map[string]int{}
 	for _, g := range r.Groups {
 		for _, n := range g.Nodes {
@@ -179,14 +179,11 @@ func exitCode(r *report.MonitorFleetReport) int {
 			}
 		}
 	}
-	if len(count) == 0 {
-		return 0
-	}
 	best, bestN := "", -1
 	for c, n := range count {
 		if n > bestN || (n == bestN && c < best) {
 			best, bestN = c, n
 		}
 	}
-	return verdict.ExitCodeFor(verdict.Condition(best))
+	return verdict.Condition(best)
 }
