@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -13,6 +14,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pullpath/pullpath/internal/pull"
+	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/verdict"
 )
 
 var probeLong = `Walk the whole pull of IMAGE from this node's network namespace, the way the
@@ -60,6 +63,7 @@ type probeOptions struct {
 	passwordStdin bool
 	timeout       time.Duration
 	noProgress    bool
+	verdictFile   string
 }
 
 func newProbeCommand(s Streams) *cobra.Command {
@@ -95,6 +99,7 @@ func newProbeCommand(s Streams) *cobra.Command {
 	f.IntVar(&o.opts.Concurrency, "concurrency", 3, "blobs downloaded at once")
 	f.DurationVar(&o.timeout, "timeout", 15*time.Minute, "budget of the whole probe")
 	f.BoolVar(&o.noProgress, "no-progress", false, "no progress bar on stderr")
+	f.StringVar(&o.verdictFile, "verdict-file", "", "also write the compact verdict JSON (under 4 KiB) to FILE, e.g. a Pod's /dev/termination-log (sweep reads it)")
 	return cmd
 }
 
@@ -157,9 +162,25 @@ func (o *probeOptions) Run(ctx context.Context) error {
 	rep, err := pull.Probe(ctx, o.opts)
 	bar.clear()
 	if err != nil {
+		o.writeVerdict(report.ProbeSummary{V: report.ProbeSummaryVersion, Node: o.opts.Node, Image: o.opts.Image,
+			Status: verdict.StatusFail, Cause: verdict.CauseOther, Code: verdict.Other, Summary: "probe error: " + err.Error()})
+		return err
+	}
+	if err := o.writeVerdict(report.SummarizeProbe(rep)); err != nil {
 		return err
 	}
 	return o.finish(s.Out, rep)
+}
+
+// writeVerdict writes the compact verdict to --verdict-file, if set.
+func (o *probeOptions) writeVerdict(s report.ProbeSummary) error {
+	if o.verdictFile == "" {
+		return nil
+	}
+	if err := os.WriteFile(o.verdictFile, s.Marshal(), 0o644); err != nil {
+		return fmt.Errorf("--verdict-file: %v", err)
+	}
+	return nil
 }
 
 // progressBar draws one line on a terminal's stderr, at most 10 times a second.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -90,5 +91,35 @@ func TestKubectlPluginName(t *testing.T) {
 	code := Run(context.Background(), []string{"/usr/local/bin/kubectl-pullpath", "--help"}, Streams{In: strings.NewReader(""), Out: &out, ErrOut: &out})
 	if code != 0 || !strings.Contains(out.String(), "kubectl pullpath") {
 		t.Errorf("kubectl-pullpath --help = exit %d, %q; want usage naming kubectl pullpath", code, out.String())
+	}
+}
+
+// TestProbeVerdictFile: what a sweep Pod leaves in its termination message
+// is the compact verdict of the same walk, under the kubelet's 4 KiB.
+func TestProbeVerdictFile(t *testing.T) {
+	blobDown := startStack(t, labsvc.StackConfig{BlobHostDown: true, Addrs: labsvc.StackAddrs{DNS: "127.0.3.53", Registry: "127.0.3.10", Token: "127.0.3.11", Blob: "127.0.3.12", Blob2: "127.0.3.13"}})
+	file := t.TempDir() + "/termination-log"
+	args := append([]string{"probe", blobDown.Ref(), "-o", "json", "--docker-config", blobDown.Files.DockerConfig, "--verdict-file", file}, nodeFlags(blobDown)...)
+	code, out, errOut := runCLI(t, "", args...)
+	if code != 5 {
+		t.Fatalf("probe = exit %d, stderr %q, want 5", code, errOut)
+	}
+	var full report.ProbeReport
+	if err := json.Unmarshal([]byte(out), &full); err != nil {
+		t.Fatalf("stdout is not the report: %v", err)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) >= report.MaxTerminationMessage {
+		t.Errorf("verdict file is %d bytes, want < %d", len(b), report.MaxTerminationMessage)
+	}
+	var s report.ProbeSummary
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatalf("verdict file is not JSON: %v: %q", err, b)
+	}
+	if s.V != report.ProbeSummaryVersion || s.Code != full.Verdict.Code || s.Endpoint != full.Verdict.Endpoint || len(s.Hops) != len(full.Endpoints) {
+		t.Errorf("summary = %+v, want the report's verdict %s at %s and %d hops", s, full.Verdict.Code, full.Verdict.Endpoint, len(full.Endpoints))
 	}
 }
