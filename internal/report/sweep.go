@@ -1,0 +1,304 @@
+package report
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/pullpath/pullpath/internal/verdict"
+)
+
+// SweepKind is the kind of a SweepReport.
+const SweepKind = "SweepReport"
+
+// SweepReport is what `pullpath sweep` returns: the plan (which nodes, why
+// the others were left out), one result per chosen node (the probe Pod's
+// walk and, with --canary, the real kubelet's pull), the node x endpoint
+// matrix grouped by pool/zone/subnet, and the divergence as the verdict.
+type SweepReport struct {
+	APIVersion  string        `json:"apiVersion"`
+	Kind        string        `json:"kind"` // SweepReport
+	Image       string        `json:"image"`
+	ProbeImage  string        `json:"probeImage"`
+	CanaryImage string        `json:"canaryImage,omitempty"`
+	Namespace   string        `json:"namespace"`
+	RunID       string        `json:"runId"`
+	DryRun      bool          `json:"dryRun,omitempty"`
+	Plan        SweepPlan     `json:"plan"`
+	Nodes       []SweepNode   `json:"nodes,omitempty"`
+	Groups      []SweepGroup  `json:"groups,omitempty"`
+	Endpoints   []SweepColumn `json:"endpoints,omitempty"` // the matrix's columns: every host the pulls used
+	Verdict     SweepVerdict  `json:"verdict"`
+	Warnings    []string      `json:"warnings,omitempty"`
+	StartedAt   time.Time     `json:"startedAt"`
+	DurationMS  float64       `json:"durationMs"`
+}
+
+// SweepPlan is which nodes the sweep walks from, decided before any Pod
+// exists (printed alone by --dry-run).
+type SweepPlan struct {
+	// Selection says how nodes were chosen: "one Ready node per pool x
+	// zone x subnet", "every node (--all)", "one node per zone", ...
+	Selection  string         `json:"selection"`
+	Selector   string         `json:"selector,omitempty"` // --nodes
+	TotalNodes int            `json:"totalNodes"`         // nodes the selector matched
+	Groups     int            `json:"groups"`             // pool x zone x subnet groups among them
+	Chosen     []PlannedNode  `json:"chosen"`
+	Skipped    []SkippedNode  `json:"skipped,omitempty"`
+	EmptyPools []EmptyPool    `json:"emptyPools,omitempty"`
+	Unchosen   int            `json:"unchosen"` // eligible nodes not chosen (another node speaks for their group)
+	Parallel   int            `json:"parallel"`
+	Canary     bool           `json:"canary"`
+	Mounts     []string       `json:"mounts,omitempty"` // host paths the probe Pod reads (read-only)
+}
+
+// PlannedNode is one node the sweep walks from.
+type PlannedNode struct {
+	Name         string `json:"name"`
+	Group        string `json:"group"` // pool/zone/subnet
+	Pool         string `json:"pool,omitempty"`
+	Zone         string `json:"zone,omitempty"`
+	Subnet       string `json:"subnet,omitempty"`
+	SubnetSource string `json:"subnetSource,omitempty"`
+	InternalIP   string `json:"internalIP,omitempty"`
+	ProviderID   string `json:"providerID,omitempty"`
+	Cloud        string `json:"cloud,omitempty"` // aws | azure | gce | "" (from providerID)
+	Cordoned     bool   `json:"cordoned,omitempty"`
+	// HasImage says whether node.status.images already lists the target
+	// image (nil: unknown, the list is empty or full at 50 entries).
+	HasImage *bool `json:"hasImage,omitempty"`
+	// Resolved is true when the node's OS runs systemd-resolved, so the
+	// Pod also mounts /run/systemd/resolve.
+	Resolved bool `json:"systemdResolved,omitempty"`
+}
+
+// SkippedNode is a node the sweep cannot walk from, and why.
+type SkippedNode struct {
+	Name   string `json:"name"`
+	Group  string `json:"group,omitempty"`
+	Reason string `json:"reason"` // NotReady | Windows | virtual-kubelet | Fargate | cordoned | unschedulable-os
+	Detail string `json:"detail,omitempty"`
+}
+
+// Skip reasons.
+const (
+	SkipNotReady       = "NotReady"
+	SkipWindows        = "Windows"
+	SkipVirtualKubelet = "virtual-kubelet"
+	SkipFargate        = "Fargate"
+	SkipCordoned       = "cordoned"
+)
+
+// EmptyPool is a pool known to exist with no node: it cannot be walked from
+// until it scales up, which is exactly when it will fail.
+type EmptyPool struct {
+	Pool   string `json:"pool"`
+	Source string `json:"source"` // "--expect-pool", "cluster-autoscaler-status", ...
+}
+
+// SweepNode is the outcome on one chosen node.
+type SweepNode struct {
+	PlannedNode
+	Status string       `json:"status"` // ok | fail | no-answer
+	Probe  *SweepResult `json:"probe,omitempty"`
+	Canary *SweepResult `json:"canary,omitempty"`
+	// Agreement reconciles probe and canary: agree-ok, agree-fail,
+	// differ-fail, canary-only (probe ok, canary fails), probe-only (probe
+	// fails, canary ok), or "" without a canary.
+	Agreement string `json:"agreement,omitempty"`
+	Reconcile string `json:"reconcile,omitempty"` // what the agreement says
+	// Verdict is the node's one answer (the probe's, or the Events' when
+	// the probe image itself could not be pulled).
+	Verdict verdict.Verdict `json:"verdict"`
+}
+
+// Node statuses of a sweep.
+const (
+	SweepOK       = "ok"
+	SweepFail     = "fail"
+	SweepNoAnswer = "no-answer"
+)
+
+// Sources of a SweepResult.
+const (
+	SourceProbe       = "probe"              // the probe Pod's termination message
+	SourceProbeLogs   = "probe-logs"         // the probe Pod's log (the message was missing or cut)
+	SourceProbeEvents = "probe-image-events" // the probe image could not be pulled: the kubelet's Events
+	SourceCanary      = "canary"             // the canary Pod's status and Events
+	SourceNone        = "none"               // nothing came back
+)
+
+// SweepResult is what one Pod told.
+type SweepResult struct {
+	Pod        string          `json:"pod"`
+	Source     string          `json:"source"`
+	Status     string          `json:"status"` // ok | fail | no-answer
+	Verdict    verdict.Verdict `json:"verdict"`
+	Hops       []SweepHop      `json:"hops,omitempty"`
+	Mirror     bool            `json:"mirror,omitempty"` // a hosts.toml mirror served (probe)
+	Cached     *bool           `json:"cached,omitempty"` // canary: the node already held the image
+	Evidence   string          `json:"evidence,omitempty"`
+	Message    string          `json:"message,omitempty"` // the kubelet's message (redacted) or why nothing came back
+	DurationMS float64         `json:"durationMs"`
+}
+
+// SweepHop is one endpoint of one node's pull: the matrix's cell.
+type SweepHop struct {
+	Host   string       `json:"host"`
+	Role   verdict.Role `json:"role"`
+	Status StepStatus   `json:"status"`
+	Step   string       `json:"step,omitempty"` // the failing step (resolve, connect, tls, ...)
+	Code   verdict.Code `json:"code,omitempty"`
+}
+
+// SweepColumn is one column of the matrix.
+type SweepColumn struct {
+	Host string       `json:"host"`
+	Role verdict.Role `json:"role"`
+}
+
+// SweepGroup is the nodes of one pool/zone/subnet.
+type SweepGroup struct {
+	Key       string            `json:"key"` // pool/zone/subnet
+	Pool      string            `json:"pool,omitempty"`
+	Zone      string            `json:"zone,omitempty"`
+	Subnet    string            `json:"subnet,omitempty"`
+	Nodes     []string          `json:"nodes"`
+	Status    string            `json:"status"` // ok | fail | mixed | no-answer
+	Code      verdict.Code      `json:"code,omitempty"`
+	Condition verdict.Condition `json:"condition,omitempty"`
+	Endpoint  string            `json:"endpoint,omitempty"`
+	Role      verdict.Role      `json:"role,omitempty"`
+}
+
+// SweepVerdict is the divergence between groups, as one answer.
+type SweepVerdict struct {
+	Status    verdict.Status    `json:"status"` // ok | fail
+	Pattern   string            `json:"pattern"` // all-ok | subnet | zone | pool | all-nodes | mixed | no-answer | none
+	Condition verdict.Condition `json:"condition,omitempty"`
+	Code      verdict.Code      `json:"code,omitempty"`
+	Endpoint  string            `json:"endpoint,omitempty"`
+	Role      verdict.Role      `json:"role,omitempty"`
+	Summary   string            `json:"summary"`
+	Advice    []string          `json:"advice,omitempty"`
+	Next      []string          `json:"next,omitempty"`
+	OK        int               `json:"ok"`
+	Failed    int               `json:"failed"`
+	NoAnswer  int               `json:"noAnswer"`
+	ExitCode  int               `json:"exitCode"`
+}
+
+// ProbeSummaryVersion is the schema of ProbeSummary.
+const ProbeSummaryVersion = 1
+
+// MaxTerminationMessage is what the kubelet keeps of a termination message
+// (the last 4096 bytes); a ProbeSummary stays under it.
+const MaxTerminationMessage = 4096
+
+// ProbeSummary is the compact verdict a probe Pod writes to its termination
+// message: the verdict and one hop per endpoint, under 4 KiB. The whole
+// ProbeReport goes to the Pod's log.
+type ProbeSummary struct {
+	V         int               `json:"v"`
+	Node      string            `json:"node,omitempty"`
+	Image     string            `json:"image"`
+	Status    verdict.Status    `json:"status"`
+	Stage     verdict.Stage     `json:"stage,omitempty"`
+	Cause     verdict.Cause     `json:"cause,omitempty"`
+	Condition verdict.Condition `json:"condition,omitempty"`
+	Code      verdict.Code      `json:"code"`
+	Endpoint  string            `json:"endpoint,omitempty"`
+	Role      verdict.Role      `json:"role,omitempty"`
+	Summary   string            `json:"summary,omitempty"`
+	Hops      []SweepHop        `json:"hops,omitempty"`
+	Mirror    bool              `json:"mirror,omitempty"`
+	Bytes     int64             `json:"bytes,omitempty"`
+	MS        float64           `json:"ms"`
+	Cut       bool              `json:"cut,omitempty"` // hops or summary were shortened to fit
+}
+
+// SummarizeProbe reads a ProbeReport into its compact summary.
+func SummarizeProbe(r *ProbeReport) ProbeSummary {
+	s := ProbeSummary{
+		V: ProbeSummaryVersion, Node: r.Node, Image: r.Image,
+		Status: r.Verdict.Status, Stage: r.Verdict.Stage, Cause: r.Verdict.Cause, Condition: r.Verdict.Condition,
+		Code: r.Verdict.Code, Endpoint: r.Verdict.Endpoint, Role: r.Verdict.Role, Summary: r.Verdict.Summary,
+		MS: float64(int64(r.DurationMS)),
+	}
+	if r.Transfer != nil {
+		s.Bytes = r.Transfer.Bytes
+	}
+	failStep := map[string]string{}
+	for _, st := range r.Steps {
+		if st.Status == StepFail && st.Endpoint != "" {
+			if _, ok := failStep[st.Endpoint]; !ok {
+				failStep[st.Endpoint] = st.Name
+			}
+		}
+	}
+	for _, e := range r.Endpoints {
+		if e == nil {
+			continue
+		}
+		if e.Role == verdict.RoleMirror && e.Status == StepPass {
+			s.Mirror = true
+		}
+		h := SweepHop{Host: e.Host, Role: e.Role, Status: e.Status, Code: e.Code}
+		if e.Status == StepFail {
+			h.Step = failStep[e.Host]
+		}
+		s.Hops = append(s.Hops, h)
+	}
+	return s
+}
+
+// Marshal encodes the summary in at most MaxTerminationMessage-96 bytes,
+// shortening the summary text, then dropping passing hops, then any hop
+// but the failing one, and says so in Cut.
+func (s ProbeSummary) Marshal() []byte {
+	const limit = MaxTerminationMessage - 96
+	b, _ := json.Marshal(s)
+	if len(b) <= limit {
+		return b
+	}
+	s.Cut = true
+	if len(s.Summary) > 240 {
+		s.Summary = s.Summary[:240] + "..."
+	}
+	for _, h := range s.Hops {
+		if len(h.Host) > 253 {
+			h.Host = h.Host[:253]
+		}
+	}
+	if b, _ = json.Marshal(s); len(b) <= limit {
+		return b
+	}
+	var keep []SweepHop
+	for _, h := range s.Hops {
+		if h.Status != StepPass {
+			keep = append(keep, h)
+		}
+	}
+	s.Hops = keep
+	if b, _ = json.Marshal(s); len(b) <= limit {
+		return b
+	}
+	keep = nil
+	for _, h := range s.Hops {
+		if h.Host == s.Endpoint {
+			keep = append(keep, h)
+			break
+		}
+	}
+	s.Hops = keep
+	s.Summary = ""
+	b, _ = json.Marshal(s)
+	return b
+}
+
+// Verdict returns the summary as a verdict.
+func (s ProbeSummary) Verdict() verdict.Verdict {
+	return verdict.Verdict{
+		Status: s.Status, Stage: s.Stage, Cause: s.Cause, Condition: s.Condition,
+		Code: s.Code, Endpoint: s.Endpoint, Role: s.Role, Summary: s.Summary,
+	}
+}

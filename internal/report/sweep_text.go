@@ -1,0 +1,204 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteText renders a sweep for a person: the plan, the node x endpoint
+// matrix grouped by pool/zone/subnet, the verdict, advice and next steps.
+func (r *SweepReport) WriteText(w io.Writer, o TextOptions) error {
+	p := &printer{w: w, color: o.Color}
+	title := "pullpath sweep"
+	if r.DryRun {
+		title += " --dry-run"
+	}
+	p.f("%s  %s\n", p.bold(title), r.Image)
+	meta := []string{"probe image " + r.ProbeImage}
+	if r.CanaryImage != "" {
+		meta = append(meta, "canary "+r.CanaryImage)
+	}
+	meta = append(meta, "namespace "+r.Namespace, "run "+r.RunID)
+	p.f("  %s\n\n", strings.Join(meta, "  "))
+
+	pl := r.Plan
+	p.f("PLAN  %s: %d of %d node(s) in %d group(s)", pl.Selection, len(pl.Chosen), pl.TotalNodes, pl.Groups)
+	if pl.Selector != "" {
+		p.f(", --nodes %s", pl.Selector)
+	}
+	p.f("; at most %d Pods at once\n", pl.Parallel)
+	if r.DryRun || o.Wide {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  GROUP (pool/zone/subnet)\tNODE\tNOTE")
+		for _, n := range pl.Chosen {
+			var note []string
+			if n.Cordoned {
+				note = append(note, "cordoned (probed anyway)")
+			}
+			if n.HasImage != nil && *n.HasImage {
+				note = append(note, "holds the image")
+			}
+			if strings.HasPrefix(n.SubnetSource, "InternalIP") {
+				note = append(note, "subnet guessed from InternalIP")
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", n.Group, n.Name, strings.Join(note, ", "))
+		}
+		tw.Flush()
+		if len(pl.Mounts) > 0 {
+			p.f("  each probe Pod reads the node's %s (read-only)\n", strings.Join(pl.Mounts, ", "))
+		}
+	}
+	if len(pl.Skipped) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		for _, s := range pl.Skipped {
+			fmt.Fprintf(tw, "  skipped\t%s\t%s\t%s\n", s.Name, s.Reason, s.Detail)
+		}
+		tw.Flush()
+	}
+	for _, e := range pl.EmptyPools {
+		p.f("  empty pool  %s  (%s): no node to walk from until it scales up\n", e.Pool, e.Source)
+	}
+	p.f("\n")
+
+	if len(r.Nodes) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		head := []string{"GROUP (pool/zone/subnet)", "NODE", "RESULT"}
+		canary := r.CanaryImage != ""
+		if canary {
+			head = append(head, "CANARY")
+		}
+		for _, c := range r.Endpoints {
+			head = append(head, fmt.Sprintf("%s (%s)", c.Host, c.Role))
+		}
+		fmt.Fprintln(tw, strings.Join(head, "\t"))
+		last := ""
+		for _, n := range r.Nodes {
+			g := n.Group
+			if g == last {
+				g = `"`
+			}
+			last = n.Group
+			row := []string{g, n.Name, p.result(n.Status, n.Verdict.Code, sourceNote(n.Probe))}
+			if canary {
+				row = append(row, canaryCell(n.Canary))
+			}
+			cells := map[string]string{}
+			if n.Probe != nil {
+				for _, h := range n.Probe.Hops {
+					cells[h.Host] = hopCell(h)
+				}
+			}
+			for _, c := range r.Endpoints {
+				v, ok := cells[c.Host]
+				if !ok {
+					v = "-"
+				}
+				row = append(row, v)
+			}
+			fmt.Fprintln(tw, strings.Join(row, "\t"))
+		}
+		tw.Flush()
+		for _, n := range r.Nodes {
+			switch {
+			case n.Reconcile != "" && n.Agreement != "agree-ok":
+				p.f("  %s: %s\n", n.Name, n.Reconcile)
+			case n.Status == SweepNoAnswer && n.Probe != nil && n.Probe.Message != "":
+				p.f("  %s: %s\n", n.Name, n.Probe.Message)
+			case n.Probe != nil && n.Probe.Source == SourceProbeEvents:
+				p.f("  %s: the probe image could not be pulled; the kubelet's Events are the verdict\n", n.Name)
+			}
+		}
+		p.f("\n")
+	}
+
+	v := r.Verdict
+	status := p.green("OK")
+	if v.Status != "ok" {
+		status = p.red("FAIL")
+	}
+	p.f("VERDICT  %s  %s\n", status, v.Summary)
+	p.f("  %d ok, %d failing, %d without answer\n", v.OK, v.Failed, v.NoAnswer)
+	if len(v.Advice) > 0 {
+		p.f("\nADVICE\n")
+		for _, a := range v.Advice {
+			p.f("  - %s\n", a)
+		}
+	}
+	if len(v.Next) > 0 {
+		p.f("\nNEXT\n")
+		for _, n := range v.Next {
+			p.f("  %s\n", n)
+		}
+	}
+	for _, wn := range r.Warnings {
+		p.f("warning: %s\n", wn)
+	}
+	return p.err
+}
+
+func (p *printer) result(status string, code any, note string) string {
+	s := ""
+	switch status {
+	case SweepOK:
+		s = "ok"
+	case SweepFail:
+		s = fmt.Sprint(code)
+	default:
+		s = "no answer"
+	}
+	if note != "" {
+		s += " " + note
+	}
+	return s
+}
+
+func sourceNote(r *SweepResult) string {
+	if r == nil {
+		return ""
+	}
+	switch r.Source {
+	case SourceProbeEvents:
+		return "(kubelet Events: probe image)"
+	case SourceProbeLogs:
+		return "(from log)"
+	}
+	return ""
+}
+
+func canaryCell(c *SweepResult) string {
+	if c == nil {
+		return "-"
+	}
+	switch c.Status {
+	case SweepOK:
+		if c.Cached != nil && *c.Cached {
+			return "ok (cached)"
+		}
+		if c.Cached != nil {
+			return "ok (fresh)"
+		}
+		return "ok"
+	case SweepFail:
+		return string(c.Verdict.Code)
+	}
+	return "no answer"
+}
+
+func hopCell(h SweepHop) string {
+	switch h.Status {
+	case StepPass:
+		return "ok"
+	case StepSkip, "":
+		return "-"
+	}
+	s := string(h.Code)
+	if h.Step != "" {
+		s = h.Step + " " + s
+	}
+	if s == "" {
+		s = string(h.Status)
+	}
+	return s
+}
