@@ -127,6 +127,7 @@ func NewRootCommand(s Streams) *cobra.Command {
 	root.AddCommand(
 		newProbeCommand(s),
 		newExplainCommand(s),
+		newSweepCommand(s),
 		newLabCommand(s),
 		newMonitorCommand(s),
 		newVersionCommand(s),

@@ -1,0 +1,61 @@
+package sweep
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// ForbiddenError is a request the API refused for want of an RBAC verb.
+type ForbiddenError struct {
+	Verb, Resource, Namespace, User string
+	Message                         string
+}
+
+func (e *ForbiddenError) Error() string {
+	where := "cluster-wide"
+	if e.Namespace != "" {
+		where = "in namespace " + e.Namespace
+	}
+	who := ""
+	if e.User != "" {
+		who = " for " + e.User
+	}
+	return fmt.Sprintf("RBAC verb %q on %q is missing %s%s (the API answered 403); deploy/sweep/rbac.yaml lists every verb sweep needs", e.Verb, e.Resource, where, who)
+}
+
+// `pods is forbidden: User "x" cannot create resource "pods" in API group "" in the namespace "y"`
+var forbiddenRE = regexp.MustCompile(`(User|ServiceAccount|Group) "([^"]+)" cannot (\w+) resource "([^"]+)"(?: in API group "[^"]*")?(?: in the namespace "([^"]+)")?`)
+
+// apiError turns an API error of (verb, resource, ns) into one line; a 403
+// names the missing verb as the API said it.
+func apiError(err error, verb, resource, ns string) error {
+	if err == nil {
+		return nil
+	}
+	if apierrors.IsForbidden(err) {
+		fe := &ForbiddenError{Verb: verb, Resource: resource, Namespace: ns, Message: err.Error()}
+		if m := forbiddenRE.FindStringSubmatch(err.Error()); m != nil {
+			fe.User, fe.Verb, fe.Resource = m[2], m[3], m[4]
+			if m[5] != "" {
+				fe.Namespace = m[5]
+			}
+		}
+		return fe
+	}
+	if apierrors.IsNotFound(err) && resource != "pods" && resource != "jobs" {
+		return fmt.Errorf("%s %s: %v", verb, resource, oneLine(err))
+	}
+	return fmt.Errorf("%s %s in namespace %s: %s", verb, resource, ns, oneLine(err))
+}
+
+// IsForbidden reports whether err is a missing RBAC verb.
+func IsForbidden(err error) bool {
+	var fe *ForbiddenError
+	return errors.As(err, &fe)
+}
+
+func oneLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }

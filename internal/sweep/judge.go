@@ -1,0 +1,396 @@
+package sweep
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/verdict"
+)
+
+// judge fills the nodes' verdicts, the matrix's columns, the groups and the
+// run's verdict. It is pure over the report.
+//
+//  1. Each node: probe and canary reconciled into one verdict.
+//  2. Columns: every host any node's pull used, by role.
+//  3. Groups (pool/zone/subnet): ok, fail (with the dominant code), mixed.
+//  4. The divergence: which of subnet, zone, pool separates the failing
+//     nodes from the healthy ones; or every node alike; next steps.
+func judge(r *report.SweepReport) {
+	for i := range r.Nodes {
+		reconcile(&r.Nodes[i])
+	}
+	r.Endpoints = columns(r.Nodes)
+	r.Groups = groups(r.Nodes)
+	r.Verdict = divergence(r)
+}
+
+// Judge is judge for callers that assemble a report themselves (tests, the
+// benchmark's offline check).
+func Judge(r *report.SweepReport) { judge(r) }
+
+func reconcile(n *report.SweepNode) {
+	p, c := n.Probe, n.Canary
+	if c != nil && c.Status == report.SweepOK {
+		switch {
+		case n.HasImage != nil && *n.HasImage:
+			t := true
+			c.Cached = &t
+			c.Evidence = "cached: the node already held the image, so the canary proves only the manifest path"
+		case n.HasImage != nil:
+			f := false
+			c.Cached = &f
+			c.Evidence = "fresh: the node did not hold the image, every layer came over the path"
+		default:
+			c.Evidence = "unknown: node.status.images does not tell whether the node held the image"
+		}
+	}
+	switch {
+	case p == nil:
+		n.Status = report.SweepNoAnswer
+		n.Verdict = verdict.Verdict{Status: verdict.StatusFail, Cause: verdict.CauseOther, Code: verdict.Other, Summary: "no answer from the node"}
+		return
+	case c == nil:
+		n.Status, n.Verdict = p.Status, p.Verdict
+		return
+	}
+	cached := c.Cached != nil && *c.Cached
+	switch {
+	case p.Status == report.SweepOK && c.Status == report.SweepOK:
+		n.Agreement, n.Status, n.Verdict = "agree-ok", report.SweepOK, p.Verdict
+		n.Reconcile = "probe and kubelet both pull"
+		if cached {
+			n.Reconcile += " (the kubelet's layers came from the node's cache)"
+		}
+	case p.Status == report.SweepFail && c.Status == report.SweepFail:
+		n.Status, n.Verdict = report.SweepFail, p.Verdict
+		if p.Verdict.Code == c.Verdict.Code || (p.Verdict.Condition == c.Verdict.Condition && sameHost(p.Verdict.Endpoint, c.Verdict.Endpoint)) {
+			n.Agreement = "agree-fail"
+			n.Reconcile = fmt.Sprintf("the kubelet fails the same way (%s): the path, not pullpath's view of it", c.Verdict.Code)
+		} else {
+			n.Agreement = "differ-fail"
+			n.Reconcile = fmt.Sprintf("both fail, differently: probe %s, kubelet %s", p.Verdict.Code, c.Verdict.Code)
+		}
+	case p.Status == report.SweepOK && c.Status == report.SweepFail:
+		n.Agreement, n.Status, n.Verdict = "canary-only", report.SweepFail, c.Verdict
+		n.Reconcile = "the path works but the kubelet's pull fails: " + kubeletSide(c.Verdict)
+	case p.Status == report.SweepFail && c.Status == report.SweepOK:
+		n.Agreement, n.Status, n.Verdict = "probe-only", report.SweepFail, p.Verdict
+		switch {
+		case cached:
+			n.Reconcile = "the kubelet's pull was served from the node's cache: the path is broken, and the node will fail once the layers are gone"
+		case p.Mirror:
+			n.Reconcile = "a mirror (hosts.toml) serves the runtime while the upstream path is broken"
+		default:
+			n.Reconcile = "the runtime reaches what the probe cannot: a mirror, proxy or CA in the runtime's own config, or the layers were cached"
+		}
+	default: // one side gave no answer
+		if p.Status == report.SweepNoAnswer && c.Status != report.SweepNoAnswer {
+			n.Status, n.Verdict = c.Status, c.Verdict
+			n.Reconcile = "only the kubelet's pull answered"
+		} else {
+			n.Status, n.Verdict = p.Status, p.Verdict
+		}
+	}
+}
+
+// kubeletSide says which of the kubelet's own parts a canary failure points
+// at, when the probe walked the path fully.
+func kubeletSide(v verdict.Verdict) string {
+	switch v.Cause {
+	case verdict.CauseUnauthorized, verdict.CauseForbidden:
+		return "the kubelet's identity (its credential provider, the node role, or the Pod's pull secret)"
+	case verdict.CauseTLS:
+		return "the runtime's trust (its certs.d CA or system roots differ from what the probe read)"
+	case verdict.CauseTimeout, verdict.CauseUnreachable, verdict.CauseRefused, verdict.CauseDNS, verdict.CauseReset:
+		return "the runtime's own network settings (an HTTPS_PROXY in its unit, or a mirror in its config that the probe did not read)"
+	case verdict.CauseNotFound, verdict.CausePlatform:
+		return "the image itself as the kubelet asks for it (tag, platform)"
+	}
+	return "the kubelet or runtime side (identity, config, proxy or mirror); the Events say " + string(v.Code)
+}
+
+func sameHost(a, b string) bool {
+	return a != "" && strings.EqualFold(strings.TrimSuffix(a, ":443"), strings.TrimSuffix(b, ":443"))
+}
+
+var roleOrder = map[verdict.Role]int{verdict.RoleRegistry: 0, verdict.RoleMirror: 1, verdict.RoleAuth: 2, verdict.RoleBlob: 3}
+
+func columns(nodes []report.SweepNode) []report.SweepColumn {
+	seen := map[string]int{}
+	var out []report.SweepColumn
+	add := func(hs []report.SweepHop) {
+		for _, h := range hs {
+			if h.Host == "" {
+				continue
+			}
+			if _, ok := seen[h.Host]; ok {
+				continue
+			}
+			seen[h.Host] = len(out)
+			out = append(out, report.SweepColumn{Host: h.Host, Role: h.Role})
+		}
+	}
+	for _, n := range nodes {
+		if n.Probe != nil {
+			add(n.Probe.Hops)
+		}
+		if n.Canary != nil {
+			add(n.Canary.Hops)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return roleOrder[out[i].Role] < roleOrder[out[j].Role] })
+	return out
+}
+
+func groups(nodes []report.SweepNode) []report.SweepGroup {
+	idx := map[string]int{}
+	var out []report.SweepGroup
+	codes := map[string]map[verdict.Code]int{}
+	for _, n := range nodes {
+		i, ok := idx[n.Group]
+		if !ok {
+			i = len(out)
+			idx[n.Group] = i
+			out = append(out, report.SweepGroup{Key: n.Group, Pool: n.Pool, Zone: n.Zone, Subnet: n.Subnet})
+			codes[n.Group] = map[verdict.Code]int{}
+		}
+		g := &out[i]
+		g.Nodes = append(g.Nodes, n.Name)
+		switch {
+		case g.Status == "":
+			g.Status = n.Status
+		case g.Status != n.Status:
+			g.Status = "mixed"
+		}
+		if n.Status == report.SweepFail {
+			codes[n.Group][n.Verdict.Code]++
+			if g.Code == "" {
+				g.Code, g.Condition, g.Endpoint, g.Role = n.Verdict.Code, n.Verdict.Condition, n.Verdict.Endpoint, n.Verdict.Role
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}
+
+func divergence(r *report.SweepReport) report.SweepVerdict {
+	v := report.SweepVerdict{Status: verdict.StatusOK}
+	var failing, healthy []*report.SweepNode
+	for i := range r.Nodes {
+		n := &r.Nodes[i]
+		switch n.Status {
+		case report.SweepOK:
+			v.OK++
+			healthy = append(healthy, n)
+		case report.SweepFail:
+			v.Failed++
+			failing = append(failing, n)
+		default:
+			v.NoAnswer++
+		}
+	}
+	for _, p := range r.Plan.EmptyPools {
+		v.Advice = append(v.Advice, fmt.Sprintf("Pool %s has no node (%s): it cannot be walked from until it scales up, which is exactly when it will fail; sweep again after a scale-up.", p.Pool, p.Source))
+	}
+	groupsOf := func(ns []*report.SweepNode) int {
+		set := map[string]bool{}
+		for _, n := range ns {
+			set[n.Group] = true
+		}
+		return len(set)
+	}
+	if len(failing) == 0 {
+		if v.NoAnswer > 0 {
+			v.Status, v.Pattern, v.ExitCode = verdict.StatusFail, "no-answer", 2
+			v.Summary = fmt.Sprintf("%d node(s) gave no answer; the %d that answered pull fully.", v.NoAnswer, v.OK)
+			return v
+		}
+		v.Pattern = "all-ok"
+		v.Summary = fmt.Sprintf("Every group pulls fully: %d node(s) in %d group(s).", v.OK, groupsOf(healthy))
+		return v
+	}
+
+	// The dominant failure: the most nodes; ties to the order of
+	// verdict.Conditions, then the code's name.
+	type key struct {
+		code verdict.Code
+		cond verdict.Condition
+		host string
+		role verdict.Role
+	}
+	count := map[key]int{}
+	for _, n := range failing {
+		count[key{n.Verdict.Code, n.Verdict.Condition, n.Verdict.Endpoint, n.Verdict.Role}]++
+	}
+	keys := make([]key, 0, len(count))
+	for k := range count {
+		keys = append(keys, k)
+	}
+	condRank := map[verdict.Condition]int{}
+	for i, c := range verdict.Conditions {
+		condRank[c] = i
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if count[a] != count[b] {
+			return count[a] > count[b]
+		}
+		if condRank[a.cond] != condRank[b.cond] {
+			return condRank[a.cond] < condRank[b.cond]
+		}
+		return a.code+verdict.Code(a.host) < b.code+verdict.Code(b.host)
+	})
+	dom := keys[0]
+	v.Status, v.Code, v.Condition, v.Endpoint, v.Role = verdict.StatusFail, dom.code, dom.cond, dom.host, dom.role
+	v.ExitCode = verdict.ExitCodeFor(dom.cond)
+	what := string(dom.code)
+	if dom.host != "" {
+		what += " to the " + roleName(dom.role) + dom.host
+	}
+	alike := len(keys) == 1
+	other := ""
+	if !alike {
+		var rest []string
+		for _, k := range keys[1:] {
+			rest = append(rest, fmt.Sprintf("%s (%d)", k.code, count[k]))
+		}
+		other = " Other failures: " + strings.Join(rest, ", ") + "."
+	}
+	if dom.code != "" && dom.code != verdict.Other {
+		v.Advice = append(verdict.Advise(dom.code, dom.host, dom.role), v.Advice...)
+	}
+
+	if len(healthy) == 0 {
+		v.Pattern = "all-nodes"
+		switch dom.cond {
+		case verdict.ConditionTLSIdentity, verdict.ConditionImage, verdict.ConditionRegistry:
+			if alike {
+				v.Summary = fmt.Sprintf("Every node fails the same way (%d node(s) in %d group(s)): %s. Identity or the registry, not the network: one cause for all groups.", len(failing), groupsOf(failing), what)
+			} else {
+				v.Summary = fmt.Sprintf("Every node fails (%d node(s) in %d group(s)), most with %s: identity or the registry, not the network.%s", len(failing), groupsOf(failing), what, other)
+			}
+		default:
+			v.Summary = fmt.Sprintf("Every node fails (%d node(s) in %d group(s)) with %s: a path common to every node (the whole VPC/VNet, its DNS, or the registry side), not one subnet.%s", len(failing), groupsOf(failing), what, other)
+		}
+		v.Next = nextSteps(r, failing)
+		return v
+	}
+
+	// Which dimension separates failing nodes from healthy ones?
+	dims := []struct {
+		name string
+		of   func(*report.SweepNode) string
+	}{
+		{"subnet", func(n *report.SweepNode) string { return n.Subnet }},
+		{"zone", func(n *report.SweepNode) string { return n.Zone }},
+		{"pool", func(n *report.SweepNode) string { return n.Pool }},
+	}
+	for _, d := range dims {
+		fv, hv := map[string]bool{}, map[string]bool{}
+		known := true
+		for _, n := range failing {
+			if d.of(n) == "" {
+				known = false
+			}
+			fv[d.of(n)] = true
+		}
+		for _, n := range healthy {
+			if d.of(n) == "" {
+				known = false
+			}
+			hv[d.of(n)] = true
+		}
+		if !known {
+			continue
+		}
+		overlap := false
+		for x := range fv {
+			if hv[x] {
+				overlap = true
+			}
+		}
+		if overlap {
+			continue
+		}
+		v.Pattern = d.name
+		v.Summary = fmt.Sprintf("Every node of %s %s fails %s; the other %d group(s) (%s %s) pull fully.%s",
+			d.name, joinSet(fv), what, groupsOf(healthy), d.name, joinSet(hv), other)
+		v.Advice = append([]string{separationAdvice(d.name)}, v.Advice...)
+		v.Next = nextSteps(r, failing)
+		return v
+	}
+	v.Pattern = "mixed"
+	v.Summary = fmt.Sprintf("%d node(s) fail with %s and %d pull fully, in the same subnets, zones and pools: look at the failing nodes themselves (hand fixes, hosts-file entries, runtime config).%s", len(failing), what, len(healthy), other)
+	v.Next = nextSteps(r, failing)
+	return v
+}
+
+func roleName(r verdict.Role) string {
+	switch r {
+	case verdict.RoleBlob:
+		return "blob host "
+	case verdict.RoleAuth:
+		return "token host "
+	case verdict.RoleMirror:
+		return "mirror "
+	case verdict.RoleRegistry:
+		return "registry "
+	}
+	return "host "
+}
+
+func separationAdvice(dim string) string {
+	switch dim {
+	case "subnet":
+		return "The cause is the failing subnet's path, not the image or permissions: compare its route table, network ACL / NSG and private endpoints (or NAT) with a working subnet's."
+	case "zone":
+		return "A per-zone difference: a NAT gateway or endpoint ENI present in one zone and not the other, or a zone-local resolver."
+	}
+	return "A per-pool difference: the pool's subnet, its node configuration (custom DNS, hosts file, certs.d), or its node identity."
+}
+
+func joinSet(m map[string]bool) string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ")
+}
+
+// nextSteps names the cloud audit for the failing subnets when the nodes'
+// providerID tells the cloud, and the sweep that proves the fix.
+func nextSteps(r *report.SweepReport, failing []*report.SweepNode) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, n := range failing {
+		var cmd string
+		target := n.Subnet
+		flag := "--subnet"
+		if target == "" || strings.HasPrefix(n.SubnetSource, "InternalIP") {
+			target, flag = n.Name, "--node"
+		}
+		switch n.Cloud {
+		case "aws":
+			cmd = fmt.Sprintf("pullpath aws audit %s %s %s", r.Image, flag, target)
+		case "azure":
+			cmd = fmt.Sprintf("pullpath azure audit %s %s %s", r.Image, flag, target)
+		default:
+			continue
+		}
+		if !seen[cmd] {
+			seen[cmd] = true
+			out = append(out, cmd+"   # the cloud's configuration of the failing "+strings.TrimPrefix(flag, "--"))
+		}
+		if len(out) >= 5 {
+			break
+		}
+	}
+	if len(failing) > 0 {
+		out = append(out, fmt.Sprintf("pullpath sweep %s --nodes kubernetes.io/hostname=%s --canary   # after the fix: the failing node again, with the kubelet's own pull", r.Image, failing[0].Name))
+		out = append(out, fmt.Sprintf("pullpath sweep %s   # then every group again", r.Image))
+	}
+	return out
+}

@@ -1,0 +1,231 @@
+package sweep
+
+import (
+	"fmt"
+	"path"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/pullpath/pullpath/internal/report"
+)
+
+// Labels every object of a sweep carries.
+const (
+	LabelName      = "app.kubernetes.io/name"      // pullpath
+	LabelComponent = "app.kubernetes.io/component" // sweep
+	LabelRun       = "pullpath.io/sweep-run"       // the run id
+	LabelRole      = "pullpath.io/sweep-role"      // owner | probe | canary
+	AnnotationNode = "pullpath.io/node"
+)
+
+// Roles of a sweep's objects.
+const (
+	RoleOwner  = "owner"
+	RoleProbe  = "probe"
+	RoleCanary = "canary"
+)
+
+// CleanupSelector selects every object any sweep left.
+const CleanupSelector = LabelComponent + "=sweep," + LabelName + "=pullpath"
+
+// RunSelector selects the objects of one run.
+func RunSelector(run string) string { return CleanupSelector + "," + LabelRun + "=" + run }
+
+// hostRoot is where the node's files appear in the probe container.
+const hostRoot = "/host"
+
+// hostMount is one read-only file or directory of the node the probe reads.
+type hostMount struct {
+	name, path string
+	kind       corev1.HostPathType
+	flag       string // the probe flag that reads it
+}
+
+// The node's files containerd reads, not the kubelet-written copies a
+// hostNetwork Pod gets: /etc/hosts and /etc/resolv.conf as files; the
+// registry directories with no type check (a missing one is made empty by
+// the runtime, which reads the same as missing: no host config);
+// /run/systemd/resolve only where the node's OS runs systemd-resolved (its
+// /etc/resolv.conf is then a link to the stub file in there, 127.0.0.53,
+// which a hostNetwork Pod reaches as containerd does; the upstream list
+// beside it is what the kubelet hands to Pods).
+var hostMounts = []hostMount{
+	{"hosts", "/etc/hosts", corev1.HostPathFile, "--hosts-file"},
+	{"resolv", "/etc/resolv.conf", corev1.HostPathFile, "--resolv-conf"},
+	{"containerd-certs", "/etc/containerd/certs.d", corev1.HostPathUnset, "--certs-dir"},
+	{"docker-certs", "/etc/docker/certs.d", corev1.HostPathUnset, "--docker-certs-dir"},
+}
+
+var resolvedMount = hostMount{"systemd-resolve", "/run/systemd/resolve", corev1.HostPathDirectory, ""}
+
+// PodOptions shape the Pods.
+type PodOptions struct {
+	RunID       string
+	Namespace   string
+	Image       string // the target image
+	ProbeImage  string
+	CanaryImage string // default Image
+	Deadline    int64  // activeDeadlineSeconds
+	ProbeArgs   []string
+	Owner       *batchv1.Job
+	// CertsDir and DockerCertsDir override the node paths of the registry
+	// directories (a runtime configured with another config_path).
+	CertsDir, DockerCertsDir string
+	// PullSecrets are the canary's imagePullSecrets (in Namespace).
+	PullSecrets []string
+}
+
+// Mounts lists the node paths a probe Pod reads, for the plan.
+func (o PodOptions) Mounts() []string {
+	var out []string
+	for _, m := range o.mounts(false) {
+		out = append(out, m.path)
+	}
+	return append(out, resolvedMount.path+" (where the OS runs systemd-resolved)")
+}
+
+func (o PodOptions) mounts(resolved bool) []hostMount {
+	ms := append([]hostMount(nil), hostMounts...)
+	if o.CertsDir != "" {
+		ms[2].path = o.CertsDir
+	}
+	if o.DockerCertsDir != "" {
+		ms[3].path = o.DockerCertsDir
+	}
+	if resolved {
+		ms = append(ms, resolvedMount)
+	}
+	return ms
+}
+
+func (o PodOptions) meta(name, role string, n report.PlannedNode) metav1.ObjectMeta {
+	m := metav1.ObjectMeta{
+		Name:      name,
+		Namespace: o.Namespace,
+		Labels: map[string]string{
+			LabelName: "pullpath", LabelComponent: "sweep", LabelRun: o.RunID, LabelRole: role,
+		},
+		Annotations: map[string]string{AnnotationNode: n.Name},
+	}
+	if o.Owner != nil {
+		m.OwnerReferences = []metav1.OwnerReference{{
+			APIVersion: "batch/v1", Kind: "Job", Name: o.Owner.Name, UID: o.Owner.UID,
+		}}
+	}
+	return m
+}
+
+var (
+	nonRootUser  = int64(65532)
+	falseVal     = false
+	trueVal      = true
+	zero         = int64(0)
+	probeRequest = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("20m"), corev1.ResourceMemory: resource.MustParse("32Mi")}
+	probeLimit   = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")}
+	tinyRequest  = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1m"), corev1.ResourceMemory: resource.MustParse("8Mi")}
+)
+
+func (o PodOptions) podSpec(n report.PlannedNode) corev1.PodSpec {
+	return corev1.PodSpec{
+		NodeName:                      n.Name, // no scheduler: aimed at this node
+		Tolerations:                   []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+		HostNetwork:                   true,
+		DNSPolicy:                     corev1.DNSDefault,
+		RestartPolicy:                 corev1.RestartPolicyNever,
+		ActiveDeadlineSeconds:         &o.Deadline,
+		TerminationGracePeriodSeconds: &zero,
+		AutomountServiceAccountToken:  &falseVal,
+		EnableServiceLinks:            &falseVal,
+		SecurityContext: &corev1.PodSecurityContext{
+			RunAsNonRoot:   &trueVal,
+			RunAsUser:      &nonRootUser,
+			RunAsGroup:     &nonRootUser,
+			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		},
+	}
+}
+
+func containerSecurity() *corev1.SecurityContext {
+	return &corev1.SecurityContext{
+		ReadOnlyRootFilesystem:   &trueVal,
+		AllowPrivilegeEscalation: &falseVal,
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+	}
+}
+
+// ProbePod is the walk on node n: pullpath probe in the node's network
+// namespace, reading the node's files through read-only mounts, its compact
+// verdict in the termination message and the whole report in the log.
+func (o PodOptions) ProbePod(name string, n report.PlannedNode) *corev1.Pod {
+	spec := o.podSpec(n)
+	args := []string{"probe", o.Image, "-o", "json", "--no-progress",
+		"--node", "$(NODE_NAME)", "--verdict-file", "/dev/termination-log",
+		"--timeout", fmt.Sprintf("%ds", probeBudget(o.Deadline))}
+	var mounts []corev1.VolumeMount
+	for _, m := range o.mounts(n.Resolved) {
+		t := m.kind
+		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: m.name, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: m.path, Type: &t}}})
+		in := path.Join(hostRoot, m.path)
+		mounts = append(mounts, corev1.VolumeMount{Name: m.name, MountPath: in, ReadOnly: true})
+		if m.flag != "" {
+			args = append(args, m.flag, in)
+		}
+	}
+	args = append(args, o.ProbeArgs...)
+	spec.Containers = []corev1.Container{{
+		Name:                     "probe",
+		Image:                    o.ProbeImage,
+		ImagePullPolicy:          corev1.PullIfNotPresent,
+		Args:                     args,
+		Env:                      []corev1.EnvVar{{Name: "NODE_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}}},
+		VolumeMounts:             mounts,
+		Resources:                corev1.ResourceRequirements{Requests: probeRequest, Limits: probeLimit},
+		SecurityContext:          containerSecurity(),
+		TerminationMessagePath:   corev1.TerminationMessagePathDefault,
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+	}}
+	return &corev1.Pod{ObjectMeta: o.meta(name, RoleProbe, n), Spec: spec}
+}
+
+// CanaryCommand is the canary's command: a path no image holds, so the
+// container ends the moment it is created, whatever the image is. The pull
+// is the whole test: a container that reached creation was pulled.
+const CanaryCommand = "/pullpath-canary-exits-at-once"
+
+// CanaryPod makes the real kubelet and runtime pull the target image on node
+// n with the kubelet's identity (imagePullPolicy Always).
+func (o PodOptions) CanaryPod(name string, n report.PlannedNode) *corev1.Pod {
+	spec := o.podSpec(n)
+	img := o.CanaryImage
+	if img == "" {
+		img = o.Image
+	}
+	for _, s := range o.PullSecrets {
+		spec.ImagePullSecrets = append(spec.ImagePullSecrets, corev1.LocalObjectReference{Name: s})
+	}
+	spec.Containers = []corev1.Container{{
+		Name:                     "canary",
+		Image:                    img,
+		ImagePullPolicy:          corev1.PullAlways,
+		Command:                  []string{CanaryCommand},
+		Resources:                corev1.ResourceRequirements{Requests: tinyRequest, Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("16Mi")}},
+		SecurityContext:          containerSecurity(),
+		TerminationMessagePolicy: corev1.TerminationMessageReadFile,
+	}}
+	return &corev1.Pod{ObjectMeta: o.meta(name, RoleCanary, n), Spec: spec}
+}
+
+// probeBudget leaves the probe time to report before the Pod's deadline.
+func probeBudget(deadline int64) int64 {
+	b := deadline - 10
+	if deadline > 60 {
+		b = deadline - deadline/10
+	}
+	if b < 5 {
+		b = 5
+	}
+	return b
+}
