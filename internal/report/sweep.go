@@ -38,17 +38,17 @@ type SweepReport struct {
 type SweepPlan struct {
 	// Selection says how nodes were chosen: "one Ready node per pool x
 	// zone x subnet", "every node (--all)", "one node per zone", ...
-	Selection  string         `json:"selection"`
-	Selector   string         `json:"selector,omitempty"` // --nodes
-	TotalNodes int            `json:"totalNodes"`         // nodes the selector matched
-	Groups     int            `json:"groups"`             // pool x zone x subnet groups among them
-	Chosen     []PlannedNode  `json:"chosen"`
-	Skipped    []SkippedNode  `json:"skipped,omitempty"`
-	EmptyPools []EmptyPool    `json:"emptyPools,omitempty"`
-	Unchosen   int            `json:"unchosen"` // eligible nodes not chosen (another node speaks for their group)
-	Parallel   int            `json:"parallel"`
-	Canary     bool           `json:"canary"`
-	Mounts     []string       `json:"mounts,omitempty"` // host paths the probe Pod reads (read-only)
+	Selection  string        `json:"selection"`
+	Selector   string        `json:"selector,omitempty"` // --nodes
+	TotalNodes int           `json:"totalNodes"`         // nodes the selector matched
+	Groups     int           `json:"groups"`             // pool x zone x subnet groups among them
+	Chosen     []PlannedNode `json:"chosen"`
+	Skipped    []SkippedNode `json:"skipped,omitempty"`
+	EmptyPools []EmptyPool   `json:"emptyPools,omitempty"`
+	Unchosen   int           `json:"unchosen"` // eligible nodes not chosen (another node speaks for their group)
+	Parallel   int           `json:"parallel"`
+	Canary     bool          `json:"canary"`
+	Mounts     []string      `json:"mounts,omitempty"` // host paths the probe Pod reads (read-only)
 }
 
 // PlannedNode is one node the sweep walks from.
@@ -172,7 +172,7 @@ type SweepGroup struct {
 
 // SweepVerdict is the divergence between groups, as one answer.
 type SweepVerdict struct {
-	Status    verdict.Status    `json:"status"` // ok | fail
+	Status    verdict.Status    `json:"status"`  // ok | fail
 	Pattern   string            `json:"pattern"` // all-ok | subnet | zone | pool | all-nodes | mixed | no-answer | none
 	Condition verdict.Condition `json:"condition,omitempty"`
 	Code      verdict.Code      `json:"code,omitempty"`
