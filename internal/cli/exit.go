@@ -110,6 +110,14 @@ func exitForReport(rep any) (int, error) {
 			return exitOK, nil
 		}
 		return exitFor(r.Summary.DominantCondition), nil
+	case *report.SweepReport:
+		switch {
+		case r.Verdict.Status == verdict.StatusOK:
+			return exitOK, nil
+		case r.Verdict.Failed == 0:
+			return exitOther, nil // only nodes without an answer
+		}
+		return exitFor(r.Verdict.Condition), nil
 	}
 	return exitError, fmt.Errorf("internal error: no exit policy for a %T (add a case to exitForReport in internal/cli/exit.go)", rep)
 }
@@ -160,6 +168,8 @@ func recordExit(rep any, code int) {
 		r.Summary.ExitCode = code
 	case *report.MonitorFleetReport:
 		r.Summary.ExitCode = code
+	case *report.SweepReport:
+		r.Verdict.ExitCode = code
 	case *report.LabReport:
 		for _, run := range r.Runs {
 			run.ExitCode = labRunExit(run)

@@ -106,6 +106,7 @@ resolve with the node's resolver, route both ways, pass TLS and authorize.
 
   probe    walk the whole pull from this node, name the first broken link
   explain  read kubelet/runtime messages, correlate failing and healthy nodes
+  sweep    walk the pull from every pool, zone and subnet as Pods, with the kubelet's own pull
   lab      reproduce every fault for real, in network namespaces
 
 Exit codes (probe, explain, lab run, lab test): the report's dominant

@@ -17,7 +17,7 @@ import (
 	"github.com/pullpath/pullpath/internal/sweep"
 )
 
-const sweepLong = `Walk the pull of IMAGE from every pool, zone and subnet of the cluster, as
+var sweepLong = `Walk the pull of IMAGE from every pool, zone and subnet of the cluster, as
 Kubernetes Pods, with the real kubelet beside it.
 
 One Pod per chosen node runs 'pullpath probe' in the node's network
@@ -57,9 +57,10 @@ The working namespace (-n, default pullpath-sweep) needs the Pod Security
 label pod-security.kubernetes.io/enforce: privileged (hostNetwork and
 hostPath); deploy/sweep/ holds it with least-privilege RBAC.
 
-Exit codes: 0 every node pulls; otherwise the dominant condition of the
-failing nodes: 3 route, 4 dns, 5 endpoint-set, 6 tls-identity, 7 image,
-8 registry; 2 nodes without an answer only; 1 usage, input or RBAC error.`
+Exit codes: 0 every chosen node pulls; otherwise the dominant condition of
+the failing nodes; 2 when only some nodes gave no answer:
+` + exitHelp(conditionRows()...) + `
+  1  usage, input or RBAC error (the missing verb named), nothing to walk from`
 
 const sweepExample = `  # one node of every pool x zone x subnet: which groups cannot pull?
   pullpath sweep 123456789012.dkr.ecr.ap-northeast-2.amazonaws.com/shop/api:1.4.2
@@ -111,15 +112,7 @@ func newSweepCommand(s Streams) *cobra.Command {
 		Long:    sweepLong,
 		Example: sweepExample,
 		Args:    cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.complete(args); err != nil {
-				return &ExitError{Code: 1, Err: err}
-			}
-			if err := o.validate(); err != nil {
-				return &ExitError{Code: 1, Err: err}
-			}
-			return o.run(cmd.Context())
-		},
+		RunE:    runE(o),
 	}
 	f := cmd.Flags()
 	o.out.addFlag(cmd)
@@ -147,7 +140,7 @@ func newSweepCommand(s Streams) *cobra.Command {
 	return cmd
 }
 
-func (o *sweepOptions) complete(args []string) error {
+func (o *sweepOptions) Complete(_ *cobra.Command, args []string) error {
 	if len(args) == 1 {
 		o.o.Image = args[0]
 	}
@@ -174,7 +167,7 @@ func imageTag() string {
 	return "latest"
 }
 
-func (o *sweepOptions) validate() error {
+func (o *sweepOptions) Validate() error {
 	if err := o.out.validate(); err != nil {
 		return err
 	}
@@ -255,19 +248,19 @@ func (o *sweepOptions) client() (kubernetes.Interface, string, error) {
 	return c, ns, nil
 }
 
-func (o *sweepOptions) run(ctx context.Context) error {
+func (o *sweepOptions) Run(ctx context.Context) error {
 	c, ns, err := o.client()
 	if err != nil {
-		return &ExitError{Code: 1, Err: err}
+		return err
 	}
 	s := o.streams
 	if o.cleanup {
 		n, err := sweep.Cleanup(ctx, c, ns)
 		if err != nil {
-			return &ExitError{Code: 1, Err: err}
+			return err
 		}
-		fmt.Fprintf(s.Out, "deleted %d Pod(s) and %d owner(s) left by sweeps in namespace %s\n", n.Pods, n.Owners, ns)
-		return nil
+		_, err = fmt.Fprintf(s.Out, "deleted %d Pod(s) and %d owner(s) left by sweeps in namespace %s\n", n.Pods, n.Owners, ns)
+		return err
 	}
 	o.o.Namespace = ns
 	if isTerminal(s.ErrOut) {
@@ -280,19 +273,10 @@ func (o *sweepOptions) run(ctx context.Context) error {
 	}
 	r, err := sweep.Run(ctx, c, o.o)
 	if err != nil {
-		switch {
-		case errors.Is(err, context.Canceled):
-			return &ExitError{Code: 1, Err: fmt.Errorf("sweep interrupted; every object of run %s was deleted", o.o.RunID)}
-		case errors.Is(err, sweep.ErrNoNode) && r != nil && o.o.DryRun:
-			_ = o.out.render(s.Out, r)
+		if errors.Is(err, context.Canceled) {
+			return fmt.Errorf("sweep interrupted; every object of run %s was deleted", o.o.RunID)
 		}
-		return &ExitError{Code: 1, Err: err}
+		return err
 	}
-	if err := o.out.render(s.Out, r); err != nil {
-		return &ExitError{Code: 1, Err: err}
-	}
-	if r.Verdict.ExitCode != 0 {
-		return &ExitError{Code: r.Verdict.ExitCode}
-	}
-	return nil
+	return o.out.finish(s.Out, r)
 }

@@ -184,7 +184,7 @@ type SweepVerdict struct {
 	OK        int               `json:"ok"`
 	Failed    int               `json:"failed"`
 	NoAnswer  int               `json:"noAnswer"`
-	ExitCode  int               `json:"exitCode"`
+	ExitCode  int               `json:"exitCode"` // recorded by the CLI's exit policy
 }
 
 // ProbeSummaryVersion is the schema of ProbeSummary.

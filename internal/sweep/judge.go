@@ -203,7 +203,7 @@ func divergence(r *report.SweepReport) report.SweepVerdict {
 	}
 	if len(failing) == 0 {
 		if v.NoAnswer > 0 {
-			v.Status, v.Pattern, v.ExitCode = verdict.StatusFail, "no-answer", 2
+			v.Status, v.Pattern = verdict.StatusFail, "no-answer"
 			v.Summary = fmt.Sprintf("%d node(s) gave no answer; the %d that answered pull fully.", v.NoAnswer, v.OK)
 			return v
 		}
@@ -244,7 +244,6 @@ func divergence(r *report.SweepReport) report.SweepVerdict {
 	})
 	dom := keys[0]
 	v.Status, v.Code, v.Condition, v.Endpoint, v.Role = verdict.StatusFail, dom.code, dom.cond, dom.host, dom.role
-	v.ExitCode = verdict.ExitCodeFor(dom.cond)
 	what := string(dom.code)
 	if dom.host != "" {
 		what += " to the " + roleName(dom.role) + dom.host
