@@ -97,7 +97,7 @@ func TestKubectlPluginName(t *testing.T) {
 // TestProbeVerdictFile: what a sweep Pod leaves in its termination message
 // is the compact verdict of the same walk, under the kubelet's 4 KiB.
 func TestProbeVerdictFile(t *testing.T) {
-	blobDown := startStack(t, labsvc.StackConfig{BlobHostDown: true, Addrs: labsvc.StackAddrs{DNS: "127.0.3.53", Registry: "127.0.3.10", Token: "127.0.3.11", Blob: "127.0.3.12", Blob2: "127.0.3.13"}})
+	blobDown := testenv.StartStack(t, labsvc.StackConfig{BlobHostDown: true, Addrs: labsvc.StackAddrs{DNS: "127.0.3.53", Registry: "127.0.3.10", Token: "127.0.3.11", Blob: "127.0.3.12", Blob2: "127.0.3.13"}})
 	file := t.TempDir() + "/termination-log"
 	args := append([]string{"probe", blobDown.Ref(), "-o", "json", "--docker-config", blobDown.Files.DockerConfig, "--verdict-file", file}, nodeFlags(blobDown)...)
 	code, out, errOut := runCLI(t, "", args...)

@@ -64,6 +64,8 @@ func Print(w io.Writer, format string, v any, o Options) error {
 		return printLab(w, r, o)
 	case *report.MonitorFleetReport:
 		return printMonitorFleet(w, r, o)
+	case *report.SweepReport:
+		return printSweep(w, r, o)
 	}
 	return fmt.Errorf("report %T has no text rendering", v)
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/pullpath/pullpath/internal/printers"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/sweep/simkubelet"
 	"github.com/pullpath/pullpath/internal/testenv/controlplane"
@@ -220,7 +221,7 @@ func TestSweepFindsTheFailingSubnet(t *testing.T) {
 		t.Errorf("the kubelet saw %d Pod(s), want 3", n)
 	}
 	var text strings.Builder
-	if err := r.WriteText(&text, report.TextOptions{}); err != nil {
+	if err := printers.Print(&text, "text", r, printers.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(text.String(), "connect BLOB_CONNECT_TIMEOUT") {

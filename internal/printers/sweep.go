@@ -1,15 +1,17 @@
-package report
+package printers
 
 import (
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/pullpath/pullpath/internal/report"
 )
 
-// WriteText renders a sweep for a person: the plan, the node x endpoint
+// printSweep renders a sweep for a person: the plan, the node x endpoint
 // matrix grouped by pool/zone/subnet, the verdict, advice and next steps.
-func (r *SweepReport) WriteText(w io.Writer, o TextOptions) error {
+func printSweep(w io.Writer, r *report.SweepReport, o Options) error {
 	p := &printer{w: w, color: o.Color}
 	title := "pullpath sweep"
 	if r.DryRun {
@@ -80,7 +82,7 @@ func (r *SweepReport) WriteText(w io.Writer, o TextOptions) error {
 				g = `"`
 			}
 			last = n.Group
-			row := []string{g, n.Name, p.result(n.Status, n.Verdict.Code, sourceNote(n.Probe))}
+			row := []string{g, n.Name, p.sweepResult(n.Status, n.Verdict.Code, sourceNote(n.Probe))}
 			if canary {
 				row = append(row, canaryCell(n.Canary))
 			}
@@ -104,9 +106,9 @@ func (r *SweepReport) WriteText(w io.Writer, o TextOptions) error {
 			switch {
 			case n.Reconcile != "" && n.Agreement != "agree-ok":
 				p.f("  %s: %s\n", n.Name, n.Reconcile)
-			case n.Status == SweepNoAnswer && n.Probe != nil && n.Probe.Message != "":
+			case n.Status == report.SweepNoAnswer && n.Probe != nil && n.Probe.Message != "":
 				p.f("  %s: %s\n", n.Name, n.Probe.Message)
-			case n.Probe != nil && n.Probe.Source == SourceProbeEvents:
+			case n.Probe != nil && n.Probe.Source == report.SourceProbeEvents:
 				p.f("  %s: the probe image could not be pulled; the kubelet's Events are the verdict\n", n.Name)
 			}
 		}
@@ -138,12 +140,12 @@ func (r *SweepReport) WriteText(w io.Writer, o TextOptions) error {
 	return p.err
 }
 
-func (p *printer) result(status string, code any, note string) string {
+func (p *printer) sweepResult(status string, code any, note string) string {
 	s := ""
 	switch status {
-	case SweepOK:
+	case report.SweepOK:
 		s = "ok"
-	case SweepFail:
+	case report.SweepFail:
 		s = fmt.Sprint(code)
 	default:
 		s = "no answer"
@@ -154,25 +156,25 @@ func (p *printer) result(status string, code any, note string) string {
 	return s
 }
 
-func sourceNote(r *SweepResult) string {
+func sourceNote(r *report.SweepResult) string {
 	if r == nil {
 		return ""
 	}
 	switch r.Source {
-	case SourceProbeEvents:
+	case report.SourceProbeEvents:
 		return "(kubelet Events: probe image)"
-	case SourceProbeLogs:
+	case report.SourceProbeLogs:
 		return "(from log)"
 	}
 	return ""
 }
 
-func canaryCell(c *SweepResult) string {
+func canaryCell(c *report.SweepResult) string {
 	if c == nil {
 		return "-"
 	}
 	switch c.Status {
-	case SweepOK:
+	case report.SweepOK:
 		if c.Cached != nil && *c.Cached {
 			return "ok (cached)"
 		}
@@ -180,17 +182,17 @@ func canaryCell(c *SweepResult) string {
 			return "ok (fresh)"
 		}
 		return "ok"
-	case SweepFail:
+	case report.SweepFail:
 		return string(c.Verdict.Code)
 	}
 	return "no answer"
 }
 
-func hopCell(h SweepHop) string {
+func hopCell(h report.SweepHop) string {
 	switch h.Status {
-	case StepPass:
+	case report.StepPass:
 		return "ok"
-	case StepSkip, "":
+	case report.StepSkip, "":
 		return "-"
 	}
 	s := string(h.Code)
