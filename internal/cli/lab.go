@@ -115,14 +115,18 @@ func expectShort(e *lab.Expect) string {
 	if e == nil {
 		return "-"
 	}
-	if e.Status == string(verdict.StatusOK) {
+	if e.Status == verdict.StatusOK {
 		if len(e.Warnings) > 0 {
-			return "ok+" + strings.Join(e.Warnings, ",")
+			var ws []string
+			for _, w := range e.Warnings {
+				ws = append(ws, string(w))
+			}
+			return "ok+" + strings.Join(ws, ",")
 		}
 		return "ok"
 	}
 	parts := []string{}
-	for _, p := range []string{e.Condition, e.Code} {
+	for _, p := range []string{string(e.Condition), string(e.Code)} {
 		if p != "" {
 			parts = append(parts, p)
 		}

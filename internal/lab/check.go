@@ -22,16 +22,16 @@ func Check(e *Expect, v verdict.Verdict, warnings []verdict.Code) []string {
 			out = append(out, fmt.Sprintf("%s: want %s, got %s", field, want, got))
 		}
 	}
-	cmp("status", e.Status, string(v.Status))
-	cmp("condition", e.Condition, string(v.Condition))
-	cmp("cause", e.Cause, string(v.Cause))
-	cmp("stage", e.Stage, string(v.Stage))
-	cmp("code", e.Code, string(v.Code))
-	cmp("role", e.Role, string(v.Role))
+	cmp("status", string(e.Status), string(v.Status))
+	cmp("condition", string(e.Condition), string(v.Condition))
+	cmp("cause", string(e.Cause), string(v.Cause))
+	cmp("stage", string(e.Stage), string(v.Stage))
+	cmp("code", string(e.Code), string(v.Code))
+	cmp("role", string(e.Role), string(v.Role))
 	cmp("endpoint", e.Endpoint, v.Endpoint)
-	have := map[string]bool{}
+	have := map[verdict.Code]bool{}
 	for _, w := range warnings {
-		have[string(w)] = true
+		have[w] = true
 	}
 	for _, w := range e.Warnings {
 		if !have[w] {

@@ -541,7 +541,7 @@ func (v *validator) expect() {
 		return
 	}
 	switch e.Status {
-	case "", string(verdict.StatusOK), string(verdict.StatusFail):
+	case "", verdict.StatusOK, verdict.StatusFail:
 	default:
 		v.fail("expect.status", "want ok or fail, got %q", e.Status)
 	}
@@ -550,24 +550,24 @@ func (v *validator) expect() {
 		var names []string
 		for _, c := range verdict.Conditions {
 			names = append(names, string(c))
-			ok = ok || string(c) == e.Condition
+			ok = ok || c == e.Condition
 		}
 		if !ok {
 			v.fail("expect.condition", "want one of %s, got %q", strings.Join(names, ", "), e.Condition)
 		}
 	}
-	switch verdict.Stage(e.Stage) {
+	switch e.Stage {
 	case "", verdict.StageReference, verdict.StageRegistry, verdict.StageAuth, verdict.StageBlob:
 	default:
 		v.fail("expect.stage", "want reference, registry, auth or blob, got %q", e.Stage)
 	}
-	switch verdict.Role(e.Role) {
+	switch e.Role {
 	case "", verdict.RoleRegistry, verdict.RoleAuth, verdict.RoleBlob, verdict.RoleMirror:
 	default:
 		v.fail("expect.role", "want registry, auth, blob or mirror, got %q", e.Role)
 	}
 	if e.Code != "" {
-		if _, ok := verdict.Lookup(verdict.Code(e.Code)); !ok {
+		if _, ok := verdict.Lookup(e.Code); !ok {
 			v.fail("expect.code", "unknown code %q (see docs/verdicts.md)", e.Code)
 		}
 	}
@@ -575,17 +575,17 @@ func (v *validator) expect() {
 		v.fail("expect.cause", "unknown cause %q", e.Cause)
 	}
 	for i, w := range e.Warnings {
-		if _, ok := verdict.Lookup(verdict.Code(w)); !ok {
+		if _, ok := verdict.Lookup(w); !ok {
 			v.fail(fmt.Sprintf("expect.warnings[%d]", i), "unknown code %q", w)
 		}
 	}
 }
 
-func knownCause(c string) bool {
+func knownCause(c verdict.Cause) bool {
 	for _, i := range verdict.Codes {
-		if string(i.Cause) == c {
+		if i.Cause == c {
 			return true
 		}
 	}
-	return c == string(verdict.CauseOK)
+	return c == verdict.CauseOK
 }

@@ -2,10 +2,12 @@ package printers
 
 import (
 	"fmt"
-	"github.com/pullpath/pullpath/internal/report"
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/verdict"
 )
 
 // printLab renders a lab report: the probe report of a single run, one line
@@ -180,15 +182,15 @@ func labExpectLine(e *report.LabExpect) string {
 			parts = append(parts, k+" "+v)
 		}
 	}
-	add("status", e.Status)
-	add("condition", e.Condition)
-	add("cause", e.Cause)
-	add("stage", e.Stage)
-	add("code", e.Code)
-	add("role", e.Role)
+	add("status", string(e.Status))
+	add("condition", string(e.Condition))
+	add("cause", string(e.Cause))
+	add("stage", string(e.Stage))
+	add("code", string(e.Code))
+	add("role", string(e.Role))
 	add("endpoint", e.Endpoint)
 	if len(e.Warnings) > 0 {
-		add("warnings", strings.Join(e.Warnings, ","))
+		add("warnings", codeList(e.Warnings))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -292,4 +294,13 @@ func labWriteDemo(w io.Writer, r *report.LabReport, o Options) error {
 	fmt.Fprintln(w, "Next: `pullpath lab list` shows the real-network scenarios (root, network namespaces);")
 	fmt.Fprintln(w, "`sudo pullpath lab run ecr-sg-drops-443` builds one and probes from its node.")
 	return nil
+}
+
+// codeList joins codes with commas.
+func codeList(codes []verdict.Code) string {
+	s := make([]string, len(codes))
+	for i, c := range codes {
+		s[i] = string(c)
+	}
+	return strings.Join(s, ",")
 }

@@ -87,8 +87,9 @@ func printProbe(w io.Writer, r *report.ProbeReport, o Options) error {
 			p.f("  pull OK in %.1fs\n", rt.DurationMS/1000)
 		} else {
 			p.f("  failed in %.1fs (%s): %s\n", rt.DurationMS/1000, rt.GRPCCode, rt.Message)
-			e := rt.Explained
-			p.f("  explain reads it as %s (condition %s, cause %s, stage %s)\n", e.Code, e.Condition, e.Cause, e.Stage)
+			if e := rt.Explain; e != nil {
+				p.f("  explain reads it as %s (condition %s, cause %s, stage %s)\n", e.Code, e.Condition, e.Cause, e.Stage)
+			}
 		}
 	}
 	return p.err

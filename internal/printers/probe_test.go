@@ -4,46 +4,69 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
-	"github.com/pullpath/pullpath/internal/report"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pullpath/pullpath/internal/report"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
-// The renderers of a ProbeReport recorded from the lab (ecr-blob-host-dropped),
-// against golden files: go test ./internal/report -update rewrites them.
-func TestProbeReportGolden(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("testdata", "valid-probe-blob-dropped.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep report.ProbeReport
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatalf("fixture does not parse as a report.ProbeReport: %v", err)
-	}
-	for _, format := range Formats {
-		t.Run(format, func(t *testing.T) {
-			var out bytes.Buffer
-			if err := Print(&out, format, &rep, Options{}); err != nil {
-				t.Fatalf("Print(%s): %v", format, err)
-			}
-			golden := filepath.Join("testdata", "probe-blob-dropped."+format+".golden")
-			if *update {
-				if err := os.WriteFile(golden, out.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
+// goldens are reports recorded from real runs (testdata/valid-*.json) and
+// the name of their golden files (testdata/NAME.FORMAT.golden).
+var goldens = []struct {
+	name, fixture string
+	newReport     func() any
+}{
+	// probe from the lab's ecr-blob-host-dropped node
+	{"probe-blob-dropped", "valid-probe-blob-dropped.json", func() any { return &report.ProbeReport{} }},
+	// explain --from ../explain/testdata/valid-events.json
+	{"explain-events", "valid-explain-events.json", func() any { return &report.ExplainReport{} }},
+	// explain -n shop against a real apiserver (TestExplainNamespace's cluster)
+	{"explain-cluster", "valid-explain-cluster.json", func() any { return &report.ExplainReport{} }},
+	// lab run ecr-blob-host-dropped
+	{"lab-run", "valid-lab-run.json", func() any { return &report.LabReport{} }},
+	// lab test acr-healthy tls-unknown-ca ecr-sg-drops-443
+	{"lab-test", "valid-lab-test.json", func() any { return &report.LabReport{} }},
+	// lab demo
+	{"lab-demo", "valid-lab-demo.json", func() any { return &report.LabReport{} }},
+}
+
+// TestGolden renders each recorded report in every format against its
+// golden files: go test ./internal/printers -update rewrites them.
+func TestGolden(t *testing.T) {
+	for _, g := range goldens {
+		b, err := os.ReadFile(filepath.Join("testdata", g.fixture))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep := g.newReport()
+		if err := json.Unmarshal(b, rep); err != nil {
+			t.Fatalf("%s does not parse as a %T: %v", g.fixture, rep, err)
+		}
+		for _, format := range Formats {
+			t.Run(g.name+"/"+format, func(t *testing.T) {
+				var out bytes.Buffer
+				if err := Print(&out, format, rep, Options{}); err != nil {
+					t.Fatalf("Print(%s): %v", format, err)
 				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./internal/report -update)", err)
-			}
-			if out.String() != string(want) {
-				t.Errorf("Print(%s) differs from %s (run go test ./internal/report -update and review the diff):\n%s", format, golden, out.String())
-			}
-		})
+				golden := filepath.Join("testdata", g.name+"."+format+".golden")
+				if *update {
+					if err := os.WriteFile(golden, out.Bytes(), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				want, err := os.ReadFile(golden)
+				if err != nil {
+					t.Fatalf("%v (run go test ./internal/printers -update)", err)
+				}
+				if out.String() != string(want) {
+					t.Errorf("Print(%s) differs from %s (run go test ./internal/printers -update and review the diff):\n%s", format, golden, out.String())
+				}
+			})
+		}
 	}
 }
 

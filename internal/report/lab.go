@@ -46,14 +46,14 @@ type LabSummary struct {
 // LabExpect is what a scenario's verdict must say; empty fields are not
 // checked.
 type LabExpect struct {
-	Status    string   `json:"status,omitempty"` // ok | fail
-	Condition string   `json:"condition,omitempty"`
-	Cause     string   `json:"cause,omitempty"`
-	Stage     string   `json:"stage,omitempty"`
-	Code      string   `json:"code,omitempty"`
-	Role      string   `json:"role,omitempty"`
-	Endpoint  string   `json:"endpoint,omitempty"`
-	Warnings  []string `json:"warnings,omitempty"` // codes that must be among the warnings
+	Status    verdict.Status    `json:"status,omitempty"` // ok | fail
+	Condition verdict.Condition `json:"condition,omitempty"`
+	Cause     verdict.Cause     `json:"cause,omitempty"`
+	Stage     verdict.Stage     `json:"stage,omitempty"`
+	Code      verdict.Code      `json:"code,omitempty"`
+	Role      verdict.Role      `json:"role,omitempty"`
+	Endpoint  string            `json:"endpoint,omitempty"`
+	Warnings  []verdict.Code    `json:"warnings,omitempty"` // codes that must be among the warnings
 	// Runtime is what explain must read from the real runtime's message
 	// where it cannot match the probe (lab --runtime containerd).
 	Runtime *LabRuntimeExpect `json:"runtime,omitempty"`
@@ -89,7 +89,7 @@ type LabCheck struct {
 	Detail     string  `json:"detail,omitempty"`
 	DurationMS float64 `json:"durationMs"`
 	// Runtime is the real container runtime's pull (the containerd hook).
-	Runtime *LabRuntime `json:"runtime,omitempty"`
+	Runtime *RuntimePull `json:"runtime,omitempty"`
 }
 
 // LabTimings are the durations of a run's phases, in milliseconds.

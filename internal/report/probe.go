@@ -41,7 +41,7 @@ type ProbeReport struct {
 	Warnings   []Finding       `json:"warnings,omitempty"`
 	StartedAt  time.Time       `json:"startedAt"`
 	DurationMS float64         `json:"durationMs"`
-	Runtime    *RuntimeResult  `json:"runtime,omitempty"` // filled by `lab run --runtime`
+	Runtime    *RuntimePull    `json:"runtime,omitempty"` // filled by `lab run --runtime`
 }
 
 // Reference is the parsed image reference, as the runtime sees it.
@@ -170,15 +170,4 @@ type Finding struct {
 	Endpoint string       `json:"endpoint,omitempty"`
 	Message  string       `json:"message"`
 	Advice   []string     `json:"advice,omitempty"`
-}
-
-// RuntimeResult is what the real container runtime said about the same pull
-// (lab only).
-type RuntimeResult struct {
-	Runtime    string          `json:"runtime"` // containerd 1.6.20
-	OK         bool            `json:"ok"`
-	GRPCCode   string          `json:"grpcCode,omitempty"`
-	Message    string          `json:"message,omitempty"`
-	DurationMS float64         `json:"durationMs"`
-	Explained  verdict.Verdict `json:"explained"` // explain's reading of Message
 }

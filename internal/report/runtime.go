@@ -1,10 +1,14 @@
 package report
 
-// LabRuntime is what the real container runtime said when it pulled the
-// scenario's image in the node's namespace (containerd through its CRI
-// plugin, driven by crictl as the kubelet drives it), how explain reads
-// that message, and whether the readings agree with the probe's.
-type LabRuntime struct {
+import "github.com/pullpath/pullpath/internal/verdict"
+
+// RuntimePull is what the real container runtime said when it pulled the
+// same image in the node's namespace (containerd through its CRI plugin,
+// driven by crictl as the kubelet drives it), how explain reads that
+// message, and whether the readings agree with the probe's. `lab
+// --runtime` fills it once and puts it in two places: the lab run's check
+// and the probe report beside the probe's verdict.
+type RuntimePull struct {
 	Runtime    string  `json:"runtime"`          // "containerd 1.6.20"
 	Client     string  `json:"client,omitempty"` // "crictl"
 	Image      string  `json:"image"`
@@ -16,8 +20,8 @@ type LabRuntime struct {
 	DurationMS float64 `json:"durationMs"`
 	TimeoutMS  float64 `json:"pullTimeoutMs"`
 	Error      string  `json:"error,omitempty"` // the runtime could not be asked
-	// Explain is explain's reading of Message.
-	Explain *LabExplainReading `json:"explain,omitempty"`
+	// Explain is explain's reading of Message (nil when the pull worked).
+	Explain *RuntimeReading `json:"explain,omitempty"`
 	// Against is what the readings were compared with: "probe" or
 	// "scenario" (the scenario's expect.runtime, where the runtime's message
 	// cannot tell what the probe sees).
@@ -28,13 +32,13 @@ type LabRuntime struct {
 	Note string `json:"note,omitempty"`
 }
 
-// LabExplainReading is explain's classification of a runtime message.
-type LabExplainReading struct {
-	Stage     string `json:"stage,omitempty"`
-	Cause     string `json:"cause,omitempty"`
-	Condition string `json:"condition,omitempty"`
-	Code      string `json:"code,omitempty"`
-	Rule      string `json:"rule,omitempty"`
+// RuntimeReading is explain's classification of a runtime message.
+type RuntimeReading struct {
+	Stage     verdict.Stage     `json:"stage,omitempty"`
+	Cause     verdict.Cause     `json:"cause,omitempty"`
+	Condition verdict.Condition `json:"condition,omitempty"`
+	Code      verdict.Code      `json:"code,omitempty"`
+	Rule      string            `json:"rule,omitempty"`
 }
 
 // LabRuntimeExpect is what explain must conclude from the runtime's
@@ -42,9 +46,9 @@ type LabExplainReading struct {
 // a runtime error that names no endpoint); Why says so for the reader.
 // Empty fields are not checked.
 type LabRuntimeExpect struct {
-	Status    string `json:"status,omitempty"` // ok | fail: the runtime's outcome
-	Condition string `json:"condition,omitempty"`
-	Cause     string `json:"cause,omitempty"`
-	Code      string `json:"code,omitempty"`
-	Why       string `json:"why,omitempty"`
+	Status    verdict.Status    `json:"status,omitempty"` // ok | fail: the runtime's outcome
+	Condition verdict.Condition `json:"condition,omitempty"`
+	Cause     verdict.Cause     `json:"cause,omitempty"`
+	Code      verdict.Code      `json:"code,omitempty"`
+	Why       string            `json:"why,omitempty"`
 }

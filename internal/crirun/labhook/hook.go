@@ -49,7 +49,7 @@ func (h *Hook) Check(ctx context.Context, env *lab.Env, probe *report.ProbeRepor
 	if timeout <= 0 {
 		timeout = crirun.DefaultPullTimeout
 	}
-	rt := &report.LabRuntime{Runtime: "containerd", Client: "crictl", Image: env.Image, TimeoutMS: ms(timeout)}
+	rt := &report.RuntimePull{Runtime: "containerd", Client: "crictl", Image: env.Image, TimeoutMS: ms(timeout)}
 	c := report.LabCheck{Name: h.Name(), Runtime: rt}
 	done := func() report.LabCheck {
 		c.OK = rt.Error == "" && len(rt.Mismatches) == 0
@@ -76,17 +76,12 @@ func (h *Hook) Check(ctx context.Context, env *lab.Env, probe *report.ProbeRepor
 	var cl explain.Classification
 	if !res.OK {
 		cl = explain.Classify(res.Event())
-		rt.Explain = &report.LabExplainReading{Stage: string(cl.Stage), Cause: string(cl.Cause), Condition: string(cl.Condition), Code: string(cl.Code), Rule: cl.Rule}
+		rt.Explain = &report.RuntimeReading{Stage: cl.Stage, Cause: cl.Cause, Condition: cl.Condition, Code: cl.Code, Rule: cl.Rule}
 	}
 	if probe != nil {
-		// The probe report's own runtime section: its text puts it
-		// beside the probe's verdict.
-		ev := verdict.Verdict{Status: verdict.StatusOK, Cause: verdict.CauseOK, Code: verdict.OK}
-		if !res.OK {
-			ev = cl.Verdict()
-		}
-		probe.Runtime = &report.RuntimeResult{Runtime: rt.Runtime, OK: res.OK, GRPCCode: res.GRPCCode,
-			Message: res.Message, DurationMS: rt.DurationMS, Explained: ev}
+		// The same pull in the probe report: its text puts it beside the
+		// probe's verdict.
+		probe.Runtime = rt
 	}
 	var want *report.LabRuntimeExpect
 	if env.Topology != nil && env.Topology.Expect != nil {
@@ -215,9 +210,9 @@ func imageHost(ref string) string {
 // verdict: the outcome (pull ok or not) and, when both failed, the
 // condition. It returns what it compared with and one line per difference.
 func Compare(ok bool, cl explain.Classification, probe *verdict.Verdict, want *report.LabRuntimeExpect) (string, []string) {
-	status := "fail"
+	status := verdict.StatusFail
 	if ok {
-		status = "ok"
+		status = verdict.StatusOK
 	}
 	var out []string
 	field := func(name, want, got string) {
@@ -233,18 +228,17 @@ func Compare(ok bool, cl explain.Classification, probe *verdict.Verdict, want *r
 			out = append(out, fmt.Sprintf("outcome: want %s, the runtime's pull was %s", want.Status, status))
 		}
 		if !ok {
-			field("condition", want.Condition, string(cl.Condition))
-			field("cause", want.Cause, string(cl.Cause))
-			field("code", want.Code, string(cl.Code))
+			field("condition", string(want.Condition), string(cl.Condition))
+			field("cause", string(want.Cause), string(cl.Cause))
+			field("code", string(want.Code), string(cl.Code))
 		}
 		return "scenario", out
 	}
 	if probe == nil {
 		return "probe", []string{"no probe verdict to compare with"}
 	}
-	pstatus := string(probe.Status)
-	if pstatus != status {
-		out = append(out, fmt.Sprintf("outcome: the probe says %s, the runtime's pull was %s", pstatus, status))
+	if probe.Status != status {
+		out = append(out, fmt.Sprintf("outcome: the probe says %s, the runtime's pull was %s", probe.Status, status))
 		return "probe", out
 	}
 	if !ok && cl.Condition != probe.Condition {
@@ -267,16 +261,16 @@ func expectLine(probe *verdict.Verdict, want *report.LabRuntimeExpect) string {
 	}
 	switch {
 	case want != nil:
-		add("cause", want.Cause)
-		add("code", want.Code)
-		add("condition", want.Condition)
+		add("cause", string(want.Cause))
+		add("code", string(want.Code))
+		add("condition", string(want.Condition))
 	case probe != nil:
 		add("condition", string(probe.Condition))
 	}
 	return strings.Join(parts, " ")
 }
 
-func writeFixture(dir string, t *lab.Topology, rt *report.LabRuntime, res crirun.Result, expect string) error {
+func writeFixture(dir string, t *lab.Topology, rt *report.RuntimePull, res crirun.Result, expect string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -292,7 +286,7 @@ func writeFixture(dir string, t *lab.Topology, rt *report.LabRuntime, res crirun
 }
 
 // detail is the check's one-line summary: runtime, explain, agreement.
-func detail(rt *report.LabRuntime) string {
+func detail(rt *report.RuntimePull) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: ", rt.Runtime)
 	switch {

@@ -118,8 +118,8 @@ func TestForRuntime(t *testing.T) {
 }
 
 func TestDetail(t *testing.T) {
-	rt := &report.LabRuntime{Runtime: "containerd 1.6.20", Image: "r/a:1", GRPCCode: "Unknown", Message: `failed to pull and unpack image "r/a:1": boom`, DurationMS: 20,
-		Explain: &report.LabExplainReading{Cause: "dns", Code: "DNS_NXDOMAIN", Condition: "dns"}, Against: "probe"}
+	rt := &report.RuntimePull{Runtime: "containerd 1.6.20", Image: "r/a:1", GRPCCode: "Unknown", Message: `failed to pull and unpack image "r/a:1": boom`, DurationMS: 20,
+		Explain: &report.RuntimeReading{Cause: "dns", Code: "DNS_NXDOMAIN", Condition: "dns"}, Against: "probe"}
 	got := detail(rt)
 	want := "containerd 1.6.20: Unknown in 0.02s: boom; explain: dns DNS_NXDOMAIN (dns); agrees with the probe"
 	if d := cmp.Diff(want, got); d != "" {
