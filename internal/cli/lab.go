@@ -67,6 +67,7 @@ func newLabCommand(s Streams) *cobra.Command {
 		newLabDownCommand(s),
 		newLabDemoCommand(s),
 		newLabServeCommand(s),
+		newLabForwardCommand(s),
 	)
 	return cmd
 }

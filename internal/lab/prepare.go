@@ -155,10 +155,18 @@ func prepare(ctx context.Context, t *Topology, n *Network, runDir string) (*Env,
 	for i := range sizes {
 		sizes[i] = size + int64(i)*1024
 	}
-	if _, err := labsvc.WriteImage(ctx, storage, labsvc.ImageSpec{
+	spec := labsvc.ImageSpec{
 		Repository: im.Repository, Tag: im.Tag, Platforms: im.Platforms,
 		LayerSizes: sizes, Seed: seedOf(t.Name + "/" + im.Repository),
-	}); err != nil {
+	}
+	if t.Cluster != nil && t.binDir != "" {
+		// a cluster runs the image: its first layer is the pause binary
+		if spec.BaseLayer, err = pauseLayer(filepath.Join(t.binDir, "pause")); err != nil {
+			return nil, nil, err
+		}
+		spec.Cmd = []string{"/pause"}
+	}
+	if _, err := labsvc.WriteImage(ctx, storage, spec); err != nil {
 		return nil, nil, fmt.Errorf("image: %v", err)
 	}
 

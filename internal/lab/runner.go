@@ -110,6 +110,9 @@ func Up(ctx context.Context, t *Topology, o Options) (*report.LabRun, *KeptRun) 
 }
 
 func runScenario(ctx context.Context, t *Topology, o Options) (*report.LabRun, *KeptRun) {
+	if t.Cluster != nil {
+		return runClusterScenario(ctx, t, o)
+	}
 	start := time.Now()
 	r := &report.LabRun{
 		Scenario:   t.Name,

@@ -128,6 +128,9 @@ type KeptRun struct {
 	NodeNS    string            `json:"nodeNamespace"`
 	Namespace map[string]string `json:"namespaces"`
 	Started   time.Time         `json:"started"`
+	// Kubeconfig and Nodes are set for a cluster scenario.
+	Kubeconfig string   `json:"kubeconfig,omitempty"`
+	Nodes      []string `json:"nodes,omitempty"`
 }
 
 // KeptRuns lists the runs left up by `lab up`.
@@ -257,6 +260,13 @@ func Leftovers(prefix string) []string {
 	for _, pid := range labPids(match) {
 		out = append(out, fmt.Sprintf("process %d", pid))
 	}
+	p := prefix
+	if p == "" {
+		p = "ppl"
+	}
+	for _, d := range cgroupDirs(p) {
+		out = append(out, "cgroup "+d)
+	}
 	return out
 }
 
@@ -301,6 +311,9 @@ func TeardownPrefix(prefix string) error {
 		return fmt.Errorf("lab teardown: refusing prefix %q", prefix)
 	}
 	match := func(n string) bool { return strings.HasPrefix(n, prefix) }
+	// 0. a cluster's processes outside the namespaces: forwarders of lab
+	// up and containerd shims name the run folder.
+	killNamingRunDir(prefix)
 	// 1. processes in the namespaces: kill, then wait until they are gone.
 	for try := 0; try < 50; try++ {
 		pids := labPids(match)
@@ -314,8 +327,13 @@ func TeardownPrefix(prefix string) error {
 		}
 		time.Sleep(40 * time.Millisecond)
 	}
-	// 2. namespaces: deleting one deletes its veths, bridges and tables.
+	// 1b. a cluster's cgroups (v1 hierarchies and unified) and the
+	// containers in them, which live in pod namespaces of their own.
 	var errs []string
+	if err := removeCgroups(prefix); err != nil {
+		errs = append(errs, err.Error())
+	}
+	// 2. namespaces: deleting one deletes its veths, bridges and tables.
 	ents, _ := os.ReadDir(netnsRunDir)
 	var names []string
 	for _, e := range ents {

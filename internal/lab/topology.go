@@ -45,8 +45,15 @@ type Topology struct {
 	Probe  Probe   `json:"probe"`
 	Expect *Expect `json:"expect,omitempty"`
 
+	// Cluster, when set, runs a real Kubernetes control plane and kubelets
+	// on hosts of the lab (cluster_topology.go).
+	Cluster *ClusterSpec `json:"cluster,omitempty"`
+
 	// source is where the topology was read from (file path or builtin:NAME).
 	source string
+	// binDir, set by StartCluster, holds the pause binary that makes the
+	// registry's image runnable.
+	binDir string
 }
 
 // Source is where the topology was read from.

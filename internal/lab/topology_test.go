@@ -32,6 +32,9 @@ func TestLoadInvalid(t *testing.T) {
 		{"invalid-tls.yaml", `registry.tls: want trusted, untrusted, wrong-name, expired or none, got "self-signed"`},
 		{"invalid-duration.yaml", "invalid duration 2"},
 		{"invalid-node-host.yaml", `node.host: want the name of the host that plays the node, got "worker-1"`},
+		{"invalid-cluster-no-control-plane.yaml", "cluster.controlPlane: a cluster needs a control plane"},
+		{"invalid-cluster-duplicate-node-name.yaml", `cluster.nodes.node2.name: node name "worker-1" is also the name of node host node`},
+		{"invalid-cluster-pod-range.yaml", "cluster.podCIDR: 192.168.0.0/16 overlaps subnet lan (192.168.50.0/24)"},
 	}
 	files, _ := filepath.Glob("testdata/invalid-*.yaml")
 	if len(files) != len(tests) {

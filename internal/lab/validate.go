@@ -37,6 +37,7 @@ func (t *Topology) Validate() error {
 	v.node()
 	v.probe()
 	v.expect()
+	v.cluster()
 	return v.err
 }
 

@@ -41,6 +41,12 @@ type ImageSpec struct {
 	Platforms  []string `json:"platforms"`  // "os/arch[/variant]"; empty means linux/amd64
 	LayerSizes []int64  `json:"layerSizes"` // payload bytes per layer; empty means one 1 KiB layer
 	Seed       int64    `json:"seed"`
+	// BaseLayer, when set, is an uncompressed tar stored as the first
+	// layer of every platform (the lab's clusters put a static binary
+	// there so that the image runs), and Cmd the image's command (default
+	// /bin/true).
+	BaseLayer []byte   `json:"baseLayer,omitempty"`
+	Cmd       []string `json:"cmd,omitempty"`
 }
 
 // Descriptor names one stored blob or manifest.
@@ -176,6 +182,16 @@ func WriteImage(ctx context.Context, storageRoot string, spec ImageSpec) (*Image
 		pimg := PlatformImage{Platform: p}
 		var diffIDs []digest.Digest
 		var layerDescs []v1.Descriptor
+		if spec.BaseLayer != nil {
+			bd, err := repo.Blobs(ctx).Put(ctx, MediaTypeLayer, spec.BaseLayer)
+			if err != nil {
+				return nil, fmt.Errorf("write base layer of %s %s: %w", spec.Repository, p, err)
+			}
+			d := Descriptor{MediaType: MediaTypeLayer, Digest: bd.Digest.String(), Size: bd.Size}
+			pimg.Layers = append(pimg.Layers, d)
+			diffIDs = append(diffIDs, bd.Digest)
+			layerDescs = append(layerDescs, v1.Descriptor{MediaType: d.MediaType, Digest: bd.Digest, Size: bd.Size})
+		}
 		for li, size := range spec.LayerSizes {
 			d, err := writeLayer(ctx, repo.Blobs(ctx), spec.Seed, pi, li, size)
 			if err != nil {
@@ -188,7 +204,7 @@ func WriteImage(ctx context.Context, storageRoot string, spec ImageSpec) (*Image
 		cfg := v1.Image{
 			Created:  ptrTime(time.Unix(0, 0).UTC()),
 			Platform: plat,
-			Config:   v1.ImageConfig{Cmd: []string{"/bin/true"}, Labels: map[string]string{"lab.pullpath.seed": fmt.Sprint(spec.Seed)}},
+			Config:   v1.ImageConfig{Cmd: cmdOr(spec.Cmd), Labels: map[string]string{"lab.pullpath.seed": fmt.Sprint(spec.Seed)}},
 			RootFS:   v1.RootFS{Type: "layers", DiffIDs: diffIDs},
 		}
 		cfgBytes, err := json.Marshal(cfg)
@@ -246,6 +262,13 @@ func tagImage(ctx context.Context, repo distribution.Repository, tag string, d D
 }
 
 func ptrTime(t time.Time) *time.Time { return &t }
+
+func cmdOr(cmd []string) []string {
+	if len(cmd) == 0 {
+		return []string{"/bin/true"}
+	}
+	return cmd
+}
 
 // LayerReader returns the uncompressed tar of layer li of platform pi of an
 // image with the given seed, as a stream. WriteImage stores exactly these

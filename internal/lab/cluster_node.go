@@ -1,0 +1,308 @@
+package lab
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// The six machine-wide sysctls the kubelet writes at start. Each node's
+// mount namespace gets a file holding the value bind-mounted over the
+// /proc/sys file, and protectKernelDefaults makes any other value fatal:
+// the kubelet never changes the shared machine.
+var kubeletSysctls = [][2]string{
+	{"vm/overcommit_memory", "1"},
+	{"vm/panic_on_oom", "0"},
+	{"kernel/panic", "10"},
+	{"kernel/panic_on_oops", "1"},
+	{"kernel/keys/root_maxkeys", "1000000"},
+	{"kernel/keys/root_maxbytes", "25000000"},
+}
+
+// SandboxImage is the tag containerd's sandbox_image names; the lab imports
+// an image of that name (internal/lab/pause) into every node, so it is
+// never pulled.
+const SandboxImage = "registry.k8s.io/pause:3.10"
+
+// clusterNode is one kubelet node of a running cluster.
+type clusterNode struct {
+	host    string
+	name    string
+	ip      netip.Addr
+	podCIDR netip.Prefix
+	dir     string // RUN/nodes/HOST
+	cgroup  string // cgroup path of the node (its kubelet's cgroupRoot)
+	proc    *clusterProc
+}
+
+func (n *clusterNode) sock() string { return filepath.Join(n.dir, "containerd", "containerd.sock") }
+
+// writeNodeFiles writes everything a node reads: containerd's config, the
+// CNI config, the kubelet's config, kubeconfig and credentials, the
+// resolver, hosts file and certs.d of the topology, the sysctl masks and
+// the start script.
+func (c *Cluster) writeNodeFiles(n *clusterNode) error {
+	t := c.topo
+	spec := t.Cluster.Nodes[n.host]
+	for _, d := range []string{"containerd/root", "containerd/state", "containerd/opt", "cni/net.d", "cni/data", "var-lib/kubelet", "var-lib/.stage", "var-log", "sysctl", "certs.d"} {
+		if err := os.MkdirAll(filepath.Join(n.dir, d), 0o755); err != nil {
+			return err
+		}
+	}
+	w := func(name, content string, mode os.FileMode) error {
+		return os.WriteFile(filepath.Join(n.dir, name), []byte(content), mode)
+	}
+	// resolver and hosts: the topology's, per node where it says so
+	ns := t.Node.Nameservers
+	if len(spec.Nameservers) > 0 {
+		ns = spec.Nameservers
+	}
+	var rc strings.Builder
+	rc.WriteString("# written by pullpath lab for node " + n.name + "\n")
+	if len(t.Node.Search) > 0 {
+		rc.WriteString("search " + strings.Join(t.Node.Search, " ") + "\n")
+	}
+	for _, s := range ns {
+		rc.WriteString("nameserver " + s + "\n")
+	}
+	rc.WriteString("options timeout:1 attempts:1\n")
+	hosts := "127.0.0.1 localhost\n" + n.ip.String() + " " + n.name + "\n"
+	for _, l := range append(append([]string{}, t.Node.HostsEntries...), spec.HostsEntries...) {
+		hosts += strings.Join(strings.Fields(l), " ") + "\n"
+	}
+	if err := w("resolv.conf", rc.String(), 0o644); err != nil {
+		return err
+	}
+	if err := w("hosts", hosts, 0o644); err != nil {
+		return err
+	}
+	for _, s := range kubeletSysctls {
+		if err := w("sysctl/"+strings.ReplaceAll(s[0], "/", "."), s[1]+"\n", 0o644); err != nil {
+			return err
+		}
+	}
+	// certs.d: the lab CA for the registry host, as the runtime hook does
+	if c.env.CAFile != "" && t.Registry != nil {
+		host := t.Registry.Name
+		if p := t.Registry.port(); p != 443 {
+			host = fmt.Sprintf("%s:%d", host, p)
+		}
+		b, err := os.ReadFile(c.env.CAFile)
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Join(n.dir, "certs.d", host), 0o755); err != nil {
+			return err
+		}
+		if err := w("certs.d/"+host+"/ca.crt", string(b), 0o644); err != nil {
+			return err
+		}
+	}
+	// the kubelet's docker config: /var/lib/kubelet/config.json
+	if t.Node.Credentials != nil && (t.Cluster.Workload == nil || !t.Cluster.Workload.PullSecret) {
+		b, err := dockerConfig(t)
+		if err != nil {
+			return err
+		}
+		if err := w("var-lib/kubelet/config.json", string(b), 0o600); err != nil {
+			return err
+		}
+	}
+	if err := w("containerd/config.toml", c.containerdConfig(n), 0o600); err != nil {
+		return err
+	}
+	cni := map[string]any{
+		"cniVersion": "0.4.0", "name": "lab",
+		"plugins": []any{map[string]any{
+			"type": "bridge", "bridge": "cni0", "isGateway": true, "ipMasq": false,
+			"ipam": map[string]any{"type": "host-local", "ranges": [][]map[string]string{{{"subnet": n.podCIDR.String()}}},
+				"dataDir": filepath.Join(n.dir, "cni", "data")},
+		}},
+	}
+	b, _ := json.MarshalIndent(cni, "", "  ")
+	if err := w("cni/net.d/10-lab.conflist", string(b), 0o644); err != nil {
+		return err
+	}
+	// the kubelet's identity: system:node:NAME in system:nodes
+	if err := c.pki.kubeconfig(filepath.Join(n.dir, "kubelet.kubeconfig"), c.internalServer(), "node-"+n.host,
+		"system:node:"+n.name, []string{"system:nodes"}); err != nil {
+		return err
+	}
+	if err := w("kubelet.yaml", c.kubeletConfig(n), 0o644); err != nil {
+		return err
+	}
+	if err := w("kubelet.sh", c.kubeletScript(n), 0o755); err != nil {
+		return err
+	}
+	return w("start.sh", c.startScript(n), 0o755)
+}
+
+func dockerConfig(t *Topology) ([]byte, error) {
+	reg := t.Registry
+	key := reg.Name
+	if reg.port() != 443 {
+		key = fmt.Sprintf("%s:%d", reg.Name, reg.port())
+	}
+	cr := t.Node.Credentials
+	return json.MarshalIndent(map[string]any{"auths": map[string]any{key: map[string]string{
+		"auth": base64.StdEncoding.EncodeToString([]byte(cr.Username + ":" + cr.Password)),
+	}}}, "", "  ")
+}
+
+func (c *Cluster) internalServer() string {
+	return fmt.Sprintf("https://%s:%d", c.apiserverIP, apiserverPort)
+}
+
+func (c *Cluster) containerdConfig(n *clusterNode) string {
+	d := filepath.Join(n.dir, "containerd")
+	q := func(s string) string { return `"` + s + `"` }
+	var b strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
+	p("# written by pullpath lab for node %s", n.name)
+	p("version = 2")
+	p("root = %s", q(filepath.Join(d, "root")))
+	p("state = %s", q(filepath.Join(d, "state")))
+	p(`disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs", "io.containerd.tracing.processor.v1.otlp", "io.containerd.internal.v1.tracing"]`)
+	p("[grpc]\n  address = %s", q(filepath.Join(d, "containerd.sock")))
+	p("[ttrpc]\n  address = %s", q(filepath.Join(d, "containerd.sock.ttrpc")))
+	p("[debug]\n  address = %s\n  level = \"info\"", q(filepath.Join(d, "debug.sock")))
+	p("[metrics]\n  address = \"\"")
+	p("[plugins]")
+	p("  [plugins.\"io.containerd.internal.v1.opt\"]\n    path = %s", q(filepath.Join(d, "opt")))
+	p("  [plugins.\"io.containerd.grpc.v1.cri\"]")
+	p("    sandbox_image = %s", q(SandboxImage))
+	p("    disable_tcp_service = true")
+	p("    stream_server_address = \"127.0.0.1\"")
+	p("    stream_server_port = \"0\"")
+	p("    netns_mounts_under_state_dir = true")
+	p("    restrict_oom_score_adj = true")
+	p("    [plugins.\"io.containerd.grpc.v1.cri\".containerd]")
+	p("      snapshotter = \"overlayfs\"")
+	p("      default_runtime_name = \"runc\"")
+	p("      [plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc]")
+	p("        runtime_type = \"io.containerd.runc.v2\"")
+	p("        [plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc.options]")
+	p("          SystemdCgroup = false")
+	p("    [plugins.\"io.containerd.grpc.v1.cri\".cni]")
+	p("      bin_dir = \"/usr/lib/cni\"")
+	p("      conf_dir = %s", q(filepath.Join(n.dir, "cni", "net.d")))
+	p("    [plugins.\"io.containerd.grpc.v1.cri\".registry]")
+	p("      config_path = %s", q(filepath.Join(n.dir, "certs.d")))
+	return b.String()
+}
+
+func (c *Cluster) kubeletConfig(n *clusterNode) string {
+	t := c.topo
+	dns := firstServiceIP(t.Cluster.serviceCIDR()).Next().Next().Next().Next().Next().Next().Next().Next().Next()
+	return fmt.Sprintf(`# written by pullpath lab for node %s
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+failCgroupV1: false
+cgroupDriver: cgroupfs
+cgroupRoot: %s
+containerRuntimeEndpoint: unix://%s
+providerID: %q
+address: %s
+readOnlyPort: 0
+healthzBindAddress: 127.0.0.1
+healthzPort: 10248
+authentication:
+  anonymous: {enabled: false}
+  webhook: {enabled: false}
+  x509: {clientCAFile: %s}
+authorization: {mode: AlwaysAllow}
+failSwapOn: false
+protectKernelDefaults: true
+makeIPTablesUtilChains: false
+resolvConf: %s
+clusterDNS: [%s]
+clusterDomain: cluster.local
+registerNode: true
+serializeImagePulls: false
+nodeStatusUpdateFrequency: 4s
+nodeStatusReportFrequency: 10s
+nodeLeaseDurationSeconds: 8
+evictionHard: {memory.available: 100Mi, nodefs.available: 1%%, imagefs.available: 1%%, nodefs.inodesFree: 1%%}
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+`, n.name, n.cgroup, n.sock(), t.providerID(n.host), n.ip, c.pki.CAFile, filepath.Join(n.dir, "resolv.conf"), dns)
+}
+
+func (c *Cluster) kubeletArgs(n *clusterNode) []string {
+	labels := c.topo.nodeLabels(n.host)
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var kv []string
+	for _, k := range keys {
+		kv = append(kv, k+"="+labels[k])
+	}
+	return []string{filepath.Join(c.bin, "kubelet"),
+		"--config=" + filepath.Join(n.dir, "kubelet.yaml"),
+		"--kubeconfig=" + filepath.Join(n.dir, "kubelet.kubeconfig"),
+		"--root-dir=/var/lib/kubelet",
+		"--hostname-override=" + n.name,
+		"--node-ip=" + n.ip.String(),
+		"--node-labels=" + strings.Join(kv, ","),
+		"--v=1",
+	}
+}
+
+func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+func shJoin(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		q[i] = shq(a)
+	}
+	return strings.Join(q, " ")
+}
+
+// kubeletScript (re)starts the kubelet; StartKubelet runs it inside the
+// node's namespaces with nsenter.
+func (c *Cluster) kubeletScript(n *clusterNode) string {
+	return "#!/bin/sh\nexec " + shJoin(c.kubeletArgs(n)) + " >>" + shq(filepath.Join(c.runDir, "logs", n.host+"-kubelet.log")) + " 2>&1\n"
+}
+
+// startScript runs as `nsenter --net=NODE unshare --mount --uts
+// --propagation slave sh start.sh`: it sets the node's hostname, gives it
+// its own /var/lib, /var/log, /run, resolv.conf and hosts, masks the six
+// sysctls, starts containerd, imports the sandbox image and execs the
+// kubelet. Every mount it makes dies with the mount namespace.
+func (c *Cluster) startScript(n *clusterNode) string {
+	var b strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
+	d := n.dir
+	p("#!/bin/sh\n# written by pullpath lab for node %s\nset -eu", n.name)
+	p("hostname %s", shq(n.name))
+	p("mount --bind %s /etc/resolv.conf", shq(d+"/resolv.conf"))
+	p("mount --bind %s /etc/hosts", shq(d+"/hosts"))
+	for _, s := range kubeletSysctls {
+		p("mount --bind %s /proc/sys/%s", shq(d+"/sysctl/"+strings.ReplaceAll(s[0], "/", ".")), s[0])
+	}
+	p("mount --bind %s /var/lib", shq(d+"/var-lib"))
+	p("mount --bind %s /var/log", shq(d+"/var-log"))
+	// a private /run (containerd's shim sockets, runc's state), keeping
+	// the run folder, which lives under /run, visible
+	p("mount --bind %s /var/lib/.stage", shq(c.runDir))
+	p("mount -t tmpfs -o mode=0755 tmpfs /run")
+	p("mkdir -p %s", shq(c.runDir))
+	p("mount --bind /var/lib/.stage %s", shq(c.runDir))
+	p("umount /var/lib/.stage")
+	p("containerd --config %s >>%s 2>&1 &", shq(d+"/containerd/config.toml"), shq(filepath.Join(c.runDir, "logs", n.host+"-containerd.log")))
+	p("echo $! > %s", shq(d+"/containerd.pid"))
+	p("i=0; until [ -S %s ]; do i=$((i+1)); [ $i -lt 300 ] || { echo 'containerd did not start in 30s' >&2; exit 1; }; sleep 0.1; done", shq(n.sock()))
+	p("ctr -a %s -n k8s.io images import --snapshotter overlayfs %s >/dev/null", shq(n.sock()), shq(c.pauseTar))
+	p("exec %s", shq(d+"/kubelet.sh"))
+	return b.String()
+}
+
+// firstServiceIP is the kubernetes Service's address (the range's first).
+func firstServiceIP(p netip.Prefix) netip.Addr { return p.Masked().Addr().Next() }

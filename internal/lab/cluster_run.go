@@ -1,0 +1,200 @@
+package lab
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/pullpath/pullpath/internal/explain/cluster"
+	"github.com/pullpath/pullpath/internal/redact"
+	"github.com/pullpath/pullpath/internal/report"
+)
+
+// runClusterScenario is Run and Up for a scenario with a cluster section:
+// the lab and the cluster, the probe from node.host (checked against
+// expect:), the workload's story and explain's reading of the cluster
+// (checked against cluster.expect, as the check "cluster").
+func runClusterScenario(ctx context.Context, t *Topology, o Options) (*report.LabRun, *KeptRun) {
+	start := time.Now()
+	r := &report.LabRun{Scenario: t.Name, Source: t.Source(), Summary: t.Summary, Image: t.ProbeImage(),
+		Namespaces: len(t.Hosts), Expect: t.Expect}
+	fail := func(err error) {
+		r.Result = report.LabError
+		r.Error = oneLine(redact.String(err.Error()))
+	}
+	c, err := StartCluster(ctx, t, ClusterOptions{Self: o.Self, Keep: o.Keep, Progress: o.Progress})
+	r.Timings.BuildMS = msSince(start)
+	if err != nil {
+		fail(err)
+		r.Timings.TotalMS = msSince(start)
+		return r, nil
+	}
+	r.Node = c.Prefix + t.Node.Host
+	var kept *KeptRun
+	defer func() {
+		if !o.Keep {
+			td := time.Now()
+			if o.KeepLogs {
+				r.LogDir = keepLogs(c.RunDir, o.LogRoot, t.Name, c.Prefix)
+			}
+			if err := c.Close(); err != nil && r.Error == "" {
+				fail(fmt.Errorf("teardown: %v", err))
+			}
+			r.Timings.TeardownMS = msSince(td)
+		}
+		r.Timings.TotalMS = msSince(start)
+	}()
+	if o.Keep {
+		ks, _ := KeptRuns()
+		for i := range ks {
+			if ks[i].Prefix == c.Prefix {
+				kept = &ks[i]
+			}
+		}
+	}
+	if o.NoProbe {
+		r.Result = report.LabUnchecked
+		return r, kept
+	}
+	phase := time.Now()
+	rep, stderr, err := probe(ctx, t, c.env)
+	r.Timings.ProbeMS = msSince(phase)
+	if stderr != "" {
+		os.WriteFile(filepath.Join(c.RunDir, "logs", "probe.stderr"), []byte(stderr), 0o644)
+	}
+	if err != nil {
+		fail(err)
+		return r, kept
+	}
+	r.Probe = rep
+	r.ExitCode = rep.Verdict.ExitCode()
+	judge(r, t.Expect, rep)
+	if t.Cluster.Workload != nil {
+		check := c.clusterCheck(ctx)
+		r.Checks = append(r.Checks, check)
+		if !check.OK {
+			r.Mismatches = append(r.Mismatches, "check cluster: "+check.Detail)
+			r.Result = report.LabMismatch
+		} else if r.Result == report.LabUnchecked {
+			r.Result = report.LabPass
+		}
+	}
+	if ctx.Err() != nil && r.Result != report.LabPass {
+		fail(fmt.Errorf("interrupted: %v", ctx.Err()))
+	}
+	return r, kept
+}
+
+// clusterCheck runs the workload and explain, and compares them with
+// cluster.expect.
+func (c *Cluster) clusterCheck(ctx context.Context) report.LabCheck {
+	start := time.Now()
+	ch := report.LabCheck{Name: "cluster"}
+	done := func(ok bool, detail string) report.LabCheck {
+		ch.OK, ch.Detail, ch.DurationMS = ok, redact.String(detail), msSince(start)
+		return ch
+	}
+	states, err := c.RunWorkload(ctx)
+	if err != nil {
+		return done(false, err.Error())
+	}
+	rep, err := c.Explain(ctx)
+	if err != nil {
+		return done(false, "explain: "+err.Error())
+	}
+	mism := CheckCluster(c.topo.Cluster.Expect, states, rep)
+	summary := summarizeCluster(states, rep)
+	if len(mism) > 0 {
+		return done(false, strings.Join(mism, "; ")+" ("+summary+")")
+	}
+	return done(true, summary)
+}
+
+// Explain runs `pullpath explain deployment/NAME` against the cluster.
+func (c *Cluster) Explain(ctx context.Context) (*report.ExplainReport, error) {
+	ns, name := c.WorkloadName()
+	return cluster.Explain(ctx, c.Client, cluster.Target{Kind: "deployment", Name: name, Namespace: ns}, cluster.Options{})
+}
+
+func summarizeCluster(states map[string]ReplicaState, rep *report.ExplainReport) string {
+	var parts []string
+	fh := failingHosts(states)
+	parts = append(parts, fmt.Sprintf("%d replicas, failing on [%s]", len(states), strings.Join(fh, " ")))
+	if rep != nil {
+		for _, g := range rep.Groups {
+			parts = append(parts, fmt.Sprintf("explain: %s %s %s pattern %s: %s", g.Condition, g.Code, g.Endpoint, g.Pattern, g.Verdict))
+		}
+		if len(rep.Groups) == 0 {
+			parts = append(parts, fmt.Sprintf("explain: %d failures", rep.Summary.Failures))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// CheckCluster compares the replicas and explain's report with a cluster
+// expect block, one line per difference.
+func CheckCluster(e *ClusterExpect, states map[string]ReplicaState, rep *report.ExplainReport) []string {
+	if e == nil {
+		return nil
+	}
+	var out []string
+	got := failingHosts(states)
+	want := append([]string(nil), e.FailingNodes...)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		out = append(out, fmt.Sprintf("failing nodes: want [%s], got [%s]", strings.Join(want, " "), strings.Join(got, " ")))
+	}
+	x := e.Explain
+	if x == nil || rep == nil {
+		return out
+	}
+	if x.ExitCode != nil && rep.Summary.ExitCode != *x.ExitCode {
+		out = append(out, fmt.Sprintf("explain exit code: want %d, got %d", *x.ExitCode, rep.Summary.ExitCode))
+	}
+	if x.NoFailures {
+		if rep.Summary.Failures != 0 {
+			out = append(out, fmt.Sprintf("explain: want no pull failure, got %d", rep.Summary.Failures))
+		}
+		return out
+	}
+	if len(rep.Groups) != 1 {
+		return append(out, fmt.Sprintf("explain: want one group for the workload's image, got %d", len(rep.Groups)))
+	}
+	g := rep.Groups[0]
+	cmp := func(field, want, got string) {
+		if want != "" && want != got {
+			if got == "" {
+				got = "nothing"
+			}
+			out = append(out, fmt.Sprintf("explain %s: want %s, got %s", field, want, got))
+		}
+	}
+	cmp("pattern", x.Pattern, g.Pattern)
+	cmp("condition", x.Condition, string(g.Condition))
+	cmp("cause", x.Cause, string(g.Cause))
+	cmp("code", x.Code, string(g.Code))
+	cmp("stage", x.Stage, string(g.Stage))
+	cmp("endpoint", x.Endpoint, g.Endpoint)
+	for _, s := range x.SeparatedBy {
+		if !slices.Contains(g.SeparatedBy, s) {
+			out = append(out, fmt.Sprintf("explain separatedBy: want %s among %v", s, g.SeparatedBy))
+		}
+	}
+	if x.HealthyEvidence != "" {
+		for _, n := range g.Nodes {
+			if n.Status == report.NodeStatusOK && n.Evidence != x.HealthyEvidence {
+				out = append(out, fmt.Sprintf("explain: healthy node %s evidence: want %q, got %q", n.Name, x.HealthyEvidence, n.Evidence))
+			}
+		}
+	}
+	for _, s := range x.Says {
+		if !strings.Contains(strings.ToLower(g.Verdict), strings.ToLower(s)) {
+			out = append(out, fmt.Sprintf("explain verdict: want it to say %q, got %q", s, g.Verdict))
+		}
+	}
+	return out
+}
