@@ -127,7 +127,6 @@ func (c *Cluster) Deploy(ctx context.Context, replicas int) error {
 	return err
 }
 
-
 // waitServiceAccount waits (30s) for the controller-manager to create the
 // namespace's default ServiceAccount, without which no Pod is admitted.
 func (c *Cluster) waitServiceAccount(ctx context.Context, ns string) error {
@@ -312,4 +311,3 @@ func failingHosts(states map[string]ReplicaState) []string {
 	sort.Strings(out)
 	return out
 }
-
