@@ -311,6 +311,9 @@ func (o *labUpOptions) Run(ctx context.Context) error {
 	fmt.Fprintf(out, "  sudo ip netns exec %s bash\n", kept.NodeNS)
 	fmt.Fprintf(out, "  sudo ip netns exec %s %s probe %s --registry-ca %s/node/ca.crt --docker-config %s/node/config.json\n",
 		kept.NodeNS, self, t.ProbeImage(), kept.RunDir, kept.RunDir)
+	if kept.Kubeconfig != "" {
+		printLabCluster(out, t, kept, r)
+	}
 	fmt.Fprintf(out, "Service logs: %s/logs\nTear it down: sudo pullpath lab down %s\n", kept.RunDir, t.Name)
 	if r.Verdict != nil {
 		fmt.Fprintf(out, "\nprobe verdict: %s %s %s\n", r.Verdict.Status, r.Verdict.Condition, r.Verdict.Code)

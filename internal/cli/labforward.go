@@ -2,11 +2,14 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/pullpath/pullpath/internal/lab"
+	"github.com/pullpath/pullpath/internal/report"
 )
 
 // newLabForwardCommand is the loopback forwarder `lab up` leaves running
@@ -45,4 +48,27 @@ func newLabForwardCommand(s Streams) *cobra.Command {
 	_ = cmd.MarkFlagRequired("netns")
 	_ = cmd.MarkFlagRequired("to")
 	return cmd
+}
+
+// printLabCluster tells how to reach a cluster left up by lab up.
+func printLabCluster(out io.Writer, t *lab.Topology, kept *lab.KeptRun, r *report.LabRun) {
+	fmt.Fprintf(out, "\nCluster: %d nodes Ready (%s)\n", len(kept.Nodes), strings.Join(kept.Nodes, ", "))
+	fmt.Fprintf(out, "Step into a kubelet node (its own network, mount and UTS namespaces):\n  sudo nsenter --target $(cat %s/nodes/HOST/containerd.pid) --net --mount --uts bash\n", kept.RunDir)
+	fmt.Fprintf(out, "Kubeconfig (admin, through a loopback forwarder into the control plane's namespace):\n  export KUBECONFIG=%s\n  kubectl get nodes -L pullpath.io/subnet\n", kept.Kubeconfig)
+	if w := t.Cluster.Workload; w != nil {
+		ns, name := w.Namespace, w.Name
+		if ns == "" {
+			ns = "default"
+		}
+		if name == "" {
+			name = "app"
+		}
+		fmt.Fprintf(out, "  pullpath explain deployment/%s -n %s --kubeconfig %s\n", name, ns, kept.Kubeconfig)
+	}
+	for _, c := range r.Checks {
+		if c.Name == "cluster" {
+			fmt.Fprintf(out, "Workload: %s\n", c.Detail)
+		}
+	}
+	fmt.Fprintln(out)
 }

@@ -465,7 +465,15 @@ func (c *Cluster) StopKubelet(ctx context.Context, host string) error {
 	if err != nil {
 		return err
 	}
-	n.proc.kill()
+	// the kubelet only: containerd shares its process group
+	if n.proc.cmd.Process != nil {
+		syscall.Kill(n.proc.cmd.Process.Pid, syscall.SIGKILL)
+		select {
+		case <-n.proc.done:
+		case <-time.After(5 * time.Second):
+			return fmt.Errorf("node %s: the kubelet did not exit after SIGKILL", host)
+		}
+	}
 	return nil
 }
 
@@ -556,7 +564,8 @@ func (c *Cluster) Route(ctx context.Context, host, action string, r Route) error
 // import` reads it: e.g. go-containerregistry's tarball.WriteToFile) into
 // the containerd of every running node, and of every node AddNode starts
 // later. The image keeps the name(s) in the tarball; pods that use it with
-// imagePullPolicy IfNotPresent never pull it.
+// imagePullPolicy IfNotPresent never pull it. Its config must name this
+// machine's os and architecture (ctr drops other platforms).
 func (c *Cluster) ImportImage(ctx context.Context, tarPath string) error {
 	abs, err := filepath.Abs(tarPath)
 	if err != nil {
@@ -577,7 +586,11 @@ func (c *Cluster) ImportImage(ctx context.Context, tarPath string) error {
 		out, err := cmd.CombinedOutput()
 		cancel()
 		if err != nil {
-			return fmt.Errorf("import %s into node %s: %v: %s", filepath.Base(abs), h, err, oneLine(string(out)))
+			hint := ""
+			if strings.Contains(string(out), "filtered out") {
+				hint = " (ctr keeps only images for this machine's platform: set os and architecture in the image's config)"
+			}
+			return fmt.Errorf("import %s into node %s: %v: %s%s", filepath.Base(abs), h, err, oneLine(string(out)), hint)
 		}
 	}
 	return nil
@@ -617,4 +630,10 @@ func pidOf(file string) int {
 	b, _ := os.ReadFile(file)
 	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 	return n
+}
+
+// SaveLogs copies the run's logs to ROOT/pullpath-lab-NAME-PREFIX (ROOT
+// default os.TempDir()) before a teardown removes them, and returns where.
+func (c *Cluster) SaveLogs(root string) string {
+	return keepLogs(c.RunDir, root, c.topo.Name, c.Prefix)
 }

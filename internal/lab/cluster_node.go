@@ -300,6 +300,7 @@ func (c *Cluster) startScript(n *clusterNode) string {
 	p("echo $! > %s", shq(d+"/containerd.pid"))
 	p("i=0; until [ -S %s ]; do i=$((i+1)); [ $i -lt 300 ] || { echo 'containerd did not start in 30s' >&2; exit 1; }; sleep 0.1; done", shq(n.sock()))
 	p("ctr -a %s -n k8s.io images import --snapshotter overlayfs %s >/dev/null", shq(n.sock()), shq(c.pauseTar))
+	p("while read -r img; do [ -z \"$img\" ] || ctr -a %s -n k8s.io images import --snapshotter overlayfs \"$img\" >/dev/null; done < %s", shq(n.sock()), shq(d+"/images.list"))
 	p("exec %s", shq(d+"/kubelet.sh"))
 	return b.String()
 }

@@ -2,12 +2,15 @@ package lab
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/pullpath/pullpath/internal/explain/cluster"
 	"github.com/pullpath/pullpath/internal/redact"
@@ -57,7 +60,11 @@ func runClusterScenario(ctx context.Context, t *Topology, o Options) (*report.La
 		}
 	}
 	if o.NoProbe {
+		// lab up: the workload's story runs, then the cluster stays up
 		r.Result = report.LabUnchecked
+		if t.Cluster.Workload != nil {
+			r.Checks = append(r.Checks, c.clusterCheck(ctx))
+		}
 		return r, kept
 	}
 	phase := time.Now()
@@ -71,7 +78,6 @@ func runClusterScenario(ctx context.Context, t *Topology, o Options) (*report.La
 		return r, kept
 	}
 	r.Probe = rep
-	r.ExitCode = rep.Verdict.ExitCode()
 	judge(r, t.Expect, rep)
 	if t.Cluster.Workload != nil {
 		check := c.clusterCheck(ctx)
@@ -102,6 +108,7 @@ func (c *Cluster) clusterCheck(ctx context.Context) report.LabCheck {
 	if err != nil {
 		return done(false, err.Error())
 	}
+	c.dumpWorkload(ctx)
 	rep, err := c.Explain(ctx)
 	if err != nil {
 		return done(false, "explain: "+err.Error())
@@ -197,4 +204,30 @@ func CheckCluster(e *ClusterExpect, states map[string]ReplicaState, rep *report.
 		}
 	}
 	return out
+}
+
+// dumpWorkload writes the workload's pods and events, as the kubelets
+// wrote them, to logs/workload.json (kept with --keep-logs), and each
+// distinct pull-failure message to logs/kubelet-messages.txt.
+func (c *Cluster) dumpWorkload(ctx context.Context) {
+	ns, _ := c.WorkloadName()
+	pods, err := c.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return
+	}
+	evs, err := c.Client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return
+	}
+	b, _ := json.MarshalIndent(map[string]any{"pods": pods.Items, "events": evs.Items}, "", "  ")
+	os.WriteFile(filepath.Join(c.RunDir, "logs", "workload.json"), []byte(redact.String(string(b))), 0o644)
+	var msgs []string
+	seen := map[string]bool{}
+	for _, e := range evs.Items {
+		if e.Reason == "Failed" && strings.HasPrefix(e.Message, "Failed to pull image") && !seen[e.Message] {
+			seen[e.Message] = true
+			msgs = append(msgs, e.Message)
+		}
+	}
+	os.WriteFile(filepath.Join(c.RunDir, "logs", "kubelet-messages.txt"), []byte(redact.String(strings.Join(msgs, "\n"))), 0o644)
 }

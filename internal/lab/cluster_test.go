@@ -1,0 +1,401 @@
+package lab_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/pullpath/pullpath/internal/lab"
+	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/testenv"
+)
+
+// clusterScenarios are the built-in scenarios with a cluster section.
+func clusterScenarios(t *testing.T) []*lab.Topology {
+	t.Helper()
+	topos, err := lab.LoadAll(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*lab.Topology
+	for _, tp := range topos {
+		if tp.Cluster != nil {
+			out = append(out, tp)
+		}
+	}
+	if len(out) < 4 {
+		t.Fatalf("%d built-in cluster scenarios, want at least 4", len(out))
+	}
+	return out
+}
+
+// requireCluster skips (or with CI=true fails) when namespaces cannot be
+// made or the cluster's binaries are missing, saying how to build them.
+func requireCluster(t *testing.T) {
+	t.Helper()
+	testenv.RequireNetns(t, "nft")
+	if _, err := lab.ResolveClusterBinDir(""); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true and %v", err)
+		}
+		t.Skip(err)
+	}
+}
+
+// machineSysctls reads the six machine-wide sysctls a kubelet would write.
+func machineSysctls(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, f := range []string{"vm/overcommit_memory", "vm/panic_on_oom", "kernel/panic", "kernel/panic_on_oops", "kernel/keys/root_maxkeys", "kernel/keys/root_maxbytes"} {
+		b, err := os.ReadFile("/proc/sys/" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, f+"="+strings.TrimSpace(string(b)))
+	}
+	return out
+}
+
+// TestClusterScenarios is `pullpath lab test` over the cluster scenarios:
+// real kubelets pull through the scenario's network, and the replicas that
+// fail and what explain says must match each cluster.expect; nothing may be
+// left and the machine's sysctls must not change.
+func TestClusterScenarios(t *testing.T) {
+	requireCluster(t)
+	topos := clusterScenarios(t)
+	before, sysBefore := machineState(t), machineSysctls(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	rep := lab.Test(ctx, topos, 2, lab.Options{KeepLogs: true}, nil)
+	for _, r := range rep.Runs {
+		t.Run(r.Scenario, func(t *testing.T) {
+			t.Logf("%s %.1fs (logs %s)", r.Result, r.Timings.TotalMS/1000, r.LogDir)
+			var check *report.LabCheck
+			for i := range r.Checks {
+				if r.Checks[i].Name == "cluster" {
+					check = &r.Checks[i]
+				}
+			}
+			if check == nil {
+				t.Fatalf("lab run %s has no cluster check (%s)", r.Scenario, r.Error)
+			}
+			t.Logf("cluster: %s", check.Detail)
+			if r.Result != report.LabPass {
+				t.Errorf("lab run %s = %s (%s), want pass: %v", r.Scenario, r.Result, r.Error, r.Mismatches)
+			}
+			if p := prefixOf(r); p != "" {
+				checkClean(t, "lab run "+r.Scenario, p, before)
+			}
+		})
+	}
+	if diff := slices.Compare(sysBefore, machineSysctls(t)); diff != 0 {
+		t.Errorf("machine sysctls changed: before %v, after %v", sysBefore, machineSysctls(t))
+	}
+}
+
+// TestClusterAPI drives the Go API the sweep, monitor, identity and
+// diagnose tests use: labels and providerIDs as EKS sets them, the node's
+// own namespaces, a masked sysctl, cordon, an imported image, the
+// scale-up, a stopped kubelet, a changed route, and a teardown that leaves
+// nothing.
+func TestClusterAPI(t *testing.T) {
+	requireCluster(t)
+	topo, err := lab.LoadBuiltin("scale-up-new-subnet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, sysBefore := machineState(t), machineSysctls(t)
+	ctx := t.Context()
+	c, err := lab.StartCluster(ctx, topo, lab.ClusterOptions{})
+	if err != nil {
+		t.Fatalf("StartCluster: %v", err)
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			c.SaveLogs("")
+			c.Close()
+		}
+	}()
+	nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("list nodes through the kubeconfig's forwarder: %v", err)
+	}
+	if want := []string{"ip-10-0-1-10.ap-northeast-2.compute.internal", "ip-10-0-2-10.ap-northeast-2.compute.internal"}; !slices.Equal(c.NodeNames(), want) {
+		t.Errorf("NodeNames() = %v, want %v", c.NodeNames(), want)
+	}
+	if len(nodes.Items) != 2 {
+		t.Fatalf("%d nodes, want 2 (node-c joins later)", len(nodes.Items))
+	}
+	for _, n := range nodes.Items {
+		if n.Labels["eks.amazonaws.com/nodegroup"] != "ng-general" || n.Labels["pullpath.io/subnet"] == "" || n.Labels["topology.kubernetes.io/zone"] == "" {
+			t.Errorf("node %s labels %v, want nodegroup, zone and subnet labels", n.Name, n.Labels)
+		}
+		if !regexp.MustCompile(`^aws:///ap-northeast-2[ab]/i-0[0-9a-f]{15}$`).MatchString(n.Spec.ProviderID) {
+			t.Errorf("node %s providerID %q, want aws:///ZONE/i-0...", n.Name, n.Spec.ProviderID)
+		}
+	}
+
+	// the node's own UTS and mount namespaces, and its masked sysctl
+	out := execOut(t, c, "node-a", "sh", "-c", "hostname; cat /proc/sys/vm/overcommit_memory; cat /etc/resolv.conf")
+	if !strings.HasPrefix(out, "ip-10-0-1-10.ap-northeast-2.compute.internal\n1\n") || !strings.Contains(out, "nameserver 10.0.0.2") {
+		t.Errorf("in node-a: hostname, overcommit_memory, resolv.conf = %q", out)
+	}
+
+	// kubeconfig from the root namespace: a file kubectl-like clients read
+	if b, err := os.ReadFile(c.Kubeconfig); err != nil || !bytes.Contains(b, []byte("server: https://127.0.0.1:")) {
+		t.Errorf("Kubeconfig %s: %v %q, want a loopback server", c.Kubeconfig, err, b)
+	}
+
+	// an image tarball imported into every node (and later nodes)
+	img, err := random.Image(1024, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf, _ := img.ConfigFile()
+	cf = cf.DeepCopy()
+	cf.OS, cf.Architecture = "linux", runtime.GOARCH
+	if img, err = mutate.ConfigFile(img, cf); err != nil {
+		t.Fatal(err)
+	}
+	tarPath := filepath.Join(t.TempDir(), "extra.tar")
+	if err := tarball.WriteToFile(tarPath, name.MustParseReference("lab.example/extra:v1"), img); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ImportImage(ctx, tarPath); err != nil {
+		t.Fatalf("ImportImage: %v", err)
+	}
+
+	// the scale-up: node-c joins, newest; the imported image is on it
+	if err := c.AddNode(ctx, "node-c"); err != nil {
+		t.Fatalf("AddNode(node-c): %v", err)
+	}
+	if got := c.Hosts(); !slices.Equal(got, []string{"node-a", "node-b", "node-c"}) {
+		t.Errorf("Hosts() = %v after AddNode", got)
+	}
+	for _, h := range c.Hosts() {
+		if out := execOut(t, c, h, "ctr", "-a", filepath.Join(c.RunDir, "nodes", h, "containerd", "containerd.sock"), "-n", "k8s.io", "images", "ls", "-q"); !strings.Contains(out, "lab.example/extra:v1") || !strings.Contains(out, lab.SandboxImage) {
+			t.Errorf("images on %s = %q, want lab.example/extra:v1 and %s", h, out, lab.SandboxImage)
+		}
+	}
+	if err := c.AddNode(ctx, "node-c"); err == nil {
+		t.Errorf("AddNode(node-c) twice = nil error, want one")
+	}
+
+	// cordon
+	if err := c.Cordon(ctx, "node-b"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := c.Client.CoreV1().Nodes().Get(ctx, c.NodeName("node-b"), metav1.GetOptions{}); err != nil || !n.Spec.Unschedulable {
+		t.Errorf("node-b after Cordon: %v unschedulable=%v", err, n != nil && n.Spec.Unschedulable)
+	}
+
+	// a route change (the repair or the break), seen from inside the node
+	if err := c.Route(ctx, "node-c", "add", lab.Route{To: "10.9.0.0/16", Via: "10.0.3.1"}); err != nil {
+		t.Fatal(err)
+	}
+	if out := execOut(t, c, "node-c", "ip", "route"); !strings.Contains(out, "10.9.0.0/16 via 10.0.3.1") {
+		t.Errorf("node-c routes after Route(add) = %q", out)
+	}
+
+	// a stopped kubelet: NotReady, then Ready again
+	if err := c.StopKubelet(ctx, "node-a"); err != nil {
+		t.Fatal(err)
+	}
+	waitNodeReady(t, c, "node-a", corev1.ConditionUnknown, 60*time.Second)
+	if err := c.StartKubelet(ctx, "node-a"); err != nil {
+		t.Fatalf("StartKubelet: %v", err)
+	}
+
+	prefix := c.Prefix
+	if len(lab.Leftovers(prefix)) == 0 {
+		t.Fatal("Leftovers of a running cluster = none: the teardown check would prove nothing")
+	}
+	if err := c.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	closed = true
+	checkClean(t, "Close", prefix, before)
+	if diff := slices.Compare(sysBefore, machineSysctls(t)); diff != 0 {
+		t.Errorf("machine sysctls changed: before %v, after %v", sysBefore, machineSysctls(t))
+	}
+}
+
+func execOut(t *testing.T, c *lab.Cluster, host string, argv ...string) string {
+	t.Helper()
+	cmd, err := c.Exec(t.Context(), host, argv...)
+	if err != nil {
+		t.Fatalf("Exec(%s): %v", host, err)
+	}
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("in %s, %v: %v: %s", host, argv, err, b)
+	}
+	return string(b)
+}
+
+// waitNodeReady waits, bounded, until the node's Ready condition is want.
+func waitNodeReady(t *testing.T, c *lab.Cluster, host string, want corev1.ConditionStatus, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		n, err := c.Client.CoreV1().Nodes().Get(t.Context(), c.NodeName(host), metav1.GetOptions{})
+		if err == nil {
+			for _, cond := range n.Status.Conditions {
+				if cond.Type == corev1.NodeReady && cond.Status == want {
+					return
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node %s Ready is not %s after %s", host, want, d)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// prefixWriter catches the run prefix from StartCluster's first progress
+// line.
+type prefixWriter struct {
+	mu     sync.Mutex
+	prefix string
+	lines  []string
+}
+
+var prefixLineRE = regexp.MustCompile(`prefix (ppl[0-9a-f]{6}-)`)
+
+func (w *prefixWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.lines = append(w.lines, string(p))
+	if m := prefixLineRE.FindStringSubmatch(string(p)); m != nil && w.prefix == "" {
+		w.prefix = m[1]
+	}
+	return len(p), nil
+}
+
+func (w *prefixWriter) saw(s string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, l := range w.lines {
+		if strings.Contains(l, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestClusterTeardown checks that a cluster leaves nothing (processes,
+// namespaces, mounts, cgroups in every hierarchy) after a failure once the
+// namespaces exist, after Ctrl-C while nodes start, and after the CLI is
+// killed with SIGKILL mid-run (then the next sweep cleans up). Success is
+// checked by TestClusterAPI and TestClusterScenarios.
+func TestClusterTeardown(t *testing.T) {
+	requireCluster(t)
+	topo, err := lab.LoadBuiltin("cluster-healthy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := machineState(t)
+
+	t.Run("failure", func(t *testing.T) {
+		w := &prefixWriter{}
+		_, err := lab.StartCluster(context.Background(), topo, lab.ClusterOptions{Self: "/nonexistent/pullpath", Progress: w})
+		if err == nil || w.prefix == "" {
+			t.Fatalf("StartCluster with a missing binary = %v (prefix %q), want an error after the namespaces exist", err, w.prefix)
+		}
+		checkClean(t, "a failed start", w.prefix, before)
+	})
+
+	t.Run("cancelled", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		w := &prefixWriter{}
+		done := make(chan error, 1)
+		go func() {
+			c, err := lab.StartCluster(ctx, topo, lab.ClusterOptions{Progress: w})
+			if c != nil {
+				c.Close()
+			}
+			done <- err
+		}()
+		deadline := time.Now().Add(60 * time.Second)
+		for !w.saw("starting") {
+			if time.Now().After(deadline) {
+				t.Fatal("no node started within 60s")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		cancel()
+		err := <-done
+		if err == nil || !errors.Is(err, context.Canceled) && !strings.Contains(err.Error(), "cancel") {
+			t.Errorf("cancelled StartCluster = %v, want a cancellation error", err)
+		}
+		checkClean(t, "a cancelled start", w.prefix, before)
+	})
+
+	t.Run("killed", func(t *testing.T) {
+		cmd := exec.Command(os.Args[0], "lab", "run", "cluster-healthy")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer cmd.Process.Kill()
+		var prefix string
+		deadline := time.Now().Add(90 * time.Second)
+		for {
+			if prefix == "" {
+				prefix = killedPrefix(cmd.Process.Pid)
+			}
+			if prefix != "" && hasContainer(prefix) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("lab run cluster-healthy: no running container within 90s (prefix %q)", prefix)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		if left := lab.Leftovers(prefix); !slices.ContainsFunc(left, func(s string) bool { return strings.HasPrefix(s, "cgroup ") }) {
+			t.Fatalf("Leftovers after SIGKILL = %v, want the killed run's cgroups (the test proves nothing)", left)
+		}
+		swept, err := lab.Sweep(context.Background())
+		if err != nil {
+			t.Fatalf("Sweep: %v", err)
+		}
+		if !slices.Contains(swept, prefix) {
+			t.Errorf("Sweep() = %v, want the killed run's prefix %s", swept, prefix)
+		}
+		checkClean(t, "a sweep of a killed cluster run", prefix, before)
+	})
+}
+
+// hasContainer reports whether a pod's container runs in a cgroup of the
+// prefix (the kubelet put it under its node's kubepods).
+func hasContainer(prefix string) bool {
+	m, _ := filepath.Glob("/sys/fs/cgroup/memory/pullpath-lab/" + prefix + "*/kubepods/*/pod*/*/cgroup.procs")
+	for _, f := range m {
+		if b, err := os.ReadFile(f); err == nil && len(bytes.TrimSpace(b)) > 0 {
+			return true
+		}
+	}
+	return false
+}
