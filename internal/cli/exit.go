@@ -103,6 +103,12 @@ func exitForReport(rep any) (int, error) {
 			return exitFor(c), nil
 		}
 		return exitOK, nil
+	case *report.DiagnoseReport:
+		switch r.Answer.Status {
+		case report.AnswerOK, report.AnswerNothing:
+			return exitOK, nil
+		}
+		return exitFor(r.Answer.Condition), nil
 	case *report.LabReport:
 		return exitForLab(r)
 	case *report.MonitorFleetReport:
@@ -166,6 +172,8 @@ func recordExit(rep any, code int) {
 	switch r := rep.(type) {
 	case *report.ExplainReport:
 		r.Summary.ExitCode = code
+	case *report.DiagnoseReport:
+		r.Answer.Exit = code
 	case *report.MonitorFleetReport:
 		r.Summary.ExitCode = code
 	case *report.SweepReport:

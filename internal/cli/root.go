@@ -104,12 +104,14 @@ separate token service, and the blob storage the registry redirects layers to
 (S3 for ECR, *.data.azurecr.io for ACR, a CDN for Docker Hub). Each must
 resolve with the node's resolver, route both ways, pass TLS and authorize.
 
+  diagnose from ImagePullBackOff to the broken link, the object to change and
+           the proof: read, walk and audit in one command
   probe    walk the whole pull from this node, name the first broken link
   explain  read kubelet/runtime messages, correlate failing and healthy nodes
   sweep    walk the pull from every pool, zone and subnet as Pods, with the kubelet's own pull
   lab      reproduce every fault for real, in network namespaces
 
-Exit codes (probe, explain, lab run, lab test): the report's dominant
+Exit codes (diagnose, probe, explain, sweep, lab run, lab test): the report's dominant
 repair direction, so scripts and Jobs can act without parsing output.
 ` + exitHelp(exitTable...)
 
@@ -128,6 +130,7 @@ func NewRootCommand(s Streams) *cobra.Command {
 	root.AddCommand(
 		newProbeCommand(s),
 		newExplainCommand(s),
+		newDiagnoseCommand(s),
 		newSweepCommand(s),
 		newLabCommand(s),
 		newMonitorCommand(s),

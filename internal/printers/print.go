@@ -60,6 +60,8 @@ func Print(w io.Writer, format string, v any, o Options) error {
 		return printProbe(w, r, o)
 	case *report.ExplainReport:
 		return printExplain(w, r, o)
+	case *report.DiagnoseReport:
+		return printDiagnose(w, r, o)
 	case *report.LabReport:
 		return printLab(w, r, o)
 	case *report.MonitorFleetReport:

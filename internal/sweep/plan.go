@@ -50,6 +50,9 @@ type PlanOptions struct {
 	// status (with their ready counts), when it could be read.
 	AutoscalerPools map[string]int
 	Resolved        string // auto | yes | no: mount /run/systemd/resolve
+	// Prefer names nodes to choose first in their group (diagnose: the
+	// nodes where the pull was seen failing).
+	Prefer []string
 }
 
 // Plan chooses the nodes to walk from. It is pure: nodes are what the
@@ -59,7 +62,7 @@ type PlanOptions struct {
 //  2. Nodes that cannot run the walk are skipped with the reason:
 //     NotReady, Windows, virtual-kubelet, Fargate; cordoned ones only with
 //     SkipCordoned (else they are probed, and marked).
-//  3. One node per group (by --per), preferring an uncordoned node, then
+//  3. One node per group (by --per), preferring a node of Prefer, then an uncordoned node, then
 //     the newest (a node from the last scale-up is the one the seeds say
 //     to verify on), then by name; --all keeps every eligible node.
 //  4. Pools expected (--expect-pool, the cluster-autoscaler's status) but
@@ -122,6 +125,10 @@ func Plan(nodes []corev1.Node, o PlanOptions) report.SweepPlan {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	prefer := map[string]bool{}
+	for _, n := range o.Prefer {
+		prefer[n] = true
+	}
 	eligible := 0
 	for _, k := range keys {
 		cs := groups[k]
@@ -136,6 +143,10 @@ func Plan(nodes []corev1.Node, o PlanOptions) report.SweepPlan {
 		for i := 1; i < len(cs); i++ {
 			a, b := cs[i], cs[best]
 			switch {
+			case prefer[a.pn.Name] != prefer[b.pn.Name]:
+				if prefer[a.pn.Name] {
+					best = i
+				}
 			case a.pn.Cordoned != b.pn.Cordoned:
 				if !a.pn.Cordoned {
 					best = i

@@ -1,0 +1,197 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/distribution/reference"
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/pullpath/pullpath/internal/diagnose"
+	"github.com/pullpath/pullpath/internal/explain/cluster"
+	"github.com/pullpath/pullpath/internal/sweep"
+)
+
+const diagnoseLong = `One command from "my Pods are in ImagePullBackOff" to the broken link, the
+object to change, and the proof. It runs the seeds' method in order:
+
+  1. read    the kubelet's events for the target (pullpath explain): which
+             nodes fail, which only look healthy because of their cache
+  2. walk    the failing image from every failing group's node and one node
+             of every other pool x zone x subnet group, as Pods (pullpath
+             sweep), with the real kubelet beside it with --canary
+  3. audit   the cloud the nodes' spec.providerID names, from a folder that
+             pullpath aws|azure collect wrote (--from-aws, --from-azure),
+             focused on the failing subnets and host
+  4. answer  first on screen: the broken link (host, role, address, step,
+             code), the repair direction, the objects to change, and the
+             command that proves the fix on every pool
+
+Every step that cannot run is listed with its reason and the command that
+does it by hand: without the right to create Pods the answer rests on the
+events and the audit, and names the probe to run on a failing node; without
+a cloud folder it names the audit to collect. The whole diagnosis is bounded
+by --budget; progress goes to stderr on a terminal.
+
+Exit codes: the answer's repair direction, as probe and explain give them:
+0 nothing broken, 3 route, 4 dns, 5 endpoint-set, 6 tls-identity, 7 image,
+8 registry, 2 a failure outside the six, 1 usage or input error.`
+
+const diagnoseExample = `  # the Pods of one deployment sit in ImagePullBackOff
+  pullpath diagnose deployment web -n shop
+
+  # every pull failure of the cluster, with the kubelet's own pull beside the probe
+  pullpath diagnose -A --canary
+
+  # name the AWS object to change, from a folder collected once
+  pullpath aws collect --cluster prod --region eu-west-1 --out ./aws
+  pullpath diagnose deployment web -n shop --from-aws ./aws
+
+  # nothing fails yet: prove an image's path from every group before a scale-up
+  pullpath diagnose -n shop --image 123456789012.dkr.ecr.eu-west-1.amazonaws.com/shop/web:2.0
+
+  # as a kubectl plugin, for scripts
+  kubectl pullpath diagnose pod web-7c9f-abcde -n shop -o json | jq .answer`
+
+type diagnoseOptions struct {
+	out       output
+	loading   *clientcmd.ClientConfigLoadingRules
+	overrides *clientcmd.ConfigOverrides
+	all       bool
+	kind      string
+	name      string
+	image     string
+	budget    time.Duration
+	canary    bool
+	noWalk    bool
+	sweepNS   string
+	page      int64
+	streams   Streams
+	o         diagnose.Options
+}
+
+func newDiagnoseCommand(s Streams) *cobra.Command {
+	o := &diagnoseOptions{
+		loading:   clientcmd.NewDefaultClientConfigLoadingRules(),
+		overrides: &clientcmd.ConfigOverrides{},
+		streams:   s,
+	}
+	cmd := &cobra.Command{
+		Use:     "diagnose [pod|deployment|statefulset|daemonset|replicaset|job NAME]",
+		Short:   "From ImagePullBackOff to the broken link, the object to change and the proof, in one command",
+		Long:    diagnoseLong,
+		Example: diagnoseExample,
+		Args:    cobra.MaximumNArgs(2),
+		RunE:    runE(o),
+	}
+	f := cmd.Flags()
+	o.out.addFlag(cmd)
+	f.BoolVarP(&o.all, "all-namespaces", "A", false, "diagnose pull failures in every namespace")
+	f.StringVar(&o.image, "image", "", "the image to diagnose when several fail, or to walk when nothing fails")
+	f.DurationVar(&o.budget, "budget", diagnose.DefaultBudget, "bound of the whole diagnosis; the walk gets what reading left")
+	f.BoolVar(&o.canary, "canary", false, "the walk also pulls the image with the real kubelet on each node")
+	f.BoolVar(&o.noWalk, "no-walk", false, "create no Pods: answer from the events and the audit")
+	f.StringVar(&o.sweepNS, "sweep-namespace", DefaultSweepNamespace, "where the walk's Pods run (deploy/sweep/ creates it, with the Pod Security label hostNetwork needs)")
+	f.StringVar(&o.o.Sweep.ProbeImage, "image-for-probe", "", "pullpath's image the probe Pods run (default: "+PublishedImage+":VERSION); a registry the nodes reach")
+	f.Int64Var(&o.page, "page-size", 500, "objects per List call against the API server")
+	f.StringVar(&o.loading.ExplicitPath, "kubeconfig", "", "path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
+	clientcmd.BindOverrideFlags(o.overrides, f, clientcmd.RecommendedConfigOverrideFlags(""))
+	return cmd
+}
+
+func (o *diagnoseOptions) Complete(_ *cobra.Command, args []string) error {
+	switch len(args) {
+	case 1:
+		if _, ok := cluster.Kinds[strings.ToLower(args[0])]; ok {
+			return fmt.Errorf("%s: a name is needed: diagnose %s NAME", args[0], args[0])
+		}
+		k, n, ok := strings.Cut(args[0], "/")
+		if !ok {
+			return fmt.Errorf("%q: want KIND NAME (pod, deployment, statefulset, daemonset, replicaset, job) or no argument", args[0])
+		}
+		o.kind, o.name = k, n
+	case 2:
+		o.kind, o.name = args[0], args[1]
+	}
+	if o.o.Sweep.ProbeImage == "" {
+		o.o.Sweep.ProbeImage = PublishedImage + ":" + imageTag()
+	}
+	return nil
+}
+
+func (o *diagnoseOptions) Validate() error {
+	if err := o.out.validate(); err != nil {
+		return err
+	}
+	if o.kind != "" {
+		if _, ok := cluster.Kinds[strings.ToLower(o.kind)]; !ok {
+			return fmt.Errorf("unknown kind %q: want pod, deployment, statefulset, daemonset, replicaset or job", o.kind)
+		}
+		if o.all {
+			return errors.New("-A diagnoses every namespace: it takes no KIND NAME")
+		}
+	}
+	if o.budget < 15*time.Second {
+		return fmt.Errorf("--budget %s: want at least 15s (the walk needs Pods to start)", o.budget)
+	}
+	for flag, img := range map[string]string{"--image": o.image, "--image-for-probe": o.o.Sweep.ProbeImage} {
+		if img == "" {
+			continue
+		}
+		if _, err := reference.ParseNormalizedNamed(img); err != nil {
+			return fmt.Errorf("%s %q: %v: want [HOST[:PORT]/]REPOSITORY[:TAG][@sha256:DIGEST]", flag, img, err)
+		}
+	}
+	if o.page <= 0 {
+		return fmt.Errorf("--page-size %d: want a positive number", o.page)
+	}
+	return nil
+}
+
+func (o *diagnoseOptions) Run(ctx context.Context) error {
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(o.loading, o.overrides)
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		return fmt.Errorf("kubeconfig: %v", oneLineErr(err))
+	}
+	if cfg.QPS == 0 {
+		cfg.QPS, cfg.Burst = 50, 300 // kubectl's limits (explain.go)
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("kubernetes client: %v", oneLineErr(err))
+	}
+	ns, _, err := cc.Namespace()
+	if err != nil {
+		return fmt.Errorf("namespace: %v", oneLineErr(err))
+	}
+	auditors := map[string]diagnose.Auditor{}
+	d := o.o
+	d.Client = client
+	d.Target = cluster.Target{Kind: o.kind, Name: o.name, Namespace: ns, AllNamespaces: o.all}
+	d.Image, d.Budget, d.Canary, d.NoWalk, d.PageSize = o.image, o.budget, o.canary, o.noWalk, o.page
+	d.Auditors = auditors
+	d.Sweep.Namespace = o.sweepNS
+	d.Sweep.RunID = sweep.NewRunID()
+	if isTerminal(o.streams.ErrOut) {
+		d.Progress = func(format string, args ...any) {
+			fmt.Fprintf(o.streams.ErrOut, "\r\033[K"+format, args...)
+		}
+	}
+	r, err := diagnose.Run(ctx, d)
+	if d.Progress != nil {
+		fmt.Fprint(o.streams.ErrOut, "\r\033[K")
+	}
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return errors.New("diagnose interrupted; every Pod of its walk was deleted")
+		}
+		return err
+	}
+	return o.out.finish(o.streams.Out, r)
+}

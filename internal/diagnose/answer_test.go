@@ -1,0 +1,141 @@
+package diagnose
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/verdict"
+)
+
+const ecrImage = "123456789012.dkr.ecr.ap-northeast-2.amazonaws.com/shop/web:1.0"
+const s3Host = "prod-ap-northeast-2-starport-layer-bucket.s3.ap-northeast-2.amazonaws.com"
+
+func explainScaleUp() *report.ExplainReport {
+	return &report.ExplainReport{Scope: "deployment shop/web", Groups: []report.ExplainGroup{{
+		Image: ecrImage, Code: verdict.ConnectTimeout, Condition: verdict.ConditionEndpointSet, Cause: verdict.CauseTimeout,
+		Endpoint: s3Host, Findings: 3, FailingPods: []string{"shop/web-c"}, HealthyPods: []string{"shop/web-a", "shop/web-b"},
+		Pattern: "subnet", Verdict: "only nodes of subnet 10.0.30.0/24 fail",
+		Nodes: []report.ExplainNode{
+			{Name: "node-c", Status: report.NodeStatusFailed, Subnet: "10.0.30.0/24"},
+			{Name: "node-a", Status: report.NodeStatusOK, Subnet: "10.0.10.0/24"},
+		},
+		Advice: []string{"ECR layers come from S3"},
+	}}}
+}
+
+func sweepScaleUp() *report.SweepReport {
+	fail := verdict.Verdict{Status: verdict.StatusFail, Code: verdict.ConnectTimeout, Condition: verdict.ConditionEndpointSet, Cause: verdict.CauseTimeout,
+		Endpoint: s3Host, Role: verdict.RoleBlob, Summary: s3Host + " (blob) does not answer: TCP connect to 10.0.20.10:443 timed out"}
+	ok := verdict.Verdict{Status: verdict.StatusOK, Code: verdict.OK}
+	return &report.SweepReport{
+		Nodes: []report.SweepNode{
+			{PlannedNode: report.PlannedNode{Name: "node-c", InternalIP: "10.0.30.7"}, Status: report.SweepFail, Verdict: fail,
+				Probe: &report.SweepResult{Status: report.SweepFail, Verdict: fail, Hops: []report.SweepHop{{Host: s3Host, Role: verdict.RoleBlob, Status: report.StepFail, Step: "connect", Code: verdict.ConnectTimeout}}}},
+			{PlannedNode: report.PlannedNode{Name: "node-a"}, Status: report.SweepOK, Verdict: ok},
+		},
+		Groups:  []report.SweepGroup{{Key: "a"}, {Key: "c"}},
+		Verdict: report.SweepVerdict{Status: verdict.StatusFail, Pattern: "subnet", Condition: verdict.ConditionEndpointSet, Code: verdict.ConnectTimeout, Endpoint: s3Host, Role: verdict.RoleBlob, Summary: "every node of subnet 10.0.30.0/24 fails CONNECT_TIMEOUT to the blob host", OK: 1, Failed: 1},
+	}
+}
+
+func TestAnswerFromTheWalk(t *testing.T) {
+	r := &report.DiagnoseReport{Scope: "deployment shop/web", Image: ecrImage, Explain: explainScaleUp(), Sweep: sweepScaleUp()}
+	a := Answer(r, []cloudNeed{{Cloud: "aws", Nodes: 1, Next: auditCommands["aws"]}})
+	if a.Status != report.AnswerBroken || a.Source != "walk" || a.Condition != verdict.ConditionEndpointSet {
+		t.Fatalf("Answer = status %s source %s condition %s, want broken walk endpoint-set", a.Status, a.Source, a.Condition)
+	}
+	l := a.Link
+	if l == nil || l.Host != s3Host || l.Role != verdict.RoleBlob || l.Step != "connect" || l.Address != "10.0.20.10" || l.Code != verdict.ConnectTimeout {
+		t.Errorf("Link = %+v, want %s blob connect 10.0.20.10 CONNECT_TIMEOUT", l, s3Host)
+	}
+	if len(l.Nodes) != 1 || l.Nodes[0] != "node-c" {
+		t.Errorf("Link.Nodes = %v, want [node-c]", l.Nodes)
+	}
+	if !strings.Contains(a.Where, "subnet 10.0.30.0/24") {
+		t.Errorf("Where = %q, want the subnet the walk separated", a.Where)
+	}
+	if !strings.Contains(strings.Join(a.Look, "\n"), "pullpath aws collect") {
+		t.Errorf("Look = %q, want the AWS audit named for the unaudited cloud", a.Look)
+	}
+	if len(a.Prove) != 2 || a.Prove[0] != "pullpath sweep "+ecrImage+" --canary --per pool" || !strings.Contains(a.Prove[1], "created after the fix") {
+		t.Errorf("Prove = %q, want the canary sweep per pool and the new-node hint", a.Prove)
+	}
+}
+
+func TestAnswerChangesFromTheAudit(t *testing.T) {
+	r := &report.DiagnoseReport{Image: ecrImage, Explain: explainScaleUp(), Sweep: sweepScaleUp(), Audit: &report.AuditReport{
+		Target: report.AuditTarget{Cloud: "aws"},
+		Subnets: []*report.AuditSubnet{
+			{ID: "subnet-0c", CIDR: "10.0.30.0/24", Verdict: report.CheckFail, Checks: []report.Check{{ID: "s3-route", Status: report.CheckFail, Condition: verdict.ConditionEndpointSet}, {ID: "nacl", Status: report.CheckWarn, Condition: verdict.ConditionRoute}}},
+			{ID: "subnet-0a", CIDR: "10.0.10.0/24", Verdict: report.CheckFail},
+		},
+		// The audit finds both subnets failing; the walk failed only on
+		// node-c (10.0.30.7), so only subnet-0c's changes are the answer's.
+		Verdict: report.AuditVerdict{Status: report.CheckFail, Condition: verdict.ConditionEndpointSet, Failing: []string{"subnet-0a", "subnet-0c"}},
+		Changes: []report.Change{
+			{Resource: "subnet-0a-only", Action: "unrelated", Check: "nacl", Subnets: []string{"subnet-0a"}},
+			{Resource: "acl-0c", Action: "allow ephemeral", Check: "nacl", Subnets: []string{"subnet-0c"}},
+			{Resource: "rtb-0c", Action: "add the S3 gateway endpoint vpce-0s3 to rtb-0c", Check: "s3-route", Subnets: []string{"subnet-0c"}},
+		},
+	}}
+	a := Answer(r, []cloudNeed{{Cloud: "aws", Audited: true}})
+	if len(a.Changes) != 2 || a.Changes[0].Resource != "rtb-0c" || a.Changes[1].Resource != "acl-0c" {
+		t.Fatalf("Changes = %+v, want rtb-0c (the answer's direction) then acl-0c, nothing for a subnet no failing node is in", a.Changes)
+	}
+	if strings.Contains(strings.Join(a.Look, "\n"), "collect") {
+		t.Errorf("Look = %q: an audited cloud must not be named as still to audit", a.Look)
+	}
+}
+
+func TestAnswerFromTheEventsWhenTheWalkPulls(t *testing.T) {
+	sw := &report.SweepReport{Nodes: []report.SweepNode{{PlannedNode: report.PlannedNode{Name: "node-c"}, Status: report.SweepOK}},
+		Verdict: report.SweepVerdict{Status: verdict.StatusOK, OK: 1}}
+	r := &report.DiagnoseReport{Image: ecrImage, Explain: explainScaleUp(), Sweep: sw}
+	a := Answer(r, nil)
+	if a.Status != report.AnswerBroken || a.Source != "read" || a.Code != verdict.ConnectTimeout {
+		t.Fatalf("Answer = %s from %s code %s, want broken from read CONNECT_TIMEOUT", a.Status, a.Source, a.Code)
+	}
+	if !strings.Contains(strings.Join(a.Look, "\n"), "--canary") {
+		t.Errorf("Look = %q, want the hint that the kubelet's own pull may differ", a.Look)
+	}
+}
+
+func TestAnswerNothingFailing(t *testing.T) {
+	r := &report.DiagnoseReport{Scope: "namespace shop", Explain: &report.ExplainReport{Scope: "namespace shop"}}
+	a := Answer(r, nil)
+	if a.Status != report.AnswerNothing || a.Link != nil || !strings.Contains(a.Summary, "--image") {
+		t.Errorf("Answer = %+v, want nothing-failing with the --image hint", a)
+	}
+	sw := &report.SweepReport{Groups: []report.SweepGroup{{Key: "a"}, {Key: "b"}}, Verdict: report.SweepVerdict{Status: verdict.StatusOK, OK: 2}}
+	r = &report.DiagnoseReport{Scope: "namespace shop", Image: ecrImage, Explain: &report.ExplainReport{}, Sweep: sw}
+	if a := Answer(r, nil); a.Status != report.AnswerOK || !strings.Contains(a.Summary, "2 nodes") {
+		t.Errorf("Answer with a green walk = %+v, want ok naming the 2 nodes walked", a)
+	}
+}
+
+func TestCloudOf(t *testing.T) {
+	for in, want := range map[string]string{
+		"aws:///ap-northeast-2a/i-0abc": "aws",
+		"azure:///subscriptions/s/resourceGroups/mc/providers/Microsoft.Compute/virtualMachineScaleSets/aks-apps/virtualMachines/0": "azure",
+		"gce://p/z/n":                           "gce",
+		"kind://docker/kind/kind-control-plane": "",
+		"":                                      "",
+	} {
+		if got := cloudOf(in); got != want {
+			t.Errorf("cloudOf(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestAddressIn(t *testing.T) {
+	for in, want := range map[string]string{
+		"TCP connect to 10.0.20.10:443 timed out": "10.0.20.10",
+		"lookup x on 10.0.0.2:53: no such host":   "10.0.0.2",
+		"no address here":                         "",
+	} {
+		if got := addressIn(in); got != want {
+			t.Errorf("addressIn(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,183 @@
+package diagnose
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/pullpath/pullpath/internal/report"
+)
+
+// cloudNeed is a cloud the diagnosed nodes run on.
+type cloudNeed struct {
+	Cloud   string
+	Nodes   int
+	Audited bool
+	Next    string // how to audit it by hand
+}
+
+// cloudOf reads the cloud from a node's spec.providerID: aws:///ZONE/i-...
+// (EKS, Karpenter, self-managed), azure:///subscriptions/... (AKS).
+func cloudOf(providerID string) string {
+	scheme, _, ok := strings.Cut(providerID, "://")
+	if !ok {
+		return ""
+	}
+	switch strings.ToLower(scheme) {
+	case "aws":
+		return "aws"
+	case "azure":
+		return "azure"
+	case "gce":
+		return "gce"
+	}
+	return ""
+}
+
+// auditCommands say how to collect a cloud's folder and feed it back.
+var auditCommands = map[string]string{
+	"aws":   "pullpath aws collect --cluster CLUSTER --region REGION --out DIR, then pullpath diagnose ... --from-aws DIR (or pullpath aws audit --from DIR)",
+	"azure": "pullpath azure collect --resource-group RG --name CLUSTER --out DIR, then pullpath diagnose ... --from-azure DIR (or pullpath azure audit --from DIR)",
+}
+
+// audit runs the audit of the cloud the failing nodes run on, focused on
+// them and on the failing host.
+func (d *diagnosis) audit(ctx context.Context) {
+	start := time.Now()
+	failing, healthy := d.focusNodes()
+	counts := map[string]int{}
+	for _, n := range failing {
+		if c := cloudOf(n.ProviderID); c != "" {
+			counts[c]++
+		}
+	}
+	if len(counts) == 0 {
+		for _, n := range healthy {
+			if c := cloudOf(n.ProviderID); c != "" {
+				counts[c]++
+			}
+		}
+	}
+	var clouds []string
+	for c := range counts {
+		clouds = append(clouds, c)
+	}
+	sort.Slice(clouds, func(i, j int) bool {
+		return counts[clouds[i]] > counts[clouds[j]] || (counts[clouds[i]] == counts[clouds[j]] && clouds[i] < clouds[j])
+	})
+	if len(clouds) == 0 {
+		// No providerID names a cloud; an auditor given anyway still runs.
+		for c := range d.o.Auditors {
+			clouds = append(clouds, c)
+		}
+		sort.Strings(clouds)
+	}
+	if len(clouds) == 0 {
+		s := d.step("audit", report.DiagnoseSkipped, "no cloud to audit", 0)
+		s.Reason = "no node's spec.providerID names AWS or Azure, and no --from-aws or --from-azure folder was given"
+		return
+	}
+	cloud := clouds[0]
+	need := cloudNeed{Cloud: cloud, Nodes: counts[cloud], Next: auditCommands[cloud]}
+	au := d.o.Auditors[cloud]
+	if au == nil {
+		d.clouds = append(d.clouds, need)
+		s := d.step("audit", report.DiagnoseSkipped, fmt.Sprintf("the nodes run on %s; no %s configuration at hand", strings.ToUpper(cloud), cloudName(cloud)), 0)
+		s.Reason = fmt.Sprintf("no --from-%s folder and no live %s access was given", cloud, cloudName(cloud))
+		s.Next = need.Next
+		return
+	}
+	if n := d.auditWait(); n > 0 && time.Until(d.deadline) < n {
+		d.clouds = append(d.clouds, need)
+		s := d.step("audit", report.DiagnoseSkipped, "no budget left for the audit", 0)
+		s.Reason = "the walk used the budget"
+		s.Next = need.Next
+		return
+	}
+	f := Focus{Nodes: failing, Healthy: healthy}
+	f.Host, f.Role, f.Code = d.failingHost()
+	d.progress("audit: %s configuration from %s, focused on %s", cloudName(cloud), au.Source(), plural(len(failing), "failing node", "failing nodes"))
+	ar, err := au.Audit(ctx, f)
+	took := time.Since(start)
+	if err != nil {
+		d.clouds = append(d.clouds, need)
+		s := d.step("audit", report.DiagnoseFailed, fmt.Sprintf("the %s audit could not run", cloudName(cloud)), took)
+		s.Reason = oneLine(err)
+		s.Next = need.Next
+		return
+	}
+	need.Audited = true
+	d.clouds = append(d.clouds, need)
+	d.r.Audit = ar
+	var fails int
+	for _, sn := range ar.Subnets {
+		if sn.Verdict == report.CheckFail {
+			fails++
+		}
+	}
+	d.step("audit", report.DiagnoseRan, fmt.Sprintf("%s audit (%s): %s, %d failing; %s", cloudName(cloud), au.Source(), plural(len(ar.Subnets), "subnet", "subnets"), fails, ar.Verdict.Summary), took)
+}
+
+// auditWait is the least budget an audit needs.
+func (d *diagnosis) auditWait() time.Duration { return time.Second }
+
+func cloudName(c string) string {
+	switch c {
+	case "aws":
+		return "AWS"
+	case "azure":
+		return "Azure"
+	}
+	return strings.ToUpper(c)
+}
+
+// focusNodes are the nodes seen failing (walked or read) and the healthy ones.
+func (d *diagnosis) focusNodes() (failing, healthy []NodeRef) {
+	seen := map[string]bool{}
+	add := func(name string, fail bool) {
+		if seen[name] {
+			return
+		}
+		seen[name] = true
+		ref, ok := d.nodes[name]
+		if !ok {
+			ref = NodeRef{Name: name}
+		}
+		if fail {
+			failing = append(failing, ref)
+		} else {
+			healthy = append(healthy, ref)
+		}
+	}
+	if sw := d.r.Sweep; sw != nil {
+		for _, n := range sw.Nodes {
+			if n.Status == report.SweepFail {
+				add(n.Name, true)
+			}
+		}
+		for _, n := range sw.Nodes {
+			if n.Status == report.SweepOK {
+				add(n.Name, false)
+			}
+		}
+	}
+	if g := d.group; g != nil {
+		for _, n := range g.Nodes {
+			add(n.Name, n.Status == report.NodeStatusFailed)
+		}
+	}
+	return failing, healthy
+}
+
+// failingHost is the failing host of the pull: the walk's, else the events'.
+func (d *diagnosis) failingHost() (host, role, code string) {
+	if sw := d.r.Sweep; sw != nil && sw.Verdict.Endpoint != "" {
+		return sw.Verdict.Endpoint, string(sw.Verdict.Role), string(sw.Verdict.Code)
+	}
+	if g := d.group; g != nil {
+		return g.Endpoint, "", string(g.Code)
+	}
+	return "", "", ""
+}

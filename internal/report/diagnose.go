@@ -1,0 +1,89 @@
+package report
+
+import (
+	"time"
+
+	"github.com/pullpath/pullpath/internal/verdict"
+)
+
+// DiagnoseKind is the kind of a DiagnoseReport.
+const DiagnoseKind = "DiagnoseReport"
+
+// DiagnoseReport is what `pullpath diagnose` returns: one answer first (the
+// broken link, the repair direction, the objects to change and the command
+// that proves the fix), then the steps that were run or skipped and the
+// reports they produced, as evidence.
+type DiagnoseReport struct {
+	APIVersion string         `json:"apiVersion"`
+	Kind       string         `json:"kind"`  // DiagnoseReport
+	Scope      string         `json:"scope"` // "deployment shop/web", "namespace shop", "all namespaces"
+	Image      string         `json:"image,omitempty"`
+	Answer     DiagnoseAnswer `json:"answer"`
+	Steps      []DiagnoseStep `json:"steps"`
+	Explain    *ExplainReport `json:"explain,omitempty"`
+	Sweep      *SweepReport   `json:"sweep,omitempty"`
+	Audit      *AuditReport   `json:"audit,omitempty"`
+	StartedAt  time.Time      `json:"startedAt"`
+	DurationMS float64        `json:"durationMs"`
+	BudgetMS   float64        `json:"budgetMs"`
+}
+
+// Answer statuses.
+const (
+	AnswerBroken  = "broken" // a broken link was found
+	AnswerOK      = "ok"     // nothing fails, and the walk says the path works
+	AnswerNothing = "nothing-failing"
+	AnswerUnknown = "unknown" // pulls fail but no step could say where
+)
+
+// DiagnoseAnswer is the one answer, read first.
+type DiagnoseAnswer struct {
+	Status    string            `json:"status"` // broken | ok | nothing-failing | unknown
+	Condition verdict.Condition `json:"condition,omitempty"`
+	Cause     verdict.Cause     `json:"cause,omitempty"`
+	Code      verdict.Code      `json:"code,omitempty"`
+	// Link is the broken link: host, role, address, step.
+	Link *BrokenLink `json:"link,omitempty"`
+	// Where says which nodes fail: "only nodes of subnet 10.0.30.0/24",
+	// "every node alike: identity or the registry, not the network".
+	Where   string `json:"where,omitempty"`
+	Summary string `json:"summary"`
+	// Source is the step whose evidence decided the answer: walk, read or audit.
+	Source  string   `json:"source,omitempty"`
+	Changes []Change `json:"changes,omitempty"`
+	// Look lists where to look when no object could be named (no cloud
+	// audit): the advice of the verdict.
+	Look []string `json:"look,omitempty"`
+	// Prove is the command that proves the fix, and the hint that goes with it.
+	Prove []string `json:"prove"`
+	// Exit is the process exit code the answer maps to.
+	Exit int `json:"exitCode"`
+}
+
+// BrokenLink is the first link of the pull that fails.
+type BrokenLink struct {
+	Host    string       `json:"host"`
+	Role    verdict.Role `json:"role,omitempty"`
+	Address string       `json:"address,omitempty"`
+	Step    string       `json:"step,omitempty"`
+	Code    verdict.Code `json:"code"`
+	// Nodes are the nodes where it was seen failing (walked or read).
+	Nodes []string `json:"nodes,omitempty"`
+}
+
+// Step statuses of a diagnosis.
+const (
+	DiagnoseRan     = "ran"
+	DiagnoseSkipped = "skipped"
+	DiagnoseFailed  = "failed" // the step could not run (an error, a permission)
+)
+
+// DiagnoseStep is one step of the method, in order: read, walk, audit.
+type DiagnoseStep struct {
+	Name       string  `json:"name"` // read | walk | audit
+	Status     string  `json:"status"`
+	Summary    string  `json:"summary"`
+	Reason     string  `json:"reason,omitempty"` // why skipped or failed
+	Next       string  `json:"next,omitempty"`   // the command that would do it by hand
+	DurationMS float64 `json:"durationMs"`
+}
