@@ -57,6 +57,9 @@ var hostMounts = []hostMount{
 	{"resolv", "/etc/resolv.conf", corev1.HostPathFile, "--resolv-conf"},
 	{"containerd-certs", "/etc/containerd/certs.d", corev1.HostPathUnset, "--certs-dir"},
 	{"docker-certs", "/etc/docker/certs.d", corev1.HostPathUnset, "--docker-certs-dir"},
+	// The node's system roots, which containerd trusts: the probe reads
+	// them through SSL_CERT_DIR instead of its image's (it has none).
+	{"ca-certs", "/etc/ssl/certs", corev1.HostPathDirectory, ""},
 }
 
 var resolvedMount = hostMount{"systemd-resolve", "/run/systemd/resolve", corev1.HostPathDirectory, ""}
@@ -180,7 +183,10 @@ func (o PodOptions) ProbePod(name string, n report.PlannedNode) *corev1.Pod {
 		Image:                    o.ProbeImage,
 		ImagePullPolicy:          corev1.PullIfNotPresent,
 		Args:                     args,
-		Env:                      []corev1.EnvVar{{Name: "NODE_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}}},
+		Env: []corev1.EnvVar{
+			{Name: "NODE_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}},
+			{Name: "SSL_CERT_DIR", Value: path.Join(hostRoot, "/etc/ssl/certs")},
+		},
 		VolumeMounts:             mounts,
 		Resources:                corev1.ResourceRequirements{Requests: probeRequest, Limits: probeLimit},
 		SecurityContext:          containerSecurity(),

@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -489,6 +490,23 @@ func (w *world) userWithRules(t *testing.T, user string, rules, clusterRules []r
 	c, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The authorizer learns new bindings from its informers, a moment
+	// after they are written: wait (bounded) until the cluster-wide one
+	// is in force.
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		_, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{Limit: 1})
+		if err == nil {
+			_, err = c.CoreV1().Pods(w.ns).List(ctx, metav1.ListOptions{Limit: 1})
+		}
+		if err == nil || !apierrors.IsForbidden(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("binding for %s not in force after 15s: %v", name, err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	return c
 }

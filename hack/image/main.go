@@ -1,0 +1,98 @@
+// Command image builds pullpath's container image without Docker: static
+// binaries for each platform, one OCI index (internal/selfimage), written
+// as an OCI layout, a single-platform tarball, or pushed to a registry.
+//
+//	go run ./hack/image --oci-layout out/pullpath-oci --tag ghcr.io/pullpath/pullpath:v0.1.0
+//	go run ./hack/image --push registry.example.com/tools/pullpath:v0.1.0
+//	go run ./hack/image --tarball out/pullpath.tar --platforms linux/amd64 --tag registry.lab.test/tools/pullpath:lab
+//
+// Mirror the published image into a private registry with crane:
+//
+//	crane copy ghcr.io/pullpath/pullpath:v0.1.0 registry.internal/tools/pullpath:v0.1.0
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/pullpath/pullpath/internal/selfimage"
+)
+
+func main() {
+	var (
+		platforms = flag.String("platforms", strings.Join(selfimage.DefaultPlatforms, ","), "comma-separated platforms (linux/amd64, linux/arm64)")
+		layoutDir = flag.String("oci-layout", "", "write the index to this OCI layout directory")
+		tarPath   = flag.String("tarball", "", "write a single-platform image tarball here (for ctr images import); needs exactly one --platforms")
+		push      = flag.String("push", "", "push the index to this reference")
+		tag       = flag.String("tag", "ghcr.io/pullpath/pullpath:latest", "the reference named in the layout or tarball")
+		module    = flag.String("module", ".", "the pullpath module to build from")
+	)
+	flag.Parse()
+	if err := run(*platforms, *layoutDir, *tarPath, *push, *tag, *module); err != nil {
+		fmt.Fprintf(os.Stderr, "hack/image: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run(platforms, layoutDir, tarPath, push, tag, module string) error {
+	if layoutDir == "" && tarPath == "" && push == "" {
+		return fmt.Errorf("nothing to write: want --oci-layout DIR, --tarball FILE or --push REF")
+	}
+	ps := strings.Split(platforms, ",")
+	if tarPath != "" && len(ps) != 1 {
+		return fmt.Errorf("--tarball holds one platform: want --platforms with exactly one (have %q)", platforms)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	dir, err := os.MkdirTemp("", "pullpath-image-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	bins := map[string]string{}
+	for _, p := range ps {
+		b, err := selfimage.BuildBinary(ctx, module, dir, strings.TrimSpace(p))
+		if err != nil {
+			return err
+		}
+		bins[strings.TrimSpace(p)] = b
+	}
+	if tarPath != "" {
+		img, err := selfimage.Image(bins[strings.TrimSpace(ps[0])], strings.TrimSpace(ps[0]))
+		if err != nil {
+			return err
+		}
+		if err := selfimage.WriteTarball(tarPath, img, tag); err != nil {
+			return err
+		}
+		fmt.Printf("wrote %s (%s, %s)\n", tarPath, ps[0], tag)
+	}
+	if layoutDir == "" && push == "" {
+		return nil
+	}
+	idx, err := selfimage.Index(bins)
+	if err != nil {
+		return err
+	}
+	d, err := idx.Digest()
+	if err != nil {
+		return err
+	}
+	if layoutDir != "" {
+		if err := selfimage.WriteLayout(layoutDir, idx, tag); err != nil {
+			return err
+		}
+		fmt.Printf("wrote OCI layout %s (%s, index %s)\n", layoutDir, tag, d)
+	}
+	if push != "" {
+		if err := selfimage.Push(ctx, idx, push); err != nil {
+			return err
+		}
+		fmt.Printf("pushed %s@%s\n", push, d)
+	}
+	return nil
+}
