@@ -179,10 +179,10 @@ func (o PodOptions) ProbePod(name string, n report.PlannedNode) *corev1.Pod {
 	}
 	args = append(args, o.ProbeArgs...)
 	spec.Containers = []corev1.Container{{
-		Name:                     "probe",
-		Image:                    o.ProbeImage,
-		ImagePullPolicy:          corev1.PullIfNotPresent,
-		Args:                     args,
+		Name:            "probe",
+		Image:           o.ProbeImage,
+		ImagePullPolicy: corev1.PullIfNotPresent,
+		Args:            args,
 		Env: []corev1.EnvVar{
 			{Name: "NODE_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}},
 			{Name: "SSL_CERT_DIR", Value: path.Join(hostRoot, "/etc/ssl/certs")},

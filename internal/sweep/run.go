@@ -19,6 +19,9 @@ import (
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
 
+	"github.com/go-logr/logr"
+	"k8s.io/klog/v2"
+
 	"github.com/pullpath/pullpath/internal/explain"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
@@ -122,6 +125,9 @@ func Run(ctx context.Context, c kubernetes.Interface, o Options) (*report.SweepR
 	r.DurationMS = ms(time.Since(began))
 	if runErr != nil {
 		return r, runErr
+	}
+	if IsForbidden(cleanErr) {
+		return r, cleanErr
 	}
 	if cleanErr != nil {
 		r.Warnings = append(r.Warnings, "clean-up: "+cleanErr.Error()+" (run `pullpath sweep --cleanup -n "+o.Namespace+"`)")
@@ -263,7 +269,9 @@ func (e *engine) run(parent context.Context, fromRV string) error {
 		opts.LabelSelector = sel
 		return e.c.CoreV1().Pods(e.o.Namespace).Watch(ctx, opts)
 	}}
-	w, err := watchtools.NewRetryWatcherWithContext(ctx, fromRV, lw)
+	// The watcher logs its retries through klog; the run reports them
+	// itself (a 403 comes back as an Error event).
+	w, err := watchtools.NewRetryWatcherWithContext(klog.NewContext(ctx, logr.Discard()), fromRV, lw)
 	if err != nil {
 		return fmt.Errorf("watch pods: %v", err)
 	}
@@ -378,7 +386,7 @@ func (e *engine) create(ctx context.Context, p *podState, timeouts chan<- string
 func (e *engine) onEvent(ctx context.Context, ev watch.Event) error {
 	switch ev.Type {
 	case watch.Error:
-		return fmt.Errorf("watch pods: %v", apierrors.FromObject(ev.Object))
+		return apiError(apierrors.FromObject(ev.Object), "watch", "pods", e.o.Namespace)
 	case watch.Bookmark:
 		return nil
 	}
@@ -547,6 +555,9 @@ func (e *engine) remove(ctx context.Context, p *podState) {
 		err := deleteNow(ctx, e.c, e.o.Namespace, name)
 		return func() error {
 			p.gone = err == nil
+			if IsForbidden(err) {
+				return err // nothing could be cleaned up: say so now
+			}
 			return nil
 		}
 	})
