@@ -11,6 +11,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Credentials are what the runtime presents to a registry. The secret
@@ -99,7 +100,19 @@ func LoadCredentials(dockerConfig string, host string) (Credentials, error) {
 	return LoadCredentialsContext(context.Background(), dockerConfig, host)
 }
 
-// LoadCredentialsContext finds the credentials a docker config.json holds
+// CredentialOptions tune how credentials are looked up.
+type CredentialOptions struct {
+	// HelperTimeout bounds each credential helper run
+	// (DefaultHelperTimeout when zero).
+	HelperTimeout time.Duration
+}
+
+// LoadCredentialsContext is LoadCredentialsWith with the default options.
+func LoadCredentialsContext(ctx context.Context, dockerConfig string, host string) (Credentials, error) {
+	return LoadCredentialsWith(ctx, dockerConfig, host, CredentialOptions{})
+}
+
+// LoadCredentialsWith finds the credentials a docker config.json holds
 // for host ("docker.io", "registry-1.docker.io" and "index.docker.io" all
 // mean Docker Hub), the way the Docker CLI does:
 //
@@ -107,14 +120,18 @@ func LoadCredentials(dockerConfig string, host string) (Credentials, error) {
 //     exist is an error wrapping fs.ErrNotExist.
 //  2. credHelpers[host] runs docker-credential-NAME; else credsStore does.
 //     A helper answering "credentials not found" gives anonymous; a helper
-//     missing from PATH, failing, or hanging past 10 s is an error.
+//     missing from PATH, failing, or hanging past o.HelperTimeout (10 s by
+//     default) is an error; cancelling ctx (Ctrl-C) kills the helper.
 //  3. Otherwise auths, keyed by host, https://host, https://host/v1/ (for
 //     Docker Hub https://index.docker.io/v1/), or any key whose host part
 //     is host: auth (base64 user:password), username/password,
 //     identitytoken, registrytoken.
 //
 // Every error is a *CredentialsError.
-func LoadCredentialsContext(ctx context.Context, dockerConfig string, host string) (Credentials, error) {
+func LoadCredentialsWith(ctx context.Context, dockerConfig string, host string, o CredentialOptions) (Credentials, error) {
+	if o.HelperTimeout <= 0 {
+		o.HelperTimeout = DefaultHelperTimeout
+	}
 	if dockerConfig == "" {
 		return Credentials{Source: "anonymous"}, nil
 	}
@@ -138,11 +155,11 @@ func LoadCredentialsContext(ctx context.Context, dockerConfig string, host strin
 	// 2. credential helpers, as the Docker CLI: a per-registry helper, else the store.
 	for _, k := range keys {
 		if name, ok := cfg.CredHelpers[k]; ok && name != "" {
-			return runHelper(ctx, name, helperServer(host, hub))
+			return runHelper(ctx, name, helperServer(host, hub), o.HelperTimeout)
 		}
 	}
 	if cfg.CredsStore != "" {
-		return runHelper(ctx, cfg.CredsStore, helperServer(host, hub))
+		return runHelper(ctx, cfg.CredsStore, helperServer(host, hub), o.HelperTimeout)
 	}
 
 	// 3. auths: exact keys first, then any key whose host part matches.

@@ -1,6 +1,7 @@
 package runtimecfg
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -62,9 +63,26 @@ func installHelpers(t *testing.T) {
 		}
 	}
 	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
-	old := HelperTimeout
-	HelperTimeout = 500 * time.Millisecond
-	t.Cleanup(func() { HelperTimeout = old })
+}
+
+// testHelperTimeout bounds the helpers of the error tests.
+var testHelperTimeout = CredentialOptions{HelperTimeout: 500 * time.Millisecond}
+
+// A hanging helper stops when the context is cancelled (Ctrl-C), long
+// before its timeout.
+func TestHelperCancelled(t *testing.T) {
+	installHelpers(t)
+	helpers := filepath.Join(testdataDir(t), "valid-helpers.json")
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	start := time.Now()
+	_, err := LoadCredentialsWith(ctx, helpers, "slow.lab.test", CredentialOptions{HelperTimeout: time.Minute})
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("LoadCredentialsWith(cancelled) took %v, want the helper killed on cancel", took)
+	}
+	if err == nil || !strings.Contains(err.Error(), "docker-credential-testslow: cancelled") || !errors.Is(err, context.Canceled) {
+		t.Errorf("LoadCredentialsWith(cancelled) error = %v, want the helper cancelled", err)
+	}
 }
 
 func TestLoadCredentials(t *testing.T) {
@@ -149,7 +167,7 @@ func TestLoadCredentialsErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			start := time.Now()
-			got, err := LoadCredentials(tt.config, tt.host)
+			got, err := LoadCredentialsWith(context.Background(), tt.config, tt.host, testHelperTimeout)
 			if took := time.Since(start); took > 4*time.Second {
 				t.Errorf("LoadCredentials(%q, %q) took %v, want the helper bounded", tt.config, tt.host, took)
 			}

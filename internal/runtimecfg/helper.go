@@ -12,8 +12,9 @@ import (
 	"github.com/pullpath/pullpath/internal/redact"
 )
 
-// HelperTimeout bounds one credential helper run.
-var HelperTimeout = 10 * time.Second
+// DefaultHelperTimeout bounds one credential helper run unless
+// CredentialOptions says otherwise.
+const DefaultHelperTimeout = 10 * time.Second
 
 // helperNotFound is what docker-credential-helpers print when the store
 // has nothing for the server: not an error for the Docker CLI.
@@ -25,8 +26,9 @@ type helperOutput struct {
 	Secret    string `json:"Secret"`
 }
 
-// runHelper runs `docker-credential-NAME get` with server on stdin.
-func runHelper(ctx context.Context, name, server string) (Credentials, error) {
+// runHelper runs `docker-credential-NAME get` with server on stdin, for at
+// most timeout; cancelling ctx (Ctrl-C) kills it.
+func runHelper(ctx context.Context, name, server string, timeout time.Duration) (Credentials, error) {
 	prog := "docker-credential-" + name
 	src := "credential helper " + prog
 	fail := func(reason string, err error) (Credentials, error) {
@@ -40,7 +42,7 @@ func runHelper(ctx context.Context, name, server string) (Credentials, error) {
 		return fail("not found in PATH", exec.ErrNotFound)
 	}
 
-	ctx, cancel := context.WithTimeout(ctx, HelperTimeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, "get")
 	cmd.Stdin = strings.NewReader(server)
@@ -52,7 +54,7 @@ func runHelper(ctx context.Context, name, server string) (Credentials, error) {
 
 	if ctx.Err() != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return fail("timed out after "+HelperTimeout.String(), ctx.Err())
+			return fail("timed out after "+timeout.String(), ctx.Err())
 		}
 		return fail("cancelled", ctx.Err())
 	}
