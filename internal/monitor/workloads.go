@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // podTemplate is the part of a pod template that decides where it may
@@ -158,7 +159,7 @@ func canLand(t *podTemplate, tol []toleration, n *node) bool {
 		}
 	}
 	for _, tn := range n.Spec.Taints {
-		if tn.Effect != "NoSchedule" && tn.Effect != "NoExecute" {
+		if tn.Effect != "NoSchedule" && tn.Effect != "NoExecute" || transientTaint(tn.Key) {
 			continue
 		}
 		if !tolerated(tn, tol) {
@@ -219,6 +220,14 @@ func reqMatches(r selectorReq, v string, has bool) bool {
 		return a < b
 	}
 	return false
+}
+
+// transientTaint: the taints Kubernetes itself puts on a node for a
+// condition it leaves again (not-ready while the kubelet starts, pressure,
+// cordoned, not yet initialized by the cloud provider). The question is
+// which images a scale-up brings here, not what the node takes this second.
+func transientTaint(key string) bool {
+	return strings.HasPrefix(key, "node.kubernetes.io/") || strings.HasPrefix(key, "node.cloudprovider.kubernetes.io/")
 }
 
 func tolerated(tn taint, tol []toleration) bool {
