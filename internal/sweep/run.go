@@ -308,7 +308,10 @@ func (e *engine) run(parent context.Context, fromRV string) error {
 		select {
 		case ev, ok := <-w.ResultChan():
 			if !ok {
-				return fmt.Errorf("watch of the run's Pods ended: %v", ctx.Err())
+				if ctx.Err() != nil {
+					return e.ended(ctx, parent)
+				}
+				return errors.New("the watch of the run's Pods ended")
 			}
 			fatal = e.onEvent(ctx, ev)
 		case f := <-e.results:
@@ -320,20 +323,26 @@ func (e *engine) run(parent context.Context, fromRV string) error {
 					Verdict: verdict.Verdict{Status: verdict.StatusFail, Cause: verdict.CauseOther, Code: verdict.Other, Summary: "no answer from the node"}})
 			}
 		case <-ctx.Done():
-			if parent.Err() != nil {
-				return parent.Err() // Ctrl-C, SIGTERM: clean up and stop
-			}
-			for _, p := range e.queue {
-				if !p.done {
-					e.finish(ctx, p, &report.SweepResult{Pod: p.name, Source: report.SourceNone, Status: report.SweepNoAnswer,
-						Message: fmt.Sprintf("no answer within --timeout %s", e.o.Timeout),
-						Verdict: verdict.Verdict{Status: verdict.StatusFail, Cause: verdict.CauseOther, Code: verdict.Other, Summary: "no answer from the node"}})
-				}
-			}
-			return nil
+			return e.ended(ctx, parent)
 		}
 	}
 	return fatal
+}
+
+// ended: the run's context is done. Ctrl-C or SIGTERM (the parent) stop
+// the run; the run's own --timeout makes every node still out "no answer".
+func (e *engine) ended(ctx, parent context.Context) error {
+	if parent.Err() != nil {
+		return parent.Err()
+	}
+	for _, p := range e.queue {
+		if !p.done {
+			e.finish(ctx, p, &report.SweepResult{Pod: p.name, Source: report.SourceNone, Status: report.SweepNoAnswer,
+				Message: fmt.Sprintf("no answer within --timeout %s", e.o.Timeout),
+				Verdict: verdict.Verdict{Status: verdict.StatusFail, Cause: verdict.CauseOther, Code: verdict.Other, Summary: "no answer from the node"}})
+		}
+	}
+	return nil
 }
 
 // call runs f on a worker; its result function runs on the loop.
