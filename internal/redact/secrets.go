@@ -157,3 +157,24 @@ func scrubValue(s *Secrets, v reflect.Value, depth int) {
 		}
 	}
 }
+
+// Err returns err with its message masked; errors.As and errors.Is still
+// reach the original (a *runtimecfg.ConfigError stays one).
+func (s *Secrets) Err(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := s.String(err.Error())
+	if msg == err.Error() {
+		return err
+	}
+	return &maskedError{msg: msg, err: err}
+}
+
+type maskedError struct {
+	msg string
+	err error
+}
+
+func (e *maskedError) Error() string { return e.msg }
+func (e *maskedError) Unwrap() error { return e.err }
