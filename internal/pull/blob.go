@@ -8,6 +8,7 @@ import (
 	"hash"
 	"io"
 	"net/http"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -20,98 +21,27 @@ import (
 
 const quickBytes = 1024
 
+// blobResult is what became of one blob.
+type blobResult struct {
+	err   *Error
+	n     int64
+	host  string
+	ms    float64
+	done  bool
+	abort bool
+}
+
 // blobs is step 8: the config and every layer, downloaded whole and hashed
 // while streaming (nothing touches the disk), Concurrency at a time. The
 // first failure in manifest order is the verdict; blobs cut short by it are
 // skipped, not failed.
-func (s *session) blobs(parent context.Context, m *manifestDoc) *failure {
+func (s *session) blobs(parent context.Context, m *manifestDoc) *Error {
 	list := append([]Descriptor{*m.Config}, m.Layers...)
-	var total int64
-	for _, d := range list {
-		total += d.Size
-	}
-	ctx, cancel := context.WithCancel(parent)
-	defer cancel()
-
-	type result struct {
-		f     *failure
-		n     int64
-		host  string
-		ms    float64
-		done  bool
-		abort bool
-	}
-	results := make([]result, len(list))
-	var done atomic.Int64
-	var blobsDone atomic.Int64
-	if p := s.w.opts.Progress; p != nil {
-		s.progress = func(n int64) {
-			p(Progress{Done: n, Total: total, Blobs: len(list), BlobsDone: int(blobsDone.Load())})
-		}
-	}
 	start := time.Now()
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	for range s.w.opts.Concurrency {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			buf := make([]byte, 256<<10)
-			for i := range jobs {
-				t0 := time.Now()
-				n, host, f := s.fetchBlob(ctx, list[i], buf, &done, total)
-				if f != nil && parent.Err() == nil && ctx.Err() != nil && f.code != verdict.BlobStalled {
-					results[i] = result{abort: true}
-					continue
-				}
-				results[i] = result{f: f, n: n, host: host, ms: since(t0), done: true}
-				if f != nil {
-					cancel()
-				}
-				bd := blobsDone.Add(1)
-				if p := s.w.opts.Progress; p != nil {
-					p(Progress{Done: done.Load(), Total: total, Blobs: len(list), BlobsDone: int(bd)})
-				}
-			}
-		}()
-	}
-	for i := range list {
-		if ctx.Err() != nil {
-			break
-		}
-		jobs <- i
-	}
-	close(jobs)
-	wg.Wait()
-
-	var first *failure
-	var bytes int64
-	for i, r := range results {
-		name, what := "layer", fmt.Sprintf("layer %d/%d %s", i, len(m.Layers), short(list[i].Digest.String()))
-		if i == 0 {
-			name, what = "config", "config "+short(list[i].Digest.String())
-		}
-		switch {
-		case r.f != nil && first == nil:
-			first = r.f
-			s.w.step(name, r.f.host, report.StepFail, r.f.code, r.f.summary, r.ms, r.n)
-		case r.done && r.f == nil:
-			bytes += r.n
-			verb := "verified"
-			if s.w.opts.Quick {
-				verb = "first bytes read"
-			}
-			s.w.step(name, r.host, report.StepPass, "", fmt.Sprintf("%s, %s %s", what, units.Bytes(list[i].Size), verb), r.ms, r.n)
-		default:
-			reason := "not run: an earlier blob failed"
-			if first != nil {
-				reason = "not run: " + string(first.code) + " on an earlier blob"
-			}
-			s.w.step(name, "", report.StepSkip, "", what+": "+reason, 0, 0)
-		}
-	}
+	results := s.download(parent, list)
+	first, bytes := s.recordBlobs(list, len(m.Layers), results)
 	if first == nil && parent.Err() != nil {
-		first = fail(verdict.HTTPTimeout, verdict.StageBlob, verdict.RoleRegistry, s.reg.rep.Host, "the probe was stopped before every blob was downloaded: %v", parent.Err())
+		first = site{stage: verdict.StageBlob, role: verdict.RoleRegistry, host: s.reg.rep.Host}.fail(verdict.HTTPTimeout, parent.Err(), "the probe was stopped before every blob was downloaded: %v", parent.Err())
 	}
 	el := time.Since(start)
 	t := &report.Transfer{Blobs: len(list), Layers: len(m.Layers), Bytes: bytes, Verified: !s.w.opts.Quick && first == nil, DurationMS: float64(el.Microseconds()) / 1000}
@@ -125,10 +55,93 @@ func (s *session) blobs(parent context.Context, m *manifestDoc) *failure {
 	return first
 }
 
+// download fetches list, Concurrency at a time; the first failure cancels
+// the rest (those come back aborted).
+func (s *session) download(parent context.Context, list []Descriptor) []blobResult {
+	var total int64
+	for _, d := range list {
+		total += d.Size
+	}
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	results := make([]blobResult, len(list))
+	var done, blobsDone atomic.Int64
+	progress := s.w.opts.Progress
+	if progress != nil {
+		s.progress = func(n int64) {
+			progress(Progress{Done: n, Total: total, Blobs: len(list), BlobsDone: int(blobsDone.Load())})
+		}
+	}
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range s.w.opts.Concurrency {
+		wg.Go(func() {
+			buf := make([]byte, 256<<10)
+			for i := range jobs {
+				t0 := time.Now()
+				n, host, err := s.fetchBlob(ctx, list[i], buf, &done)
+				if err != nil && parent.Err() == nil && ctx.Err() != nil && err.Code != verdict.BlobStalled {
+					results[i] = blobResult{abort: true}
+					continue
+				}
+				results[i] = blobResult{err: err, n: n, host: host, ms: since(t0), done: true}
+				if err != nil {
+					cancel()
+				}
+				bd := blobsDone.Add(1)
+				if progress != nil {
+					progress(Progress{Done: done.Load(), Total: total, Blobs: len(list), BlobsDone: int(bd)})
+				}
+			}
+		})
+	}
+	for i := range list {
+		if ctx.Err() != nil {
+			break
+		}
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	return results
+}
+
+// recordBlobs writes one step per blob, in manifest order, and returns the
+// first failure and the bytes that arrived whole.
+func (s *session) recordBlobs(list []Descriptor, layers int, results []blobResult) (*Error, int64) {
+	var first *Error
+	var bytes int64
+	for i, r := range results {
+		name, what := stepLayer, fmt.Sprintf("layer %d/%d %s", i, layers, short(list[i].Digest.String()))
+		if i == 0 {
+			name, what = stepConfig, "config "+short(list[i].Digest.String())
+		}
+		switch {
+		case r.err != nil && first == nil:
+			first = r.err
+			s.w.step(name, r.err.Host, report.StepFail, r.err.Code, r.err.Summary, r.ms, r.n)
+		case r.done && r.err == nil:
+			bytes += r.n
+			verb := "verified"
+			if s.w.opts.Quick {
+				verb = "first bytes read"
+			}
+			s.w.step(name, r.host, report.StepPass, "", fmt.Sprintf("%s, %s %s", what, units.Bytes(list[i].Size), verb), r.ms, r.n)
+		default:
+			reason := "not run: an earlier blob failed"
+			if first != nil {
+				reason = "not run: " + string(first.Code) + " on an earlier blob"
+			}
+			s.w.step(name, "", report.StepSkip, "", what+": "+reason, 0, 0)
+		}
+	}
+	return first, bytes
+}
+
 // fetchBlob GETs one blob from the registry and follows redirects by hand,
 // one hop at a time: each new host goes through resolve, connect and TLS
 // as an endpoint of role blob, and never gets the registry's Authorization.
-func (s *session) fetchBlob(ctx context.Context, d Descriptor, buf []byte, done *atomic.Int64, total int64) (int64, string, *failure) {
+func (s *session) fetchBlob(ctx context.Context, d Descriptor, buf []byte, done *atomic.Int64) (int64, string, *Error) {
 	u := s.url("/" + s.w.ref.Repository + "/blobs/" + d.Digest.String())
 	ep := s.reg
 	from := s.reg.rep.Host
@@ -141,59 +154,70 @@ func (s *session) fetchBlob(ctx context.Context, d Descriptor, buf []byte, done 
 		resp, err := s.do(rctx, ep, http.MethodGet, u, hdr)
 		if err != nil {
 			cancel()
-			f := requestFailure(err, ep, "GET blob "+short(d.Digest.String()))
-			return 0, ep.rep.Host, f
+			return 0, ep.rep.Host, ep.site().requestFailure(err, "GET blob "+short(d.Digest.String()))
 		}
-		switch {
-		case resp.StatusCode >= 300 && resp.StatusCode < 400 && resp.StatusCode != http.StatusNotModified:
+		if c := resp.StatusCode; c >= 300 && c < 400 && c != http.StatusNotModified {
 			loc := resp.Header.Get("Location")
 			resp.Body.Close()
 			cancel()
-			next, err := u.Parse(loc)
-			if loc == "" || err != nil || (next.Scheme != "http" && next.Scheme != "https") || next.Host == "" {
-				return 0, ep.rep.Host, fail(verdict.RedirectInvalid, verdict.StageBlob, ep.rep.Role, ep.rep.Host, "%s redirected blob %s to an unusable Location %q", ep.rep.Host, short(d.Digest.String()), redact.URLString(loc))
+			next, nextURL, f := s.blobRedirect(ctx, ep, u, loc, from, hop+1, d)
+			if f != nil {
+				return 0, f.Host, f
 			}
-			s.w.sec.AddURL(next)
-			if hop+1 > s.w.opts.MaxRedirects {
-				return 0, ep.rep.Host, fail(verdict.RedirectLoop, verdict.StageBlob, ep.rep.Role, ep.rep.Host, "blob %s was still redirecting after %d redirects, containerd's limit (last to %s)", short(d.Digest.String()), s.w.opts.MaxRedirects, redact.URL(next))
-			}
-			if next.Scheme+"://"+next.Host != u.Scheme+"://"+u.Host {
-				ep = s.w.reach(ctx, next, verdict.RoleBlob, "redirect from "+from, s.tlsFor(next))
-				if ep.fail != nil {
-					return 0, ep.rep.Host, ep.fail
-				}
-			}
-			from = next.Host
-			u = next
+			ep, u, from = next, nextURL, nextURL.Host
 			continue
-		case resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusPartialContent:
-			n, f := s.readBlob(rctx, cancel, resp, ep, d, buf, done)
-			cancel()
-			return n, ep.rep.Host, f
-		case resp.StatusCode == http.StatusNotFound:
-			es, text := readErrorBody(resp.Body)
-			resp.Body.Close()
-			cancel()
-			return 0, ep.rep.Host, fail(verdict.BlobNotFound, verdict.StageBlob, ep.rep.Role, ep.rep.Host, "%s has no blob %s (404): %s", ep.rep.Host, short(d.Digest.String()), firstMessage(es, text))
-		case resp.StatusCode == http.StatusUnauthorized && ep == s.reg:
-			resp.Body.Close()
-			cancel()
-			return 0, ep.rep.Host, fail(verdict.RegistryUnauthorized, verdict.StageBlob, ep.rep.Role, ep.rep.Host, "%s refused blob %s (401) after serving the manifest", ep.rep.Host, short(d.Digest.String()))
-		default:
-			f := statusFailure(resp, ep, "GET blob "+short(d.Digest.String()))
-			resp.Body.Close()
-			cancel()
-			f.stage = verdict.StageBlob
-			return 0, ep.rep.Host, f
+		}
+		n, f := s.blobAnswer(rctx, cancel, resp, ep, d, buf, done)
+		cancel()
+		return n, ep.rep.Host, f
+	}
+}
+
+// blobRedirect checks the redirect number hops of a blob to loc and
+// reaches its host (resolve, connect, TLS as role blob) when it is new.
+func (s *session) blobRedirect(ctx context.Context, ep *endpoint, u *url.URL, loc, from string, hops int, d Descriptor) (*endpoint, *url.URL, *Error) {
+	at := ep.in(verdict.StageBlob)
+	next, err := u.Parse(loc)
+	if loc == "" || err != nil || (next.Scheme != "http" && next.Scheme != "https") || next.Host == "" {
+		return nil, nil, at.fail(verdict.RedirectInvalid, err, "%s redirected blob %s to an unusable Location %q", ep.rep.Host, short(d.Digest.String()), redact.URLString(loc))
+	}
+	s.w.sec.AddURL(next)
+	if hops > s.w.opts.MaxRedirects {
+		return nil, nil, at.fail(verdict.RedirectLoop, nil, "blob %s was still redirecting after %d redirects, containerd's limit (last to %s)", short(d.Digest.String()), s.w.opts.MaxRedirects, redact.URL(next))
+	}
+	if next.Scheme+"://"+next.Host != u.Scheme+"://"+u.Host {
+		ep = s.w.reach(ctx, next, verdict.RoleBlob, "redirect from "+from, s.tlsFor(next))
+		if ep.err != nil {
+			return nil, nil, ep.err
 		}
 	}
+	return ep, next, nil
+}
+
+// blobAnswer reads a blob answer that is not a redirect.
+func (s *session) blobAnswer(ctx context.Context, cancel context.CancelFunc, resp *http.Response, ep *endpoint, d Descriptor, buf []byte, done *atomic.Int64) (int64, *Error) {
+	at := ep.in(verdict.StageBlob)
+	switch {
+	case resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusPartialContent:
+		return s.readBlob(ctx, cancel, resp, ep, d, buf, done)
+	case resp.StatusCode == http.StatusNotFound:
+		defer resp.Body.Close()
+		es, text := readErrorBody(resp.Body)
+		return 0, at.fail(verdict.BlobNotFound, nil, "%s has no blob %s (404): %s", ep.rep.Host, short(d.Digest.String()), firstMessage(es, text))
+	case resp.StatusCode == http.StatusUnauthorized && ep == s.reg:
+		resp.Body.Close()
+		return 0, at.fail(verdict.RegistryUnauthorized, nil, "%s refused blob %s (401) after serving the manifest", ep.rep.Host, short(d.Digest.String()))
+	}
+	defer resp.Body.Close()
+	return 0, at.statusFailure(resp, "GET blob "+short(d.Digest.String()))
 }
 
 // readBlob streams the body through the digest's hash, watching for a
 // stall: StallTimeout without a byte cancels the request.
-func (s *session) readBlob(ctx context.Context, cancel context.CancelFunc, resp *http.Response, ep *endpoint, d Descriptor, buf []byte, done *atomic.Int64) (int64, *failure) {
+func (s *session) readBlob(ctx context.Context, cancel context.CancelFunc, resp *http.Response, ep *endpoint, d Descriptor, buf []byte, done *atomic.Int64) (int64, *Error) {
 	defer resp.Body.Close()
 	host := ep.rep.Host
+	at := ep.in(verdict.StageBlob)
 	var stalled atomic.Bool
 	timer := time.AfterFunc(s.w.opts.StallTimeout, func() { stalled.Store(true); cancel() })
 	defer timer.Stop()
@@ -201,7 +225,7 @@ func (s *session) readBlob(ctx context.Context, cancel context.CancelFunc, resp 
 	var h hash.Hash
 	if !s.w.opts.Quick {
 		if !d.Digest.Algorithm().Available() {
-			return 0, fail(verdict.ManifestInvalid, verdict.StageBlob, ep.rep.Role, host, "blob %s uses an unsupported digest algorithm", d.Digest)
+			return 0, at.fail(verdict.ManifestInvalid, nil, "blob %s uses an unsupported digest algorithm", d.Digest)
 		}
 		h = d.Digest.Algorithm().Hash()
 	}
@@ -210,7 +234,7 @@ func (s *session) readBlob(ctx context.Context, cancel context.CancelFunc, resp 
 	// either way (core/content/helpers.go: a short read, or a commit of
 	// the wrong size).
 	if !s.w.opts.Quick && resp.StatusCode == http.StatusOK && resp.ContentLength >= 0 && resp.ContentLength != d.Size {
-		return 0, fail(verdict.BlobSizeMismatch, verdict.StageBlob, ep.rep.Role, host, "blob %s from %s announces Content-Length %d, the manifest says %d", short(d.Digest.String()), host, resp.ContentLength, d.Size)
+		return 0, at.fail(verdict.BlobSizeMismatch, nil, "blob %s from %s announces Content-Length %d, the manifest says %d", short(d.Digest.String()), host, resp.ContentLength, d.Size)
 	}
 	limit := d.Size + 1
 	if s.w.opts.Quick {
@@ -236,24 +260,22 @@ func (s *session) readBlob(ctx context.Context, cancel context.CancelFunc, resp 
 		}
 		if err != nil {
 			if stalled.Load() {
-				return n, fail(verdict.BlobStalled, verdict.StageBlob, ep.rep.Role, host, "blob %s from %s stalled: no bytes for %s after %s of %s", short(d.Digest.String()), host, s.w.opts.StallTimeout, units.Bytes(n), units.Bytes(d.Size))
+				return n, at.fail(verdict.BlobStalled, err, "blob %s from %s stalled: no bytes for %s after %s of %s", short(d.Digest.String()), host, s.w.opts.StallTimeout, units.Bytes(n), units.Bytes(d.Size))
 			}
 			if truncated(err) {
-				return n, fail(verdict.BlobSizeMismatch, verdict.StageBlob, ep.rep.Role, host, "blob %s from %s ended after %s of %s: the server closed the connection cleanly before the whole blob (truncated, not reset)", short(d.Digest.String()), host, units.Bytes(n), units.Bytes(d.Size))
+				return n, at.fail(verdict.BlobSizeMismatch, err, "blob %s from %s ended after %s of %s: the server closed the connection cleanly before the whole blob (truncated, not reset)", short(d.Digest.String()), host, units.Bytes(n), units.Bytes(d.Size))
 			}
-			f := requestFailure(err, ep, "reading blob "+short(d.Digest.String()))
-			f.stage = verdict.StageBlob
-			return n, f
+			return n, at.requestFailure(err, "reading blob "+short(d.Digest.String()))
 		}
 	}
 	if s.w.opts.Quick {
 		return n, nil
 	}
 	if n != d.Size {
-		return n, fail(verdict.BlobSizeMismatch, verdict.StageBlob, ep.rep.Role, host, "blob %s from %s is %d bytes, the manifest says %d", short(d.Digest.String()), host, n, d.Size)
+		return n, at.fail(verdict.BlobSizeMismatch, nil, "blob %s from %s is %d bytes, the manifest says %d", short(d.Digest.String()), host, n, d.Size)
 	}
 	if got := fmt.Sprintf("%s:%x", d.Digest.Algorithm(), h.Sum(nil)); got != d.Digest.String() {
-		return n, fail(verdict.BlobDigestMismatch, verdict.StageBlob, ep.rep.Role, host, "blob %s from %s hashes to %s: the bytes are not what the manifest names", short(d.Digest.String()), host, short(got))
+		return n, at.fail(verdict.BlobDigestMismatch, nil, "blob %s from %s hashes to %s: the bytes are not what the manifest names", short(d.Digest.String()), host, short(got))
 	}
 	return n, nil
 }

@@ -20,7 +20,7 @@ import (
 type endpoint struct {
 	rep    *report.Endpoint
 	client *http.Client
-	fail   *failure // non-nil: the host cannot be used
+	err    *Error // non-nil: the host cannot be used
 	ready  chan struct{}
 }
 
@@ -58,25 +58,40 @@ func (w *walker) reach(ctx context.Context, u *url.URL, role verdict.Role, via s
 	w.mu.Unlock()
 	defer close(ep.ready)
 
-	ep.fail = w.check(ctx, ep, tlsCfg)
-	if ep.fail != nil {
+	ep.err = w.check(ctx, ep, tlsCfg)
+	if ep.err != nil {
 		ep.rep.Status = report.StepFail
-		ep.rep.Code = ep.fail.code
+		ep.rep.Code = ep.err.Code
 	}
 	return ep
 }
 
-func (w *walker) check(ctx context.Context, ep *endpoint, tlsCfg *tls.Config) *failure {
+// check is steps 2 to 4 on one endpoint, each phase a function.
+func (w *walker) check(ctx context.Context, ep *endpoint, tlsCfg *tls.Config) *Error {
+	res, privateExpected, err := w.resolve(ctx, ep)
+	if err != nil {
+		return err
+	}
+	addr, err := w.connect(ctx, ep, res, privateExpected)
+	if err != nil {
+		return err
+	}
+	if err := w.handshake(ctx, ep, addr, tlsCfg); err != nil {
+		return err
+	}
+	ep.client = w.httpClient(addr, tlsCfg, ep.rep.Host)
+	return nil
+}
+
+// resolve is step 2: the name, the way the node resolves it.
+func (w *walker) resolve(ctx context.Context, ep *endpoint) (*report.Resolution, bool, *Error) {
 	r := ep.rep
 	name := r.Host
-	stage := stageOf(r.Role)
-
-	// 2. Resolve, the way the node does.
-	res := w.nc.Resolve(ctx, r.Host)
+	res := w.nc.Resolve(ctx, name)
 	r.Resolve = res
 	if res.Code != "" {
-		w.step("resolve", name, report.StepFail, res.Code, resolveDetail(res), res.DurationMS, 0)
-		return fail(res.Code, stage, r.Role, name, "%s (%s) does not resolve on this node: %s", name, r.Role, resolveDetail(res))
+		w.step(stepResolve, name, report.StepFail, res.Code, resolveDetail(res), res.DurationMS, 0)
+		return nil, false, ep.fail(res.Code, nil, "%s (%s) does not resolve on this node: %s", name, r.Role, resolveDetail(res))
 	}
 	public := publicAnswers(res)
 	status := report.StepPass
@@ -86,12 +101,19 @@ func (w *walker) check(ctx context.Context, ep *endpoint, tlsCfg *tls.Config) *f
 	}
 	privateExpected := w.opts.ExpectPrivate || verdict.PrivateLinkName(name) || anyPrivateLink(res.CNAMEs)
 	if len(public) > 0 && privateExpected && w.opts.ExpectPrivate {
-		w.step("resolve", name, report.StepFail, verdict.DNSPublicAnswer, resolveDetail(res), res.DurationMS, 0)
-		return fail(verdict.DNSPublicAnswer, stage, r.Role, name, "%s resolves to public %s on this node, and a private address was expected (--expect-private): private DNS is off or the private zone is not linked to the node's network", name, strings.Join(public, ", "))
+		w.step(stepResolve, name, report.StepFail, verdict.DNSPublicAnswer, resolveDetail(res), res.DurationMS, 0)
+		return nil, false, ep.fail(verdict.DNSPublicAnswer, nil, "%s resolves to public %s on this node, and a private address was expected (--expect-private): private DNS is off or the private zone is not linked to the node's network", name, strings.Join(public, ", "))
 	}
-	w.step("resolve", name, status, "", resolveDetail(res), res.DurationMS, 0)
+	w.step(stepResolve, name, status, "", resolveDetail(res), res.DurationMS, 0)
+	return res, privateExpected, nil
+}
 
-	// 3. Connect to every address, each with its own budget.
+// connect is step 3: every address, each with its own budget. It returns
+// the first address that connected.
+func (w *walker) connect(ctx context.Context, ep *endpoint, res *report.Resolution, privateExpected bool) (string, *Error) {
+	r := ep.rep
+	name := r.Host
+	public := publicAnswers(res)
 	start := time.Now()
 	r.Addresses = w.nc.ConnectAll(ctx, res.Answers, r.Port)
 	var ok, bad []report.AddrResult
@@ -108,11 +130,11 @@ func (w *walker) check(ctx context.Context, ep *endpoint, tlsCfg *tls.Config) *f
 		if len(bad) > 0 {
 			first = bad[0]
 		}
-		w.step("connect", name, report.StepFail, first.Code, connectDetail(r.Addresses), ms, 0)
+		w.step(stepConnect, name, report.StepFail, first.Code, connectDetail(r.Addresses), ms, 0)
 		if len(public) > 0 && privateExpected {
-			return fail(verdict.DNSPublicAnswer, stage, r.Role, name, "%s resolves to public %s (it should be private: %s) and the node cannot connect to it (%s): private DNS is off or the private zone is not linked", name, strings.Join(public, ", "), privateReason(name, res), first.Result)
+			return "", ep.fail(verdict.DNSPublicAnswer, nil, "%s resolves to public %s (it should be private: %s) and the node cannot connect to it (%s): private DNS is off or the private zone is not linked", name, strings.Join(public, ", "), privateReason(name, res), first.Result)
 		}
-		return fail(first.Code, stage, r.Role, name, "%s (%s) %s: %s", name, r.Role, connectPhrase(first), connectDetail(r.Addresses))
+		return "", ep.fail(first.Code, nil, "%s (%s) %s: %s", name, r.Role, connectPhrase(first), connectDetail(r.Addresses))
 	}
 	cstatus := report.StepPass
 	if len(bad) > 0 {
@@ -122,30 +144,34 @@ func (w *walker) check(ctx context.Context, ep *endpoint, tlsCfg *tls.Config) *f
 	if len(public) > 0 && privateExpected {
 		w.warn(verdict.DNSPublicAnswer, name, fmt.Sprintf("%s resolves to public %s (%s); the pull goes over the internet path (NAT), not the private endpoint", name, strings.Join(public, ", "), privateReason(name, res)))
 	}
-	w.step("connect", name, cstatus, "", connectDetail(r.Addresses), ms, 0)
-	addr := ok[0].Address
+	w.step(stepConnect, name, cstatus, "", connectDetail(r.Addresses), ms, 0)
+	return ok[0].Address, nil
+}
 
-	// 4. TLS with the runtime's trust.
-	if r.Scheme == "https" {
-		info := w.nc.Handshake(ctx, addr, name, tlsCfg)
-		r.TLS = info
-		if info.Code != "" {
-			w.step("tls", name, report.StepFail, info.Code, info.Error, info.DurationMS, 0)
-			if info.Code == verdict.ConnectReset {
-				return fail(info.Code, stage, r.Role, name, "%s (%s) reset the connection during the TLS handshake, after a ClientHello naming %s: a firewall that filters by SNI does this (%s)", name, r.Role, name, info.Error)
-			}
-			return fail(info.Code, stage, r.Role, name, "TLS with %s (%s) failed: %s", name, r.Role, info.Error)
-		}
-		tstatus := report.StepPass
-		if tlsCfg != nil && tlsCfg.InsecureSkipVerify {
-			tstatus = report.StepWarn
-			w.warn(verdict.TLSVerifySkipped, name, fmt.Sprintf("%s: certificate verification is skipped (skip_verify)", name))
-		}
-		w.step("tls", name, tstatus, "", tlsDetail(info), info.DurationMS, 0)
-	} else {
+// handshake is step 4: TLS with the runtime's trust (nothing for plain
+// HTTP but a warning).
+func (w *walker) handshake(ctx context.Context, ep *endpoint, addr string, tlsCfg *tls.Config) *Error {
+	r := ep.rep
+	name := r.Host
+	if r.Scheme != "https" {
 		w.warn(verdict.PlainHTTP, name, fmt.Sprintf("%s is reached over plain HTTP", name))
+		return nil
 	}
-	ep.client = w.httpClient(addr, tlsCfg, name)
+	info := w.nc.Handshake(ctx, addr, name, tlsCfg)
+	r.TLS = info
+	if info.Code != "" {
+		w.step(stepTLS, name, report.StepFail, info.Code, info.Error, info.DurationMS, 0)
+		if info.Code == verdict.ConnectReset {
+			return ep.fail(info.Code, nil, "%s (%s) reset the connection during the TLS handshake, after a ClientHello naming %s: a firewall that filters by SNI does this (%s)", name, r.Role, name, info.Error)
+		}
+		return ep.fail(info.Code, nil, "TLS with %s (%s) failed: %s", name, r.Role, info.Error)
+	}
+	tstatus := report.StepPass
+	if tlsCfg != nil && tlsCfg.InsecureSkipVerify {
+		tstatus = report.StepWarn
+		w.warn(verdict.TLSVerifySkipped, name, fmt.Sprintf("%s: certificate verification is skipped (skip_verify)", name))
+	}
+	w.step(stepTLS, name, tstatus, "", tlsDetail(info), info.DurationMS, 0)
 	return nil
 }
 

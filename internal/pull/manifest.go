@@ -70,14 +70,12 @@ func isIndexType(mt string) bool    { return mt == mtOCIIndex || mt == mtDockerL
 
 // manifest is step 7: the manifest, and for an index the node's platform,
 // through nested indexes as containerd walks them.
-func (s *session) manifest(ctx context.Context) (*manifestDoc, *failure) {
+func (s *session) manifest(ctx context.Context) (*manifestDoc, *Error) {
 	start := time.Now()
 	ref := s.w.ref
 	host := s.reg.rep.Host
-	failed := func(f *failure) (*manifestDoc, *failure) {
-		s.w.step("manifest", host, report.StepFail, f.code, f.summary, since(start), 0)
-		return nil, f
-	}
+	failed := func(f *Error) (*manifestDoc, *Error) { return nil, s.w.failed(stepManifest, start, f) }
+	reg := s.registry()
 	// The root's media type is the Content-Type of the answer, as
 	// containerd's resolver takes it (core/remotes/docker/resolver.go,
 	// getManifestMediaType); an index entry's is its descriptor's.
@@ -99,17 +97,17 @@ func (s *session) manifest(ctx context.Context) (*manifestDoc, *failure) {
 			for _, l := range m.Layers {
 				total += l.Size
 			}
-			s.w.step("manifest", host, report.StepPass, "", fmt.Sprintf("%s: %d layers, %s", shortMT(mt), len(m.Layers), units.Bytes(total)), since(start), 0)
+			s.w.step(stepManifest, host, report.StepPass, "", fmt.Sprintf("%s: %d layers, %s", shortMT(mt), len(m.Layers), units.Bytes(total)), since(start), 0)
 			return m, nil
 		}
 		if depth+1 > maxIndexDepth {
-			return failed(fail(verdict.ManifestInvalid, verdict.StageRegistry, s.role, host, "%s is an index nested %d deep, the probe's limit for indexes inside indexes", what, maxIndexDepth))
+			return failed(reg.fail(verdict.ManifestInvalid, nil, "%s is an index nested %d deep, the probe's limit for indexes inside indexes", what, maxIndexDepth))
 		}
 		pick, avail := s.selectPlatform(m)
 		if pick == nil {
-			return failed(fail(verdict.PlatformNotFound, verdict.StageRegistry, s.role, host, "the image index of %s has no manifest for %s; it has: %s", ref.String(), s.w.platform, strings.Join(avail, ", ")))
+			return failed(reg.fail(verdict.PlatformNotFound, nil, "the image index of %s has no manifest for %s; it has: %s", ref.String(), s.w.platform, strings.Join(avail, ", ")))
 		}
-		s.w.step("index", host, report.StepPass, "", fmt.Sprintf("%s selected from %d platforms (%s)", s.w.platform, len(avail), pick.Digest), since(start), 0)
+		s.w.step(stepIndex, host, report.StepPass, "", fmt.Sprintf("%s selected from %d platforms (%s)", s.w.platform, len(avail), pick.Digest), since(start), 0)
 		start = time.Now()
 		mt, what = pick.MediaType, "the index entry "+pick.Digest.String()
 		b, _, f = s.fetchManifest(ctx, pick.Digest.String(), pick.Digest.String())
@@ -151,14 +149,13 @@ func (s *session) selectPlatform(m *manifestDoc) (*Descriptor, []string) {
 // decodeManifest applies containerd's checks to the bytes of a manifest
 // of media type mt: a known type (core/images/mediatypes.go), the body
 // agreeing with it (core/images/image.go validateMediaType), JSON.
-func (s *session) decodeManifest(b []byte, mt, what string) (*manifestDoc, *failure) {
-	host := s.reg.rep.Host
-	invalid := func(format string, args ...any) (*manifestDoc, *failure) {
-		return nil, fail(verdict.ManifestInvalid, verdict.StageRegistry, s.role, host, format, args...)
+func (s *session) decodeManifest(b []byte, mt, what string) (*manifestDoc, *Error) {
+	invalid := func(format string, args ...any) (*manifestDoc, *Error) {
+		return nil, s.registry().fail(verdict.ManifestInvalid, nil, format, args...)
 	}
 	var m manifestDoc
 	if err := json.Unmarshal(b, &m); err != nil {
-		return invalid("%s is not valid JSON: %v", what, err)
+		return nil, s.registry().fail(verdict.ManifestInvalid, err, "%s is not valid JSON: %v", what, err)
 	}
 	switch {
 	case mt == "text/plain" || mt == mtDockerSchema1 || mt == mtDockerSchema1Signed || len(m.FSLayers) > 0 && string(m.FSLayers) != "null":
@@ -174,14 +171,13 @@ func (s *session) decodeManifest(b []byte, mt, what string) (*manifestDoc, *fail
 }
 
 // checkManifest checks the descriptors of an image manifest.
-func (s *session) checkManifest(m *manifestDoc, mt, what string) *failure {
-	host := s.reg.rep.Host
+func (s *session) checkManifest(m *manifestDoc, mt, what string) *Error {
 	if m.Config == nil || m.Config.Digest.Validate() != nil {
-		return fail(verdict.ManifestInvalid, verdict.StageRegistry, s.role, host, "%s has no valid config descriptor (media type %q)", what, mt)
+		return s.registry().fail(verdict.ManifestInvalid, nil, "%s has no valid config descriptor (media type %q)", what, mt)
 	}
 	for _, l := range m.Layers {
 		if l.Digest.Validate() != nil || l.Size < 0 {
-			return fail(verdict.ManifestInvalid, verdict.StageRegistry, s.role, host, "%s has an invalid layer descriptor %q", what, l.Digest)
+			return s.registry().fail(verdict.ManifestInvalid, nil, "%s has an invalid layer descriptor %q", what, l.Digest)
 		}
 	}
 	return nil
@@ -190,27 +186,27 @@ func (s *session) checkManifest(m *manifestDoc, mt, what string) *failure {
 // fetchManifest GETs one manifest and checks its size and, when the digest
 // is known, its bytes. It returns the body and the media type of the
 // Content-Type header.
-func (s *session) fetchManifest(ctx context.Context, reference, want string) ([]byte, string, *failure) {
-	host := s.reg.rep.Host
+func (s *session) fetchManifest(ctx context.Context, reference, want string) ([]byte, string, *Error) {
+	reg := s.registry()
 	repo := s.w.ref.Repository
 	u := s.url("/" + repo + "/manifests/" + reference)
 	resp, err := s.do(ctx, s.reg, http.MethodGet, u, http.Header{"Accept": {acceptManifests}})
 	if err != nil {
-		return nil, "", requestFailure(err, s.reg, "GET manifest")
+		return nil, "", reg.requestFailure(err, "GET manifest")
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		return nil, "", s.manifestStatus(resp)
 	}
 	if resp.ContentLength > maxManifestSize {
-		return nil, "", fail(verdict.ManifestTooLarge, verdict.StageRegistry, s.role, host, "the manifest of %s is %d bytes, over containerd's %d-byte limit", s.w.ref.String(), resp.ContentLength, maxManifestSize)
+		return nil, "", reg.fail(verdict.ManifestTooLarge, nil, "the manifest of %s is %d bytes, over containerd's %d-byte limit", s.w.ref.String(), resp.ContentLength, maxManifestSize)
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxManifestSize+1))
 	if err != nil {
-		return nil, "", requestFailure(err, s.reg, "reading the manifest")
+		return nil, "", reg.requestFailure(err, "reading the manifest")
 	}
 	if len(b) > maxManifestSize {
-		return nil, "", fail(verdict.ManifestTooLarge, verdict.StageRegistry, s.role, host, "the manifest of %s is over containerd's %d-byte limit", s.w.ref.String(), maxManifestSize)
+		return nil, "", reg.fail(verdict.ManifestTooLarge, nil, "the manifest of %s is over containerd's %d-byte limit", s.w.ref.String(), maxManifestSize)
 	}
 	expected := want
 	if expected == "" {
@@ -219,7 +215,7 @@ func (s *session) fetchManifest(ctx context.Context, reference, want string) ([]
 	if expected != "" {
 		if d, err := digest.Parse(expected); err == nil && d.Algorithm().Available() {
 			if got := d.Algorithm().FromBytes(b); got != d {
-				return nil, "", fail(verdict.BlobDigestMismatch, verdict.StageRegistry, s.role, host, "the manifest bytes of %s hash to %s, not %s", s.w.ref.String(), got, d)
+				return nil, "", reg.fail(verdict.BlobDigestMismatch, nil, "the manifest bytes of %s hash to %s, not %s", s.w.ref.String(), got, d)
 			}
 		}
 	}
@@ -228,8 +224,9 @@ func (s *session) fetchManifest(ctx context.Context, reference, want string) ([]
 }
 
 // manifestStatus maps a non-200 manifest answer to its finding.
-func (s *session) manifestStatus(resp *http.Response) *failure {
-	host := s.reg.rep.Host
+func (s *session) manifestStatus(resp *http.Response) *Error {
+	reg := s.registry()
+	host := reg.host
 	ref := s.w.ref.String()
 	switch resp.StatusCode {
 	case http.StatusUnauthorized:
@@ -238,29 +235,29 @@ func (s *session) manifestStatus(resp *http.Response) *failure {
 		msg := firstMessage(es, text)
 		switch {
 		case s.auth == "":
-			return fail(verdict.RegistryUnauthorized, verdict.StageRegistry, s.role, host, "%s answered 401 for %s and the node has no credentials for it (%s)", host, ref, s.w.creds.String())
+			return reg.fail(verdict.RegistryUnauthorized, nil, "%s answered 401 for %s and the node has no credentials for it (%s)", host, ref, s.w.creds.String())
 		case s.grantedEmpty || c.Params["error"] == "insufficient_scope":
 			if code, scope := identityDecision(s.w.creds, refusedInsufficient); scope {
-				return fail(code, verdict.StageRegistry, s.role, host, "scope: %s (%s answered 401 insufficient_scope for %s after the token service accepted %s)", scopeSentence(s.w.ref.Repository), host, ref, s.w.creds.String())
+				return reg.fail(code, nil, "scope: %s (%s answered 401 insufficient_scope for %s after the token service accepted %s)", scopeSentence(s.w.ref.Repository), host, ref, s.w.creds.String())
 			}
-			return fail(verdict.AuthAmbiguous, verdict.StageRegistry, s.role, host, "%s answered 401 insufficient_scope for %s with %s: the repository does not exist, or it needs credentials the node did not send (the registry will not say which)", host, ref, s.w.creds.String())
+			return reg.fail(verdict.AuthAmbiguous, nil, "%s answered 401 insufficient_scope for %s with %s: the repository does not exist, or it needs credentials the node did not send (the registry will not say which)", host, ref, s.w.creds.String())
 		}
-		return fail(verdict.RegistryUnauthorized, verdict.StageRegistry, s.role, host, "%s refused %s for %s (401): %s", host, s.w.creds.String(), ref, msg)
+		return reg.fail(verdict.RegistryUnauthorized, nil, "%s refused %s for %s (401): %s", host, s.w.creds.String(), ref, msg)
 	case http.StatusForbidden:
 		es, text := readErrorBody(resp.Body)
 		code, scope := identityDecision(s.w.creds, refusedRegistryDenied)
 		if scope {
-			return fail(code, verdict.StageRegistry, s.role, host, "scope: %s (%s refused %s for %s, 403: %s)", scopeSentence(s.w.ref.Repository), host, s.w.creds.String(), ref, firstMessage(es, text))
+			return reg.fail(code, nil, "scope: %s (%s refused %s for %s, 403: %s)", scopeSentence(s.w.ref.Repository), host, s.w.creds.String(), ref, firstMessage(es, text))
 		}
-		return fail(code, verdict.StageRegistry, s.role, host, "%s refused an anonymous pull of %s (403): the registry wants credentials the node did not send: %s", host, ref, firstMessage(es, text))
+		return reg.fail(code, nil, "%s refused an anonymous pull of %s (403): the registry wants credentials the node did not send: %s", host, ref, firstMessage(es, text))
 	case http.StatusNotFound:
 		es, text := readErrorBody(resp.Body)
 		if hasCode(es, "NAME_UNKNOWN") {
-			return fail(verdict.RepositoryNotFound, verdict.StageRegistry, s.role, host, "%s has no repository %s: %s", host, s.w.ref.Repository, firstMessage(es, text))
+			return reg.fail(verdict.RepositoryNotFound, nil, "%s has no repository %s: %s", host, s.w.ref.Repository, firstMessage(es, text))
 		}
-		return fail(verdict.ManifestNotFound, verdict.StageRegistry, s.role, host, "%s has no manifest %s in %s: %s", host, s.w.ref.Reference(), s.w.ref.Repository, firstMessage(es, text))
+		return reg.fail(verdict.ManifestNotFound, nil, "%s has no manifest %s in %s: %s", host, s.w.ref.Reference(), s.w.ref.Repository, firstMessage(es, text))
 	}
-	return statusFailure(resp, s.reg, "GET manifest")
+	return reg.statusFailure(resp, "GET manifest")
 }
 
 func shortMT(mt string) string {

@@ -11,19 +11,17 @@ import (
 
 // ping is step 5: GET /v2/. 200 means no authentication; 401 carries the
 // challenge that says how to authenticate.
-func (s *session) ping(ctx context.Context) *failure {
+func (s *session) ping(ctx context.Context) *Error {
 	start := time.Now()
 	host := s.reg.rep.Host
 	resp, err := s.do(ctx, s.reg, http.MethodGet, s.url("/"), nil)
 	if err != nil {
-		f := requestFailure(err, s.reg, "GET /v2/")
-		s.w.step("ping", host, report.StepFail, f.code, f.summary, since(start), 0)
-		return f
+		return s.w.failed(stepPing, start, s.registry().requestFailure(err, "GET /v2/"))
 	}
 	defer resp.Body.Close()
 	switch resp.StatusCode {
 	case http.StatusOK:
-		s.w.step("ping", host, report.StepPass, "", "200: no authentication required", since(start), 0)
+		s.w.step(stepPing, host, report.StepPass, "", "200: no authentication required", since(start), 0)
 		return nil
 	case http.StatusUnauthorized:
 		h := resp.Header.Get("WWW-Authenticate")
@@ -33,21 +31,15 @@ func (s *session) ping(ctx context.Context) *failure {
 			c, ok = Find(cs, "basic")
 		}
 		if !ok {
-			f := fail(verdict.ChallengeInvalid, verdict.StageRegistry, s.role, host, "GET /v2/ on %s answered 401 without a usable WWW-Authenticate challenge (%q)", host, truncate(h, 120))
-			s.w.step("ping", host, report.StepFail, f.code, f.summary, since(start), 0)
-			return f
+			return s.w.failed(stepPing, start, s.registry().fail(verdict.ChallengeInvalid, nil, "GET /v2/ on %s answered 401 without a usable WWW-Authenticate challenge (%q)", host, truncate(h, 120)))
 		}
 		s.challenge = &c
-		s.w.step("ping", host, report.StepPass, "", "401 with a "+c.Scheme+" challenge"+realmNote(c), since(start), 0)
+		s.w.step(stepPing, host, report.StepPass, "", "401 with a "+c.Scheme+" challenge"+realmNote(c), since(start), 0)
 		return nil
 	case http.StatusNotFound:
-		f := fail(verdict.HTTPBadResponse, verdict.StageRegistry, s.role, host, "GET /v2/ on %s answered 404: no registry API at %s", host, s.url("/").Path)
-		s.w.step("ping", host, report.StepFail, f.code, f.summary, since(start), 0)
-		return f
+		return s.w.failed(stepPing, start, s.registry().fail(verdict.HTTPBadResponse, nil, "GET /v2/ on %s answered 404: no registry API at %s", host, s.url("/").Path))
 	}
-	f := statusFailure(resp, s.reg, "GET /v2/")
-	s.w.step("ping", host, report.StepFail, f.code, f.summary, since(start), 0)
-	return f
+	return s.w.failed(stepPing, start, s.registry().statusFailure(resp, "GET /v2/"))
 }
 
 func realmNote(c Challenge) string {

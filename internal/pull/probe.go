@@ -40,10 +40,10 @@ type Options struct {
 	Net           netcheck.Config
 	ExpectPrivate bool          // a public answer for any host is a finding
 	Quick         bool          // fetch the first bytes of each blob only
-	HTTPTimeout   time.Duration // wait for response headers; default 30s
-	StallTimeout  time.Duration // a blob body that sends nothing this long is stalled; default 20s
-	MaxRedirects  int           // redirects followed per request; default 9, containerd's
-	Concurrency   int           // blobs downloaded at once; default 3, like containerd
+	HTTPTimeout   time.Duration // wait for response headers; default Defaults.HTTP
+	StallTimeout  time.Duration // a blob body that sends nothing this long is stalled; default Defaults.Stall
+	MaxRedirects  int           // redirects followed per request; default Defaults.MaxRedirects, containerd's
+	Concurrency   int           // blobs downloaded at once; default Defaults.Concurrency, like containerd
 	Progress      func(Progress)
 }
 
@@ -66,32 +66,51 @@ const maxManifestSize = 4 * 1048 * 1048
 // 10th stops the pull.
 const MaxRedirects = 9
 
-// configInvalid marks a node configuration file the walk cannot read
-// (hosts.toml, a CA file): bad input, returned as a one-line error, not a
-// verdict about the pull.
-const configInvalid verdict.Code = "config-invalid"
+// Budgets are a probe's time budgets and limits.
+type Budgets struct {
+	DNS, Connect, TLS time.Duration // each DNS query, TCP connect (per address), TLS handshake
+	HTTP              time.Duration // for a server to start answering a request
+	Stall             time.Duration // a blob body that sends nothing this long is stalled
+	Probe             time.Duration // the whole probe (the CLI's --timeout)
+	Concurrency       int           // blobs downloaded at once
+	MaxRedirects      int           // redirects followed per request
+}
+
+// Defaults are the budgets of a probe whose Options leave them zero. The
+// CLI's flags take their defaults from here and netcheck's zero values are
+// the same constants, so each budget is set in one place.
+var Defaults = Budgets{
+	DNS:          netcheck.DefaultDNSTimeout,
+	Connect:      netcheck.DefaultConnectTimeout,
+	TLS:          netcheck.DefaultTLSTimeout,
+	HTTP:         30 * time.Second,
+	Stall:        20 * time.Second,
+	Probe:        15 * time.Minute,
+	Concurrency:  3, // containerd's max_concurrent_downloads
+	MaxRedirects: MaxRedirects,
+}
 
 func (o *Options) defaults() {
 	if o.HTTPTimeout == 0 {
-		o.HTTPTimeout = 30 * time.Second
+		o.HTTPTimeout = Defaults.HTTP
 	}
 	if o.StallTimeout == 0 {
-		o.StallTimeout = 20 * time.Second
+		o.StallTimeout = Defaults.Stall
 	}
 	if o.MaxRedirects == 0 {
-		o.MaxRedirects = MaxRedirects
+		o.MaxRedirects = Defaults.MaxRedirects
 	}
 	if o.Concurrency == 0 {
-		o.Concurrency = 3
+		o.Concurrency = Defaults.Concurrency
 	}
 	if o.Net.DNSTimeout == 0 {
-		o.Net.DNSTimeout = 2 * time.Second
+		o.Net.DNSTimeout = Defaults.DNS
 	}
 	if o.Net.ConnectTimeout == 0 {
-		o.Net.ConnectTimeout = 5 * time.Second
+		o.Net.ConnectTimeout = Defaults.Connect
 	}
 	if o.Net.TLSTimeout == 0 {
-		o.Net.TLSTimeout = 5 * time.Second
+		o.Net.TLSTimeout = Defaults.TLS
 	}
 	if o.Node == "" {
 		o.Node, _ = os.Hostname()
@@ -152,11 +171,11 @@ func Probe(ctx context.Context, opts Options) (*report.ProbeReport, error) {
 	w.sec.AddBasic(opts.Username, opts.Password)
 	defer w.closeIdle()
 
-	f := w.walk(ctx)
-	if f != nil && f.code == configInvalid {
-		return nil, errors.New(w.sec.String(f.summary))
+	var failure *Error
+	if err := w.walk(ctx); err != nil && !errors.As(err, &failure) {
+		return nil, w.sec.Err(err)
 	}
-	w.finish(f)
+	w.finish(failure)
 	rep.DurationMS = float64(time.Since(rep.StartedAt).Microseconds()) / 1000
 	// Every string of the report, whatever a server put in it, is masked
 	// against every secret the run held or obtained.
@@ -178,44 +197,63 @@ func Probe(ctx context.Context, opts Options) (*report.ProbeReport, error) {
 //     through 2-4 as role blob, every byte hashed against its digest
 //
 // Mirrors are tried in hosts.toml order and fall back like the runtime.
-// The first failure of the last host tried is the verdict.
-func (w *walker) walk(ctx context.Context) *failure {
-	// 1. Reference and node configuration.
-	start := time.Now()
-	ref, err := runtimecfg.ParseReference(w.opts.Image)
+// The first failure of the last host tried is the verdict, an *Error; any
+// other error is bad input (a *runtimecfg.ConfigError, no host that may
+// pull).
+func (w *walker) walk(ctx context.Context) error {
+	hosts, err := w.reference()
 	if err != nil {
-		w.step("reference", "", report.StepFail, verdict.ReferenceInvalid, err.Error(), since(start), 0)
-		return fail(verdict.ReferenceInvalid, verdict.StageReference, "", "", "%v", err)
+		return err
 	}
-	w.ref = ref
-	w.rep.Reference = report.Reference{Registry: ref.Registry, Host: ref.Host, Repository: ref.Repository, Tag: ref.Tag, Digest: ref.Digest}
-	hosts, err := runtimecfg.Hosts(w.opts.CertsDir, w.opts.DockerCertsDir, ref)
-	if err != nil {
-		return fail(configInvalid, verdict.StageReference, "", "", "%v", err)
-	}
-	w.step("reference", "", report.StepPass, "", ref.String(), since(start), 0)
-
-	var last *failure
+	var last error
 	tried := 0
 	for i, h := range hosts {
 		if !h.Has("resolve") || !h.Has("pull") {
 			continue
 		}
 		tried++
-		f := w.pullFrom(ctx, h)
-		if f == nil {
+		err := w.pullFrom(ctx, h)
+		if err == nil {
 			return nil
 		}
-		last = f
+		last = err
 		if i < len(hosts)-1 {
-			w.warn(verdict.MirrorFailed, h.Host, fmt.Sprintf("%s (%s) failed, the runtime falls back to the next host: %s", h.Host, hostRole(h), f.summary))
+			w.warn(verdict.MirrorFailed, h.Host, fmt.Sprintf("%s (%s) failed, the runtime falls back to the next host: %s", h.Host, hostRole(h), summaryOf(err)))
 			w.resetForNextHost()
 		}
 	}
 	if tried == 0 {
-		return fail(configInvalid, verdict.StageReference, "", "", "no host in the runtime's registry config for %s may pull and resolve", ref.Registry)
+		return fmt.Errorf("no host in the runtime's registry config for %s may pull and resolve", w.ref.Registry)
 	}
 	return last
+}
+
+// reference is step 1: the reference parsed like the kubelet, and the
+// runtime's registry hosts for it.
+func (w *walker) reference() ([]runtimecfg.RegistryHost, error) {
+	start := time.Now()
+	ref, err := runtimecfg.ParseReference(w.opts.Image)
+	if err != nil {
+		w.step(stepReference, "", report.StepFail, verdict.ReferenceInvalid, err.Error(), since(start), 0)
+		return nil, site{stage: verdict.StageReference}.fail(verdict.ReferenceInvalid, err, "%v", err)
+	}
+	w.ref = ref
+	w.rep.Reference = report.Reference{Registry: ref.Registry, Host: ref.Host, Repository: ref.Repository, Tag: ref.Tag, Digest: ref.Digest}
+	hosts, err := runtimecfg.Hosts(w.opts.CertsDir, w.opts.DockerCertsDir, ref)
+	if err != nil {
+		return nil, err
+	}
+	w.step(stepReference, "", report.StepPass, "", ref.String(), since(start), 0)
+	return hosts, nil
+}
+
+// summaryOf is the one-line account of a host's failure.
+func summaryOf(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Summary
+	}
+	return err.Error()
 }
 
 func hostRole(h runtimecfg.RegistryHost) verdict.Role {
@@ -234,44 +272,23 @@ func (w *walker) resetForNextHost() {
 }
 
 // pullFrom runs steps 2 to 8 against one registry host (a mirror or the
-// registry itself).
-func (w *walker) pullFrom(ctx context.Context, h runtimecfg.RegistryHost) *failure {
-	role := hostRole(h)
+// registry itself). The error is an *Error, or bad input (a CA file the
+// runtime cannot read).
+func (w *walker) pullFrom(ctx context.Context, h runtimecfg.RegistryHost) error {
 	tlsCfg, err := h.TLSConfig(w.opts.ExtraCAs)
 	if err != nil {
-		return fail(configInvalid, verdict.StageReference, role, h.Host, "%v", err)
+		return err
 	}
 	if h.Scheme == "http" {
 		tlsCfg = nil
 	}
-	creds, cerr := w.credentials(ctx, h.Host)
-	if cerr != nil {
-		w.step("credentials", h.Host, report.StepFail, verdict.CredentialsError, cerr.Error(), 0, 0)
-		return fail(verdict.CredentialsError, verdict.StageAuth, role, h.Host, "%s", w.sec.String(cerr.Error()))
+	if err := w.loadCredentials(ctx, h); err != nil {
+		return err
 	}
-	w.sec.AddBasic(creds.Username, creds.Password)
-	w.sec.Add(creds.IdentityToken, creds.RegistryToken)
-	w.creds = creds
-	base := &url.URL{Scheme: h.Scheme, Host: h.Host, Path: h.Path}
-	via := "image reference"
-	if h.Mirror {
-		via = "hosts.toml mirror (" + h.Source + ")"
+	s, f := w.connectRegistry(ctx, h, tlsCfg)
+	if f != nil {
+		return f
 	}
-
-	// 2-4. The registry host. containerd tries HTTPS first and falls back
-	// to plain HTTP for loopback registries and hosts.toml http entries
-	// with TLS settings (HTTPFallback): so does the walk.
-	reg := w.reach(ctx, base, role, via, tlsCfg)
-	if reg.fail != nil && h.HTTPFallback && reg.fail.code == verdict.TLSHandshakeFailed {
-		plain := *base
-		plain.Scheme = "http"
-		base, tlsCfg = &plain, nil
-		reg = w.reach(ctx, base, role, via+", plain HTTP after HTTPS failed", nil)
-	}
-	if reg.fail != nil {
-		return reg.fail
-	}
-	s := &session{w: w, reg: reg, base: base, role: role, tlsCfg: tlsCfg, header: h.Header}
 
 	// 5. Ping.
 	if f := s.ping(ctx); f != nil {
@@ -293,7 +310,48 @@ func (w *walker) pullFrom(ctx context.Context, h runtimecfg.RegistryHost) *failu
 	}
 
 	// 8. Config and every layer.
-	return s.blobs(ctx, m)
+	if f := s.blobs(ctx, m); f != nil {
+		return f
+	}
+	return nil
+}
+
+// loadCredentials reads the node's credentials for h and adds every
+// secret in them to the run's set.
+func (w *walker) loadCredentials(ctx context.Context, h runtimecfg.RegistryHost) *Error {
+	creds, err := w.credentials(ctx, h.Host)
+	if err != nil {
+		at := site{stage: verdict.StageAuth, role: hostRole(h), host: h.Host}
+		return w.failed(stepCredentials, time.Time{}, at.fail(verdict.CredentialsError, err, "%s", w.sec.String(err.Error())))
+	}
+	w.sec.AddBasic(creds.Username, creds.Password)
+	w.sec.Add(creds.IdentityToken, creds.RegistryToken)
+	w.creds = creds
+	return nil
+}
+
+// connectRegistry is steps 2 to 4 on the registry host. containerd tries
+// HTTPS first and falls back to plain HTTP for loopback registries and
+// hosts.toml http entries with TLS settings (HTTPFallback): so does the
+// walk.
+func (w *walker) connectRegistry(ctx context.Context, h runtimecfg.RegistryHost, tlsCfg *tls.Config) (*session, *Error) {
+	role := hostRole(h)
+	base := &url.URL{Scheme: h.Scheme, Host: h.Host, Path: h.Path}
+	via := "image reference"
+	if h.Mirror {
+		via = "hosts.toml mirror (" + h.Source + ")"
+	}
+	reg := w.reach(ctx, base, role, via, tlsCfg)
+	if reg.err != nil && h.HTTPFallback && reg.err.Code == verdict.TLSHandshakeFailed {
+		plain := *base
+		plain.Scheme = "http"
+		base, tlsCfg = &plain, nil
+		reg = w.reach(ctx, base, role, via+", plain HTTP after HTTPS failed", nil)
+	}
+	if reg.err != nil {
+		return nil, reg.err
+	}
+	return &session{w: w, reg: reg, base: base, role: role, tlsCfg: tlsCfg, header: h.Header}, nil
 }
 
 func (w *walker) credentials(ctx context.Context, host string) (runtimecfg.Credentials, error) {
@@ -319,7 +377,7 @@ func (w *walker) credentials(ctx context.Context, host string) (runtimecfg.Crede
 }
 
 // finish turns the first failure into the verdict and marks later steps.
-func (w *walker) finish(f *failure) {
+func (w *walker) finish(f *Error) {
 	if f == nil {
 		sum := "the whole pull succeeded from this node"
 		if t := w.rep.Transfer; t != nil {
@@ -332,29 +390,31 @@ func (w *walker) finish(f *failure) {
 		w.rep.Verdict = verdict.Decide(verdict.Outcome{Code: verdict.OK, Summary: sum})
 		return
 	}
-	w.rep.Verdict = verdict.Decide(verdict.Outcome{Code: f.code, Stage: f.stage, Role: f.role, Host: f.host, RegistryOK: w.registryOK, Summary: f.summary})
+	w.rep.Verdict = verdict.Decide(verdict.Outcome{Code: f.Code, Stage: f.Stage, Role: f.Role, Host: f.Host, RegistryOK: w.registryOK, Summary: f.Summary})
 	w.skipRest(f)
 }
 
 // skipRest records the steps the failure kept from running.
-func (w *walker) skipRest(f *failure) {
-	done := map[string]bool{}
+func (w *walker) skipRest(f *Error) {
+	done := map[stepName]bool{}
 	for _, s := range w.rep.Steps {
-		done[s.Name] = true
+		done[stepName(s.Name)] = true
 	}
-	done["layers"] = done["layer"] || done["config"]
-	reason := "not run: an earlier step failed (" + string(f.code) + ")"
-	for _, name := range []string{"ping", "token", "manifest", "config", "layers"} {
-		if !done[name] && !(name == "token" && done["ping"]) {
-			w.rep.Steps = append(w.rep.Steps, report.Step{Name: name, Status: report.StepSkip, Detail: reason})
+	done[stepLayers] = done[stepLayer] || done[stepConfig]
+	reason := "not run: an earlier step failed (" + string(f.Code) + ")"
+	for _, name := range []stepName{stepPing, stepToken, stepManifest, stepConfig, stepLayers} {
+		if !done[name] && !(name == stepToken && done[stepPing]) {
+			w.rep.Steps = append(w.rep.Steps, report.Step{Name: string(name), Status: report.StepSkip, Detail: reason})
 		}
 	}
 }
 
-func (w *walker) step(name, endpoint string, st report.StepStatus, code verdict.Code, detail string, ms float64, bytes int64) {
+// step records one step of the report; its detail is masked against the
+// run's secrets.
+func (w *walker) step(name stepName, endpoint string, st report.StepStatus, code verdict.Code, detail string, ms float64, bytes int64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.rep.Steps = append(w.rep.Steps, report.Step{Name: name, Endpoint: endpoint, Status: st, Code: code, Detail: w.sec.String(detail), DurationMS: ms, Bytes: bytes})
+	w.rep.Steps = append(w.rep.Steps, report.Step{Name: string(name), Endpoint: endpoint, Status: st, Code: code, Detail: w.sec.String(detail), DurationMS: ms, Bytes: bytes})
 }
 
 func (w *walker) warn(code verdict.Code, endpoint, msg string) {

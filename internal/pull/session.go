@@ -79,8 +79,7 @@ func (s *session) send(ep *endpoint, req *http.Request) (*http.Response, error) 
 
 // requestFailure classifies an error of an HTTP request on an endpoint that
 // was already proven to connect.
-func requestFailure(err error, ep *endpoint, what string) *failure {
-	stage := stageOf(ep.rep.Role)
+func (st site) requestFailure(err error, what string) *Error {
 	var ue *url.Error
 	inner := err
 	if errors.As(err, &ue) {
@@ -97,28 +96,31 @@ func requestFailure(err error, ep *endpoint, what string) *failure {
 			code = verdict.HTTPBadResponse
 		}
 	}
-	return fail(code, stage, ep.rep.Role, ep.rep.Host, "%s on %s failed: %s", what, ep.rep.Host, redact.String(inner.Error()))
+	return st.fail(code, inner, "%s on %s failed: %s", what, st.host, redact.String(inner.Error()))
 }
 
 // statusFailure maps an unexpected HTTP status to a failure.
-func statusFailure(resp *http.Response, ep *endpoint, what string) *failure {
+func (st site) statusFailure(resp *http.Response, what string) *Error {
 	es, text := readErrorBody(resp.Body)
-	stage := stageOf(ep.rep.Role)
-	host := ep.rep.Host
 	msg := firstMessage(es, text)
-	detail := fmt.Sprintf("%s on %s answered %s", what, host, resp.Status)
+	detail := fmt.Sprintf("%s on %s answered %s", what, st.host, resp.Status)
 	if msg != "" {
 		detail += ": " + redact.String(msg)
 	}
 	switch c := resp.StatusCode; {
 	case c == http.StatusTooManyRequests || hasCode(es, "TOOMANYREQUESTS"):
-		return fail(verdict.RateLimited, stage, ep.rep.Role, host, "%s", detail)
+		return st.fail(verdict.RateLimited, nil, "%s", detail)
 	case c >= 500:
-		return fail(verdict.RegistryServerError, stage, ep.rep.Role, host, "%s", detail)
-	case c == http.StatusForbidden && ep.rep.Role == verdict.RoleBlob:
-		return fail(verdict.BlobForbidden, stage, ep.rep.Role, host, "%s", detail)
+		return st.fail(verdict.RegistryServerError, nil, "%s", detail)
+	case c == http.StatusForbidden && st.role == verdict.RoleBlob:
+		return st.fail(verdict.BlobForbidden, nil, "%s", detail)
 	case c == http.StatusForbidden:
-		return fail(verdict.RegistryForbidden, stage, ep.rep.Role, host, "%s", detail)
+		return st.fail(verdict.RegistryForbidden, nil, "%s", detail)
 	}
-	return fail(verdict.HTTPBadResponse, stage, ep.rep.Role, host, "%s", detail)
+	return st.fail(verdict.HTTPBadResponse, nil, "%s", detail)
+}
+
+// registry is the registry host (or mirror) as the site of steps 5 to 7.
+func (s *session) registry() site {
+	return site{stage: verdict.StageRegistry, role: s.role, host: s.reg.rep.Host}
 }

@@ -25,7 +25,7 @@ const maxTokenResponse = 1 << 20
 // authorize is step 6: turn the challenge and the node's credentials into
 // the Authorization value the registry accepts. Bearer challenges send the
 // walk to the token service, a new endpoint of role auth.
-func (s *session) authorize(ctx context.Context) *failure {
+func (s *session) authorize(ctx context.Context) *Error {
 	c := s.challenge
 	if c == nil {
 		return nil
@@ -34,15 +34,15 @@ func (s *session) authorize(ctx context.Context) *failure {
 	creds := s.w.creds
 	switch {
 	case c.Scheme == "basic" && creds.Username == "" && creds.Password == "":
-		s.w.step("token", host, report.StepWarn, "", "Basic challenge and no credentials on this node: the pull is anonymous", 0, 0)
+		s.w.step(stepToken, host, report.StepWarn, "", "Basic challenge and no credentials on this node: the pull is anonymous", 0, 0)
 		return nil
 	case c.Scheme == "basic":
 		s.setAuth("Basic " + base64.StdEncoding.EncodeToString([]byte(creds.Username+":"+creds.Password)))
-		s.w.step("token", host, report.StepPass, "", "Basic credentials: "+creds.String(), 0, 0)
+		s.w.step(stepToken, host, report.StepPass, "", "Basic credentials: "+creds.String(), 0, 0)
 		return nil
 	case creds.RegistryToken != "":
 		s.setAuth("Bearer " + creds.RegistryToken)
-		s.w.step("token", host, report.StepPass, "", "registry token: "+creds.String(), 0, 0)
+		s.w.step(stepToken, host, report.StepPass, "", "registry token: "+creds.String(), 0, 0)
 		return nil
 	}
 	return s.bearerToken(ctx)
@@ -58,40 +58,40 @@ func (s *session) setAuth(v string) {
 // bearerToken asks the challenge's realm for a token, in four phases: the
 // realm, the request, the exchange (redirects followed like containerd's
 // client), the answer.
-func (s *session) bearerToken(ctx context.Context) *failure {
+func (s *session) bearerToken(ctx context.Context) *Error {
 	start := time.Now()
 	tr := &tokenRun{s: s, start: start, scope: "repository:" + s.w.ref.Repository + ":pull"}
 	realm, f := tr.realm()
 	if f != nil {
-		return tr.failed(f)
+		return s.w.failed(stepToken, start, f)
 	}
 	ep := s.reg
 	if realm.Scheme+"://"+realm.Host != s.base.Scheme+"://"+s.base.Host {
 		ep = s.w.reach(ctx, realm, verdict.RoleAuth, "token realm of "+s.reg.rep.Host, s.tlsFor(realm))
-		if ep.fail != nil {
-			return ep.fail
+		if ep.err != nil {
+			return ep.err
 		}
 	}
 	req, err := tr.request(ctx, realm)
 	if err != nil {
-		return tr.failed(fail(verdict.ChallengeInvalid, verdict.StageAuth, verdict.RoleAuth, realm.Host, "token request to %s: %v", realm.Host, err))
+		return s.w.failed(stepToken, start, ep.asAuth().fail(verdict.ChallengeInvalid, err, "token request to %s: %v", realm.Host, err))
 	}
 	resp, ep, f := tr.exchange(ctx, ep, req)
 	if f != nil {
-		return tr.failed(f)
+		return s.w.failed(stepToken, start, f)
 	}
 	defer resp.Body.Close()
 	tr.ep = ep
 	if f := tr.status(resp); f != nil {
-		return tr.failed(f)
+		return s.w.failed(stepToken, start, f)
 	}
 	tok, f := tr.token(resp)
 	if f != nil {
-		return tr.failed(f)
+		return s.w.failed(stepToken, start, f)
 	}
 	s.setAuth("Bearer " + tok)
 	st, note := s.judgeGrant(tok)
-	s.w.step("token", ep.rep.Host, st, "", fmt.Sprintf("token for %s from %s (%s)%s", tr.scope, ep.rep.Host, s.w.creds.String(), note), since(start), 0)
+	s.w.step(stepToken, ep.rep.Host, st, "", fmt.Sprintf("token for %s from %s (%s)%s", tr.scope, ep.rep.Host, s.w.creds.String(), note), since(start), 0)
 	return nil
 }
 
@@ -117,21 +117,16 @@ type tokenRun struct {
 	body  []byte    // the POST form, re-sent on 307/308
 }
 
-func (tr *tokenRun) failed(f *failure) *failure {
-	tr.s.w.step("token", f.host, report.StepFail, f.code, f.summary, since(tr.start), 0)
-	return f
-}
-
 // realm parses the challenge's realm as containerd does
 // (core/remotes/docker/auth/fetch.go, GenerateTokenOptions: url.Parse of
 // the realm parameter; a request to it then needs an absolute http(s) URL).
-func (tr *tokenRun) realm() (*url.URL, *failure) {
+func (tr *tokenRun) realm() (*url.URL, *Error) {
 	s := tr.s
 	host := s.reg.rep.Host
 	raw := s.challenge.Params["realm"]
 	realm, err := url.Parse(raw)
 	if err != nil || realm.Host == "" || (realm.Scheme != "https" && realm.Scheme != "http") {
-		return nil, fail(verdict.ChallengeInvalid, verdict.StageAuth, s.role, host, "the Bearer challenge of %s has no usable realm (%q)", host, truncate(redact.URLString(raw), 120))
+		return nil, site{stage: verdict.StageAuth, role: s.role, host: host}.fail(verdict.ChallengeInvalid, err, "the Bearer challenge of %s has no usable realm (%q)", host, truncate(redact.URLString(raw), 120))
 	}
 	s.w.sec.AddURL(realm)
 	return realm, nil
@@ -183,15 +178,13 @@ func (tr *tokenRun) request(ctx context.Context, realm *url.URL) (*http.Request,
 // Authorization to the same host or a subdomain of it; the walk forwards
 // it to the same host only, and a credential in a POST form is left out
 // of a redirect to another host.
-func (tr *tokenRun) exchange(ctx context.Context, ep *endpoint, req *http.Request) (*http.Response, *endpoint, *failure) {
+func (tr *tokenRun) exchange(ctx context.Context, ep *endpoint, req *http.Request) (*http.Response, *endpoint, *Error) {
 	s := tr.s
 	origin := req.URL.Hostname()
 	for redirects := 0; ; redirects++ {
 		resp, err := s.send(ep, req)
 		if err != nil {
-			f := requestFailure(err, ep, "the token request")
-			f.stage, f.role = verdict.StageAuth, verdict.RoleAuth
-			return nil, ep, f
+			return nil, ep, ep.asAuth().requestFailure(err, "the token request")
 		}
 		loc := resp.Header.Get("Location")
 		if !followedRedirect(resp.StatusCode) || loc == "" {
@@ -200,21 +193,21 @@ func (tr *tokenRun) exchange(ctx context.Context, ep *endpoint, req *http.Reques
 		resp.Body.Close()
 		next, err := req.URL.Parse(loc)
 		if err != nil || (next.Scheme != "http" && next.Scheme != "https") || next.Host == "" {
-			return nil, ep, fail(verdict.RedirectInvalid, verdict.StageAuth, verdict.RoleAuth, ep.rep.Host, "the token service %s redirected to an unusable Location %q", ep.rep.Host, redact.URLString(loc))
+			return nil, ep, ep.asAuth().fail(verdict.RedirectInvalid, err, "the token service %s redirected to an unusable Location %q", ep.rep.Host, redact.URLString(loc))
 		}
 		s.w.sec.AddURL(next)
 		if redirects+1 > s.w.opts.MaxRedirects {
-			return nil, ep, fail(verdict.RedirectLoop, verdict.StageAuth, verdict.RoleAuth, ep.rep.Host, "the token request was still redirecting after %d redirects, containerd's limit (last to %s)", s.w.opts.MaxRedirects, redact.URL(next))
+			return nil, ep, ep.asAuth().fail(verdict.RedirectLoop, nil, "the token request was still redirecting after %d redirects, containerd's limit (last to %s)", s.w.opts.MaxRedirects, redact.URL(next))
 		}
 		if next.Scheme+"://"+next.Host != req.URL.Scheme+"://"+req.URL.Host {
 			ep = s.w.reach(ctx, next, verdict.RoleAuth, "redirect of the token request from "+ep.rep.Host, s.tlsFor(next))
-			if ep.fail != nil {
-				return nil, ep, ep.fail
+			if ep.err != nil {
+				return nil, ep, ep.err
 			}
 		}
 		req, err = tr.redirected(ctx, req, resp.StatusCode, next, next.Hostname() == origin)
 		if err != nil {
-			return nil, ep, fail(verdict.RedirectInvalid, verdict.StageAuth, verdict.RoleAuth, ep.rep.Host, "the token service %s redirected to %s: %v", ep.rep.Host, redact.URL(next), err)
+			return nil, ep, ep.asAuth().fail(verdict.RedirectInvalid, err, "the token service %s redirected to %s: %v", ep.rep.Host, redact.URL(next), err)
 		}
 	}
 }
@@ -266,42 +259,39 @@ func (tr *tokenRun) redirected(ctx context.Context, prev *http.Request, code int
 }
 
 // status maps the token service's answer to a failure; nil for 2xx.
-func (tr *tokenRun) status(resp *http.Response) *failure {
-	s, ep := tr.s, tr.ep
-	authEP := ep.rep.Host
+func (tr *tokenRun) status(resp *http.Response) *Error {
+	s, auth := tr.s, tr.ep.asAuth()
+	authEP := auth.host
 	who := s.w.creds.String()
 	switch resp.StatusCode {
 	case http.StatusOK:
 		return nil
 	case http.StatusUnauthorized:
 		es, text := readErrorBody(resp.Body)
-		return fail(verdict.AuthUnauthorized, verdict.StageAuth, verdict.RoleAuth, authEP, "the token service %s refused %s (401): %s", authEP, who, firstMessage(es, text))
+		return auth.fail(verdict.AuthUnauthorized, nil, "the token service %s refused %s (401): %s", authEP, who, firstMessage(es, text))
 	case http.StatusForbidden:
 		es, text := readErrorBody(resp.Body)
 		code, scope := identityDecision(s.w.creds, refusedTokenScope)
 		if scope {
-			return fail(code, verdict.StageAuth, verdict.RoleAuth, authEP, "scope: %s (the token service %s refused %s for %s, 403: %s)", scopeSentence(s.w.ref.Repository), authEP, who, tr.scope, firstMessage(es, text))
+			return auth.fail(code, nil, "scope: %s (the token service %s refused %s for %s, 403: %s)", scopeSentence(s.w.ref.Repository), authEP, who, tr.scope, firstMessage(es, text))
 		}
-		return fail(code, verdict.StageAuth, verdict.RoleAuth, authEP, "the token service %s refused an anonymous token for %s (403): the registry wants credentials the node did not send: %s", authEP, tr.scope, firstMessage(es, text))
+		return auth.fail(code, nil, "the token service %s refused an anonymous token for %s (403): the registry wants credentials the node did not send: %s", authEP, tr.scope, firstMessage(es, text))
 	}
-	f := statusFailure(resp, ep, "the token request")
-	f.stage, f.role = verdict.StageAuth, verdict.RoleAuth
-	return f
+	return auth.statusFailure(resp, "the token request")
 }
 
 // token reads the token out of a 200 answer as containerd does
 // (core/remotes/docker/auth/fetch.go FetchToken: "access_token" wins over
 // "token"; an answer with neither is ErrNoToken), within maxTokenResponse.
-func (tr *tokenRun) token(resp *http.Response) (string, *failure) {
-	authEP := tr.ep.rep.Host
+func (tr *tokenRun) token(resp *http.Response) (string, *Error) {
+	auth := tr.ep.asAuth()
+	authEP := auth.host
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxTokenResponse+1))
 	if err != nil {
-		f := requestFailure(err, tr.ep, "reading the token response")
-		f.stage, f.role = verdict.StageAuth, verdict.RoleAuth
-		return "", f
+		return "", auth.requestFailure(err, "reading the token response")
 	}
 	if len(b) > maxTokenResponse {
-		return "", fail(verdict.HTTPBadResponse, verdict.StageAuth, verdict.RoleAuth, authEP, "the token response of %s exceeded %d bytes, the probe's read limit for a token", authEP, maxTokenResponse)
+		return "", auth.fail(verdict.HTTPBadResponse, nil, "the token response of %s exceeded %d bytes, the probe's read limit for a token", authEP, maxTokenResponse)
 	}
 	var body struct {
 		Token        string `json:"token"`
@@ -311,14 +301,14 @@ func (tr *tokenRun) token(resp *http.Response) (string, *failure) {
 	derr := json.NewDecoder(bytes.NewReader(b)).Decode(&body)
 	tr.s.w.sec.Add(body.Token, body.AccessToken, body.RefreshToken)
 	if derr != nil {
-		return "", fail(verdict.HTTPBadResponse, verdict.StageAuth, verdict.RoleAuth, authEP, "the token service %s answered 200 with a body that is not a token response (%v)", authEP, derr)
+		return "", auth.fail(verdict.HTTPBadResponse, derr, "the token service %s answered 200 with a body that is not a token response (%v)", authEP, derr)
 	}
 	tok := body.Token
 	if body.AccessToken != "" {
 		tok = body.AccessToken
 	}
 	if tok == "" {
-		return "", fail(verdict.HTTPBadResponse, verdict.StageAuth, verdict.RoleAuth, authEP, "the token service %s answered 200 without a token", authEP)
+		return "", auth.fail(verdict.HTTPBadResponse, nil, "the token service %s answered 200 without a token", authEP)
 	}
 	return tok, nil
 }

@@ -1,0 +1,59 @@
+package pull
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/pullpath/pullpath/internal/netcheck"
+	"github.com/pullpath/pullpath/internal/runtimecfg"
+	"github.com/pullpath/pullpath/internal/verdict"
+)
+
+// An Error is built by its site, keeps its cause, and is found by
+// errors.As and errors.Is through any wrapping.
+func TestErrorKeepsItsCause(t *testing.T) {
+	at := site{stage: verdict.StageBlob, role: verdict.RoleBlob, host: "blob.example"}
+	cause := &url.Error{Op: "Get", URL: "https://blob.example/x", Err: context.DeadlineExceeded}
+	e := at.requestFailure(cause, "GET blob")
+	if e.Code != verdict.HTTPTimeout || e.Stage != verdict.StageBlob || e.Role != verdict.RoleBlob || e.Host != "blob.example" {
+		t.Fatalf("requestFailure = %+v, want HTTP_TIMEOUT at blob/blob on blob.example", e)
+	}
+	wrapped := fmt.Errorf("walk: %w", e)
+	var got *Error
+	if !errors.As(wrapped, &got) || got != e {
+		t.Fatalf("errors.As did not find the *Error through wrapping")
+	}
+	if !errors.Is(wrapped, context.DeadlineExceeded) {
+		t.Errorf("errors.Is(%v, context.DeadlineExceeded) = false: the cause is lost", wrapped)
+	}
+	if e.Error() != "HTTP_TIMEOUT: "+e.Summary {
+		t.Errorf("Error() = %q", e.Error())
+	}
+}
+
+// Bad input comes back as the error it is: a hosts.toml the runtime cannot
+// read is still a *runtimecfg.ConfigError, not a verdict and not a string.
+func TestProbeConfigErrorKeepsItsType(t *testing.T) {
+	dir := t.TempDir()
+	host := "registry.example.com"
+	os.MkdirAll(filepath.Join(dir, host), 0o755)
+	os.WriteFile(filepath.Join(dir, host, "hosts.toml"), []byte("server = \"https://registry.example.com\"\n[host.\"https://m\"\ncapabilities = [\n"), 0o644)
+	_, err := Probe(context.Background(), Options{
+		Image: host + "/app:v1", CertsDir: dir, Platform: "linux/amd64",
+		Net: netcheck.Config{Nameservers: []string{"127.0.0.1:1"}, DNSTimeout: 200 * time.Millisecond},
+	})
+	var ce *runtimecfg.ConfigError
+	if !errors.As(err, &ce) {
+		t.Fatalf("Probe error = %v (%T), want a *runtimecfg.ConfigError", err, err)
+	}
+	var we *Error
+	if errors.As(err, &we) {
+		t.Errorf("bad input came back as a walk failure: %v", we)
+	}
+}
