@@ -43,7 +43,16 @@ Every verdict code is listed in docs/verdicts.md.`
 const probeExample = `  # On a node: why can't this node pull the image?
   pullpath probe 123456789012.dkr.ecr.ap-northeast-2.amazonaws.com/shop/api:1.4.2
 
-  # ECR credentials, as the kubelet's credential provider would give them
+  # Pull with the kubelet's own identity: find its credential provider (EKS
+  # ecr-credential-provider, AKS acr-credential-provider) and run it as the kubelet does
+  pullpath probe --kubelet-credentials auto ACCOUNT.dkr.ecr.REGION.amazonaws.com/app:1.0
+
+  # The same with the kubelet's flags given, plus the Pod's pull secrets in its order
+  pullpath probe --image-credential-provider-config /etc/eks/image-credential-provider/config.json \
+    --image-credential-provider-bin-dir /etc/eks/image-credential-provider \
+    --pull-secret regcred.yaml ACCOUNT.dkr.ecr.REGION.amazonaws.com/app:1.0
+
+  # ECR credentials by hand
   aws ecr get-login-password | pullpath probe --username AWS --password-stdin ACCOUNT.dkr.ecr.REGION.amazonaws.com/app:1.0
 
   # The registry must resolve privately (interface endpoint / private link)
@@ -64,6 +73,7 @@ type probeOptions struct {
 	timeout       time.Duration
 	noProgress    bool
 	verdictFile   string
+	identity      identityFlags // the kubelet's pull identity (probe_identity.go)
 }
 
 func newProbeCommand(s Streams) *cobra.Command {
@@ -99,6 +109,7 @@ func newProbeCommand(s Streams) *cobra.Command {
 	f.IntVar(&o.opts.Concurrency, "concurrency", pull.Defaults.Concurrency, "blobs downloaded at once")
 	f.DurationVar(&o.timeout, "timeout", pull.Defaults.Probe, "budget of the whole probe")
 	f.BoolVar(&o.noProgress, "no-progress", false, "no progress bar on stderr")
+	o.identity.add(f)
 	f.StringVar(&o.verdictFile, "verdict-file", "", "also write the compact verdict JSON (under 4 KiB) to FILE, e.g. a Pod's /dev/termination-log (sweep reads it)")
 	return cmd
 }
@@ -126,7 +137,7 @@ func (o *probeOptions) Complete(_ *cobra.Command, args []string) error {
 			return errors.New("--password-stdin: standard input is empty, want the password or token")
 		}
 	}
-	return nil
+	return o.identity.complete(o)
 }
 
 func (o *probeOptions) Validate() error {
@@ -159,7 +170,7 @@ func (o *probeOptions) Run(ctx context.Context) error {
 		bar = &progressBar{w: s.ErrOut}
 		o.opts.Progress = bar.update
 	}
-	rep, err := pull.Probe(ctx, o.opts)
+	rep, err := o.identity.probe(ctx, o.opts)
 	bar.clear()
 	if err != nil {
 		o.writeVerdict(report.ProbeSummary{V: report.ProbeSummaryVersion, Node: o.opts.Node, Image: o.opts.Image,

@@ -75,6 +75,7 @@ func printProbe(w io.Writer, r *report.ProbeReport, o Options) error {
 			p.f("  - %s\n", a)
 		}
 	}
+	printProbeIdentity(p, r.Identity, o)
 	if len(r.Warnings) > 0 {
 		p.f("\n%s\n", p.bold("WARNINGS (the pull is not stopped by these, but they will bite)"))
 		for _, x := range r.Warnings {

@@ -41,7 +41,8 @@ type ProbeReport struct {
 	Warnings   []Finding       `json:"warnings,omitempty"`
 	StartedAt  time.Time       `json:"startedAt"`
 	DurationMS float64         `json:"durationMs"`
-	Runtime    *RuntimePull    `json:"runtime,omitempty"` // filled by `lab run --runtime`
+	Runtime    *RuntimePull    `json:"runtime,omitempty"`  // filled by `lab run --runtime`
+	Identity   *ProbeIdentity  `json:"identity,omitempty"` // the kubelet's credentials (plugins, pull secrets), when used
 }
 
 // Reference is the parsed image reference, as the runtime sees it.
