@@ -8,13 +8,11 @@ import (
 	"hash"
 	"io"
 	"net/http"
-	"net/url"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
-	"github.com/pullpath/pullpath/internal/redact"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -138,60 +136,23 @@ func (s *session) recordBlobs(list []Descriptor, layers int, results []blobResul
 	return first, bytes
 }
 
-// fetchBlob GETs one blob from the registry and follows redirects by hand,
-// one hop at a time: each new host goes through resolve, connect and TLS
-// as an endpoint of role blob, and never gets the registry's Authorization.
+// fetchBlob GETs one blob from the registry, its redirects followed by
+// get, and reads it.
 func (s *session) fetchBlob(ctx context.Context, d Descriptor, buf []byte, done *atomic.Int64) (int64, string, *Error) {
 	u := s.url("/" + s.w.ref.Repository + "/blobs/" + d.Digest.String())
-	ep := s.reg
-	from := s.reg.rep.Host
-	for hop := 0; ; hop++ {
-		hdr := http.Header{}
-		if s.w.opts.Quick {
-			hdr.Set("Range", fmt.Sprintf("bytes=0-%d", quickBytes-1))
-		}
-		rctx, cancel := context.WithCancel(ctx)
-		resp, err := s.do(rctx, ep, http.MethodGet, u, hdr)
-		if err != nil {
-			cancel()
-			return 0, ep.rep.Host, ep.site().requestFailure(err, "GET blob "+short(d.Digest.String()))
-		}
-		if c := resp.StatusCode; c >= 300 && c < 400 && c != http.StatusNotModified {
-			loc := resp.Header.Get("Location")
-			resp.Body.Close()
-			cancel()
-			next, nextURL, f := s.blobRedirect(ctx, ep, u, loc, from, hop+1, d)
-			if f != nil {
-				return 0, f.Host, f
-			}
-			ep, u, from = next, nextURL, nextURL.Host
-			continue
-		}
-		n, f := s.blobAnswer(rctx, cancel, resp, ep, d, buf, done)
-		cancel()
-		return n, ep.rep.Host, f
+	hdr := http.Header{}
+	if s.w.opts.Quick {
+		hdr.Set("Range", fmt.Sprintf("bytes=0-%d", quickBytes-1))
 	}
-}
-
-// blobRedirect checks the redirect number hops of a blob to loc and
-// reaches its host (resolve, connect, TLS as role blob) when it is new.
-func (s *session) blobRedirect(ctx context.Context, ep *endpoint, u *url.URL, loc, from string, hops int, d Descriptor) (*endpoint, *url.URL, *Error) {
-	at := ep.in(verdict.StageBlob)
-	next, err := u.Parse(loc)
-	if loc == "" || err != nil || (next.Scheme != "http" && next.Scheme != "https") || next.Host == "" {
-		return nil, nil, at.fail(verdict.RedirectInvalid, err, "%s redirected blob %s to an unusable Location %q", ep.rep.Host, short(d.Digest.String()), redact.URLString(loc))
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	obj := "blob " + short(d.Digest.String())
+	resp, ep, f := s.get(rctx, u, hdr, verdict.StageBlob, "GET "+obj, obj)
+	if f != nil {
+		return 0, f.Host, f
 	}
-	s.w.sec.AddURL(next)
-	if hops > s.w.opts.MaxRedirects {
-		return nil, nil, at.fail(verdict.RedirectLoop, nil, "blob %s was still redirecting after %d redirects, containerd's limit (last to %s)", short(d.Digest.String()), s.w.opts.MaxRedirects, redact.URL(next))
-	}
-	if next.Scheme+"://"+next.Host != u.Scheme+"://"+u.Host {
-		ep = s.w.reach(ctx, next, verdict.RoleBlob, "redirect from "+from, s.tlsFor(next))
-		if ep.err != nil {
-			return nil, nil, ep.err
-		}
-	}
-	return ep, next, nil
+	n, f := s.blobAnswer(rctx, cancel, resp, ep, d, buf, done)
+	return n, ep.rep.Host, f
 }
 
 // blobAnswer reads a blob answer that is not a redirect.

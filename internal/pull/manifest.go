@@ -190,9 +190,9 @@ func (s *session) fetchManifest(ctx context.Context, reference, want string) ([]
 	reg := s.registry()
 	repo := s.w.ref.Repository
 	u := s.url("/" + repo + "/manifests/" + reference)
-	resp, err := s.do(ctx, s.reg, http.MethodGet, u, http.Header{"Accept": {acceptManifests}})
-	if err != nil {
-		return nil, "", reg.requestFailure(err, "GET manifest")
+	resp, _, f := s.get(ctx, u, http.Header{"Accept": {acceptManifests}}, verdict.StageRegistry, "GET manifest", "the manifest "+reference)
+	if f != nil {
+		return nil, "", f
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {

@@ -14,9 +14,9 @@ import (
 func (s *session) ping(ctx context.Context) *Error {
 	start := time.Now()
 	host := s.reg.rep.Host
-	resp, err := s.do(ctx, s.reg, http.MethodGet, s.url("/"), nil)
-	if err != nil {
-		return s.w.failed(stepPing, start, s.registry().requestFailure(err, "GET /v2/"))
+	resp, _, f := s.get(ctx, s.url("/"), nil, verdict.StageRegistry, "GET /v2/", "/v2/")
+	if f != nil {
+		return s.w.failed(stepPing, start, f)
 	}
 	defer resp.Body.Close()
 	switch resp.StatusCode {

@@ -124,3 +124,53 @@ func (st site) statusFailure(resp *http.Response, what string) *Error {
 func (s *session) registry() site {
 	return site{stage: verdict.StageRegistry, role: s.role, host: s.reg.rep.Host}
 }
+
+// get sends GET u to the registry host and follows redirects one hop at a
+// time, as containerd's registry client does (core/remotes/docker/
+// resolver.go, request.do, on Go's client): the statuses Go follows (301,
+// 302, 303, 307, 308), 9 redirects at most (MaxRedirects); each new host
+// is reached as an endpoint of role blob (a host the registry hands out)
+// and never gets the registry's Authorization (do sends it to the
+// registry host only). req names the request ("GET blob sha256:..."), obj
+// what it fetches ("blob sha256:...").
+func (s *session) get(ctx context.Context, u *url.URL, hdr http.Header, stage verdict.Stage, req, obj string) (*http.Response, *endpoint, *Error) {
+	ep := s.reg
+	from := s.reg.rep.Host
+	for hops := 1; ; hops++ {
+		resp, err := s.do(ctx, ep, http.MethodGet, u, hdr)
+		if err != nil {
+			return nil, ep, ep.site().requestFailure(err, req)
+		}
+		if !followedRedirect(resp.StatusCode) {
+			return resp, ep, nil
+		}
+		loc := resp.Header.Get("Location")
+		resp.Body.Close()
+		next, nextURL, f := s.redirect(ctx, ep, u, loc, from, hops, stage, obj)
+		if f != nil {
+			return nil, ep, f
+		}
+		ep, u, from = next, nextURL, nextURL.Host
+	}
+}
+
+// redirect checks redirect number hops of obj to loc and reaches its host
+// (resolve, connect, TLS as role blob) when it is new.
+func (s *session) redirect(ctx context.Context, ep *endpoint, u *url.URL, loc, from string, hops int, stage verdict.Stage, obj string) (*endpoint, *url.URL, *Error) {
+	at := ep.in(stage)
+	next, err := u.Parse(loc)
+	if loc == "" || err != nil || (next.Scheme != "http" && next.Scheme != "https") || next.Host == "" {
+		return nil, nil, at.fail(verdict.RedirectInvalid, err, "%s redirected %s to an unusable Location %q", ep.rep.Host, obj, redact.URLString(loc))
+	}
+	s.w.sec.AddURL(next)
+	if hops > s.w.opts.MaxRedirects {
+		return nil, nil, at.fail(verdict.RedirectLoop, nil, "%s was still redirecting after %d redirects, containerd's limit (last to %s)", obj, s.w.opts.MaxRedirects, redact.URL(next))
+	}
+	if next.Scheme+"://"+next.Host != u.Scheme+"://"+u.Host {
+		ep = s.w.reach(ctx, next, verdict.RoleBlob, "redirect from "+from, s.tlsFor(next))
+		if ep.err != nil {
+			return nil, nil, ep.err
+		}
+	}
+	return ep, next, nil
+}
