@@ -64,6 +64,13 @@ func runClusterScenario(ctx context.Context, t *Topology, o Options) (*report.La
 		r.Result = report.LabUnchecked
 		if t.Cluster.Workload != nil {
 			r.Checks = append(r.Checks, c.clusterCheck(ctx))
+			if kept != nil {
+				// the scale-up added nodes
+				kept.Nodes = c.NodeNames()
+				if b, err := json.MarshalIndent(kept, "", "  "); err == nil {
+					os.WriteFile(filepath.Join(StateDir, c.Prefix+"up"), b, 0o600)
+				}
+			}
 		}
 		return r, kept
 	}

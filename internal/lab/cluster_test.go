@@ -22,6 +22,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/pullpath/pullpath/internal/lab"
 	"github.com/pullpath/pullpath/internal/report"
@@ -398,4 +400,53 @@ func hasContainer(prefix string) bool {
 		}
 	}
 	return false
+}
+
+// TestClusterUpDown runs `pullpath lab up` on a cluster scenario as its own
+// process (which exits), uses the kubeconfig it prints from this process
+// (through the forwarder it left running), then `pullpath lab down`, and
+// checks that nothing is left.
+func TestClusterUpDown(t *testing.T) {
+	requireCluster(t)
+	before := machineState(t)
+	up := exec.Command(os.Args[0], "lab", "up", "cluster-healthy")
+	out, err := up.CombinedOutput()
+	if err != nil {
+		t.Fatalf("lab up cluster-healthy: %v\n%s", err, out)
+	}
+	m := regexp.MustCompile(`export KUBECONFIG=(\S+)`).FindSubmatch(out)
+	pm := regexp.MustCompile(`prefix (ppl[0-9a-f]{6}-)`).FindSubmatch(out)
+	if m == nil || pm == nil {
+		t.Fatalf("lab up printed no kubeconfig or prefix:\n%s", out)
+	}
+	prefix := string(pm[1])
+	defer exec.Command(os.Args[0], "lab", "down", prefix).Run()
+	cfg, err := clientcmd.BuildConfigFromFlags("", string(m[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := cs.CoreV1().Nodes().List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("list nodes with lab up's kubeconfig after lab up exited: %v", err)
+	}
+	ready := 0
+	for _, n := range nodes.Items {
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+				ready++
+			}
+		}
+	}
+	if ready != 2 {
+		t.Errorf("%d Ready nodes through lab up's kubeconfig, want 2", ready)
+	}
+	down, err := exec.Command(os.Args[0], "lab", "down", prefix).CombinedOutput()
+	if err != nil || !strings.Contains(string(down), "is down") {
+		t.Errorf("lab down %s: %v\n%s", prefix, err, down)
+	}
+	checkClean(t, "lab down", prefix, before)
 }
