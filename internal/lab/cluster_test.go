@@ -82,6 +82,7 @@ func machineSysctls(t *testing.T) []string {
 // left and the machine's sysctls must not change.
 func TestClusterScenarios(t *testing.T) {
 	requireCluster(t)
+	t.Parallel() // the cluster tests overlap: about 1 GB each, CPU mostly idle once Ready
 	topos := clusterScenarios(t)
 	before, sysBefore := machineState(t), machineSysctls(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
@@ -120,6 +121,7 @@ func TestClusterScenarios(t *testing.T) {
 // nothing.
 func TestClusterAPI(t *testing.T) {
 	requireCluster(t)
+	t.Parallel() // the cluster tests overlap: about 1 GB each, CPU mostly idle once Ready
 	topo, err := lab.LoadBuiltin("scale-up-new-subnet")
 	if err != nil {
 		t.Fatal(err)
@@ -312,6 +314,7 @@ func (w *prefixWriter) saw(s string) bool {
 // checked by TestClusterAPI and TestClusterScenarios.
 func TestClusterTeardown(t *testing.T) {
 	requireCluster(t)
+	t.Parallel() // the cluster tests overlap: about 1 GB each, CPU mostly idle once Ready
 	topo, err := lab.LoadBuiltin("cluster-healthy")
 	if err != nil {
 		t.Fatal(err)
@@ -408,6 +411,7 @@ func hasContainer(prefix string) bool {
 // checks that nothing is left.
 func TestClusterUpDown(t *testing.T) {
 	requireCluster(t)
+	t.Parallel() // the cluster tests overlap: about 1 GB each, CPU mostly idle once Ready
 	before := machineState(t)
 	up := exec.Command(os.Args[0], "lab", "up", "cluster-healthy")
 	out, err := up.CombinedOutput()
