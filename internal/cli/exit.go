@@ -174,6 +174,15 @@ func recordExit(rep any, code int) {
 		r.Summary.ExitCode = code
 	case *report.DiagnoseReport:
 		r.Answer.Exit = code
+		// The reports it holds say what they alone would exit with.
+		if r.Explain != nil {
+			c, _ := exitForReport(r.Explain)
+			recordExit(r.Explain, c)
+		}
+		if r.Sweep != nil {
+			c, _ := exitForReport(r.Sweep)
+			recordExit(r.Sweep, c)
+		}
 	case *report.MonitorFleetReport:
 		r.Summary.ExitCode = code
 	case *report.SweepReport:

@@ -3,6 +3,7 @@ package diagnose
 import (
 	"fmt"
 	"net/netip"
+	"strings"
 	"regexp"
 	"sort"
 
@@ -29,7 +30,7 @@ func Answer(r *report.DiagnoseReport, clouds []cloudNeed) report.DiagnoseAnswer 
 			a.Look = append(a.Look, fmt.Sprintf("The kubelet's events said %s; the walk from the same nodes says %s now.", g.Code, a.Code))
 		}
 	case g != nil:
-		fromRead(&a, g)
+		fromRead(&a, g, r.Explain)
 		if sw != nil && sw.Verdict.Status == verdict.StatusOK {
 			a.Look = append(a.Look, fmt.Sprintf("The walk from %s pulls fully now: either the path was repaired since the events, or the failure is the kubelet's own (its identity, the runtime's config or proxy); run the walk with --canary to have the real kubelet pull beside the probe.", plural(sw.Verdict.OK, "node", "nodes")))
 		}
@@ -105,7 +106,7 @@ func fromWalk(a *report.DiagnoseAnswer, sw *report.SweepReport) {
 	v := sw.Verdict
 	a.Status = report.AnswerBroken
 	a.Condition, a.Code, a.Source = v.Condition, v.Code, "walk"
-	a.Where = v.Summary
+	a.Where = firstSentence(v.Summary)
 	link := &report.BrokenLink{Host: v.Endpoint, Role: v.Role, Code: v.Code}
 	var nodes []string
 	var summary string
@@ -149,15 +150,25 @@ func fromWalk(a *report.DiagnoseAnswer, sw *report.SweepReport) {
 	a.Look = append(a.Look, v.Advice...)
 }
 
-// fromRead reads the answer from explain's group.
-func fromRead(a *report.DiagnoseAnswer, g *report.ExplainGroup) {
+// fromRead reads the answer from explain's group and its findings.
+func fromRead(a *report.DiagnoseAnswer, g *report.ExplainGroup, ex *report.ExplainReport) {
 	a.Status = report.AnswerBroken
 	if g.Code == "" || g.Code == verdict.Other {
 		a.Status = report.AnswerUnknown
 	}
 	a.Condition, a.Code, a.Cause, a.Source = g.Condition, g.Code, g.Cause, "read"
-	a.Where = g.Verdict
-	a.Summary = g.Verdict
+	a.Where = firstSentence(g.Verdict)
+	var f *report.ExplainFinding
+	for i := range ex.Findings {
+		x := &ex.Findings[i]
+		if x.Image == g.Image && x.Code == g.Code && x.Endpoint == g.Endpoint {
+			f = x
+			break
+		}
+	}
+	if f != nil {
+		a.Summary = f.Summary
+	}
 	var nodes []string
 	for _, n := range g.Nodes {
 		if n.Status == report.NodeStatusFailed {
@@ -167,8 +178,25 @@ func fromRead(a *report.DiagnoseAnswer, g *report.ExplainGroup) {
 	sort.Strings(nodes)
 	if g.Endpoint != "" || g.Code != "" {
 		a.Link = &report.BrokenLink{Host: g.Endpoint, Code: g.Code, Nodes: nodes}
+		if f != nil {
+			a.Link.Role, a.Link.Step = f.Role, f.Step
+			if host, _, ok := strings.Cut(f.Address, ":"); ok {
+				a.Link.Address = host
+			} else {
+				a.Link.Address = f.Address
+			}
+		}
 	}
 	a.Look = append(a.Look, g.Advice...)
+}
+
+// firstSentence is s up to its first ". " (explain's verdicts run long;
+// the evidence keeps the rest).
+func firstSentence(s string) string {
+	if i := strings.Index(s, ". "); i > 0 {
+		return s[:i+1]
+	}
+	return s
 }
 
 // relevantChanges are the audit's changes for the subnets of the failing

@@ -42,7 +42,7 @@ func printDiagnose(w io.Writer, r *report.DiagnoseReport, o Options) error {
 		}
 	}
 	if len(a.Changes) == 0 && len(a.Look) > 0 && (a.Status == report.AnswerBroken || a.Status == report.AnswerUnknown) {
-		for i, l := range a.Look {
+		for i, l := range lookLines(a.Look, o.Wide) {
 			lab := "LOOK"
 			if i > 0 {
 				lab = ""
@@ -105,6 +105,23 @@ func printDiagnose(w io.Writer, r *report.DiagnoseReport, o Options) error {
 		}
 	}
 	return p.err
+}
+
+// maxLook is how many places to look the answer shows (wide: all); the
+// evidence below keeps every piece of advice.
+const maxLook = 3
+
+// lookLines are the first maxLook places to look, and the last one when it
+// names the audit to run (the step that would name the object).
+func lookLines(look []string, wide bool) []string {
+	if wide || len(look) <= maxLook {
+		return look
+	}
+	out := append([]string(nil), look[:maxLook]...)
+	if last := look[len(look)-1]; strings.Contains(last, " audit") || strings.Contains(last, " collect") {
+		out = append(out, last)
+	}
+	return out
 }
 
 // brokenLine is "HOST (ROLE, ADDRESS): CODE at STEP [condition], on N nodes".

@@ -1,0 +1,186 @@
+package diagnose
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/pullpath/pullpath/internal/explain/cluster"
+	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/sweep"
+	"github.com/pullpath/pullpath/internal/testenv/controlplane"
+	"github.com/pullpath/pullpath/internal/verdict"
+)
+
+// The message containerd 1.6 gives when the S3 layer host is black-holed
+// (recorded in the lab: internal/explain/testdata/runtime).
+const blobTimeout = `failed to pull and unpack image "` + ecrImage + `": failed to copy: httpReadSeeker: failed open: failed to do request: Get "https://` + s3Host + `/docker/registry/v2/blobs/sha256/e1/e1aa/data?X-Amz-Signature=abc": dial tcp 10.0.20.10:443: i/o timeout`
+
+// seedScaleUp writes what the kubelets of a scale-up would have written:
+// node-a and node-b run the image from their cache, node-c (new, subnet C)
+// fails to pull its layers.
+func seedScaleUp(t *testing.T, c kubernetes.Interface, ns string) {
+	t.Helper()
+	ctx := t.Context()
+	if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []struct{ name, subnet, ip, provider string }{
+		{"node-a", "subnet-a", "10.0.10.11", "aws:///ap-northeast-2a/i-0aaa"},
+		{"node-c", "subnet-c", "10.0.30.11", "aws:///ap-northeast-2c/i-0ccc"},
+	} {
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.name, Labels: map[string]string{
+			"eks.amazonaws.com/nodegroup": "apps", "topology.kubernetes.io/zone": "ap-northeast-2" + n.name[len(n.name)-1:], "pullpath.dev/subnet": n.subnet,
+		}}, Spec: corev1.NodeSpec{ProviderID: n.provider}}
+		node, err := c.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		node.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: n.ip}}
+		node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}}
+		if n.name == "node-a" {
+			node.Status.Images = []corev1.ContainerImage{{Names: []string{ecrImage}, SizeBytes: 1 << 20}}
+		}
+		if _, err := c.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []struct{ name, node, msg string }{{"web-a", "node-a", ""}, {"web-c", "node-c", blobTimeout}} {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.name, Namespace: ns, Labels: map[string]string{"app": "web"}},
+			Spec: corev1.PodSpec{NodeName: p.node, Containers: []corev1.Container{{Name: "web", Image: ecrImage}}}}
+		pod, err := c.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := corev1.ContainerStatus{Name: "web", Image: ecrImage}
+		if p.msg == "" {
+			pod.Status.Phase = corev1.PodRunning
+			st.Ready = true
+			st.State.Running = &corev1.ContainerStateRunning{StartedAt: metav1.Now()}
+		} else {
+			pod.Status.Phase = corev1.PodPending
+			st.State.Waiting = &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: `Back-off pulling image "` + ecrImage + `"`}
+		}
+		pod.Status.ContainerStatuses = []corev1.ContainerStatus{st}
+		if _, err := c.CoreV1().Pods(ns).UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if p.msg == "" {
+			continue
+		}
+		ev := &corev1.Event{
+			ObjectMeta:     metav1.ObjectMeta{Name: p.name + ".failed", Namespace: ns},
+			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: p.name, UID: pod.UID, FieldPath: "spec.containers{web}"},
+			Reason:         "Failed", Type: corev1.EventTypeWarning, Count: 3,
+			Message: "Failed to pull image \"" + ecrImage + "\": " + p.msg,
+			Source:  corev1.EventSource{Component: "kubelet", Host: p.node},
+		}
+		if _, err := c.CoreV1().Events(ns).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// reader is a client that may read pods, events and nodes, and nothing else:
+// an on-call engineer without the right to create Pods.
+func reader(t *testing.T, cp *controlplane.ControlPlane, admin kubernetes.Interface) kubernetes.Interface {
+	t.Helper()
+	ctx := t.Context()
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "diagnose-reader"}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"pods", "events", "nodes"}, Verbs: []string{"get", "list", "watch"}},
+	}}
+	if _, err := admin.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	bind := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "diagnose-reader"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "diagnose-reader"},
+		Subjects: []rbacv1.Subject{{Kind: "User", APIGroup: "rbac.authorization.k8s.io", Name: "oncall"}}}
+	if _, err := admin.RbacV1().ClusterRoleBindings().Create(ctx, bind, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := rest.CopyConfig(cp.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: "oncall"}
+	c, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// Without the right to create Pods, the diagnosis says so, answers from
+// the events, names the probe to run on the failing node and the audit to
+// collect, and leaves nothing behind.
+func TestDiagnoseWithoutPodRights(t *testing.T) {
+	cp := controlplane.Require(t)
+	admin, err := cp.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seedScaleUp(t, admin, "shop")
+	if _, err := admin.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "pullpath-sweep"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Run(t.Context(), Options{
+		Client: reader(t, cp, admin),
+		Target: cluster.Target{Namespace: "shop"},
+		Budget: 30 * time.Second,
+		Sweep:  sweepOptions(),
+	})
+	if err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	a := r.Answer
+	if a.Status != report.AnswerBroken || a.Source != "read" || a.Code != verdict.ConnectTimeout || a.Condition != verdict.ConditionEndpointSet {
+		t.Fatalf("Answer = %s from %s: %s %s, want broken from read: CONNECT_TIMEOUT endpoint-set", a.Status, a.Source, a.Code, a.Condition)
+	}
+	if a.Link == nil || a.Link.Host != s3Host || len(a.Link.Nodes) != 1 || a.Link.Nodes[0] != "node-c" {
+		t.Errorf("Link = %+v, want %s failing on node-c", a.Link, s3Host)
+	}
+	steps := map[string]report.DiagnoseStep{}
+	for _, s := range r.Steps {
+		steps[s.Name] = s
+	}
+	if w := steps["walk"]; w.Status != report.DiagnoseFailed || !strings.Contains(w.Reason, "create") || !strings.Contains(w.Next, "kubectl debug node/node-c") || !strings.Contains(w.Next, "pullpath probe "+ecrImage) {
+		t.Errorf("walk step = %+v, want failed for want of create on pods, with the probe to run on node-c", w)
+	}
+	if au := steps["audit"]; au.Status != report.DiagnoseSkipped || !strings.Contains(au.Next, "pullpath aws collect") {
+		t.Errorf("audit step = %+v, want skipped naming pullpath aws collect (the nodes are aws:///)", au)
+	}
+	pods, err := admin.CoreV1().Pods("pullpath-sweep").List(t.Context(), metav1.ListOptions{})
+	if err != nil || len(pods.Items) != 0 {
+		t.Errorf("pods left in pullpath-sweep: %d (err %v), want none", len(pods.Items), err)
+	}
+}
+
+// Nothing failing: the answer says so, skips the walk without an image,
+// and offers the sweep that would prove the path.
+func TestDiagnoseNothingFailing(t *testing.T) {
+	cp := controlplane.Require(t)
+	admin, err := cp.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "quiet"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Run(t.Context(), Options{Client: admin, Target: cluster.Target{Namespace: "quiet"}, Budget: 30 * time.Second, Sweep: sweepOptions()})
+	if err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	if r.Answer.Status != report.AnswerNothing || r.Scope != "namespace quiet" {
+		t.Errorf("Answer = %+v (scope %q), want nothing-failing in namespace quiet", r.Answer, r.Scope)
+	}
+	if len(r.Steps) != 3 || r.Steps[1].Name != "walk" || r.Steps[1].Status != report.DiagnoseSkipped || r.Steps[1].Reason == "" {
+		t.Errorf("Steps = %+v, want read ran, walk skipped with a reason, audit", r.Steps)
+	}
+}
+
+func sweepOptions() sweep.Options {
+	return sweep.Options{ProbeImage: "registry.lab.test/pullpath:test", Namespace: "pullpath-sweep", RunID: "difftest"}
+}
