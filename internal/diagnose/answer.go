@@ -3,9 +3,9 @@ package diagnose
 import (
 	"fmt"
 	"net/netip"
-	"strings"
 	"regexp"
 	"sort"
+	"strings"
 
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
