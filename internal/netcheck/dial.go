@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pullpath/pullpath/internal/addrscope"
 	"io"
 	"net"
 	"net/netip"
@@ -14,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pullpath/pullpath/internal/addrscope"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )

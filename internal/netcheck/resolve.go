@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pullpath/pullpath/internal/addrscope"
 	"net"
 	"net/netip"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/pullpath/pullpath/internal/addrscope"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )

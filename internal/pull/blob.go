@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pullpath/pullpath/internal/units"
 	"hash"
 	"io"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/units"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -151,16 +151,16 @@ func (s *session) fetchBlob(ctx context.Context, d Descriptor, buf []byte, done 
 	if f != nil {
 		return 0, f.Host, f
 	}
-	n, f := s.blobAnswer(rctx, cancel, resp, ep, d, buf, done)
+	n, f := s.blobAnswer(cancel, resp, ep, d, buf, done)
 	return n, ep.rep.Host, f
 }
 
 // blobAnswer reads a blob answer that is not a redirect.
-func (s *session) blobAnswer(ctx context.Context, cancel context.CancelFunc, resp *http.Response, ep *endpoint, d Descriptor, buf []byte, done *atomic.Int64) (int64, *Error) {
+func (s *session) blobAnswer(cancel context.CancelFunc, resp *http.Response, ep *endpoint, d Descriptor, buf []byte, done *atomic.Int64) (int64, *Error) {
 	at := ep.in(verdict.StageBlob)
 	switch {
 	case resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusPartialContent:
-		return s.readBlob(ctx, cancel, resp, ep, d, buf, done)
+		return s.readBlob(cancel, resp, ep, d, buf, done)
 	case resp.StatusCode == http.StatusNotFound:
 		defer resp.Body.Close()
 		es, text := readErrorBody(resp.Body)
@@ -173,35 +173,60 @@ func (s *session) blobAnswer(ctx context.Context, cancel context.CancelFunc, res
 	return 0, at.statusFailure(resp, "GET blob "+short(d.Digest.String()))
 }
 
-// readBlob streams the body through the digest's hash, watching for a
-// stall: StallTimeout without a byte cancels the request.
-func (s *session) readBlob(ctx context.Context, cancel context.CancelFunc, resp *http.Response, ep *endpoint, d Descriptor, buf []byte, done *atomic.Int64) (int64, *Error) {
+// readBlob reads one blob answer in three phases: what the answer says
+// before any byte (the digest's algorithm, the announced length), the
+// body streamed through the hash, and the bytes checked against the
+// descriptor.
+func (s *session) readBlob(cancel context.CancelFunc, resp *http.Response, ep *endpoint, d Descriptor, buf []byte, done *atomic.Int64) (int64, *Error) {
 	defer resp.Body.Close()
-	host := ep.rep.Host
 	at := ep.in(verdict.StageBlob)
-	var stalled atomic.Bool
-	timer := time.AfterFunc(s.w.opts.StallTimeout, func() { stalled.Store(true); cancel() })
-	defer timer.Stop()
+	h, f := s.blobStart(resp, at, d)
+	if f != nil {
+		return 0, f
+	}
+	n, f := s.streamBlob(cancel, resp.Body, at, d, h, buf, done)
+	if f != nil || s.w.opts.Quick {
+		return n, f
+	}
+	if n != d.Size {
+		return n, at.fail(verdict.BlobSizeMismatch, nil, "blob %s from %s is %d bytes, the manifest says %d", short(d.Digest.String()), at.host, n, d.Size)
+	}
+	if got := fmt.Sprintf("%s:%x", d.Digest.Algorithm(), h.Sum(nil)); got != d.Digest.String() {
+		return n, at.fail(verdict.BlobDigestMismatch, nil, "blob %s from %s hashes to %s: the bytes are not what the manifest names", short(d.Digest.String()), at.host, short(got))
+	}
+	return n, nil
+}
 
-	var h hash.Hash
-	if !s.w.opts.Quick {
-		if !d.Digest.Algorithm().Available() {
-			return 0, at.fail(verdict.ManifestInvalid, nil, "blob %s uses an unsupported digest algorithm", d.Digest)
-		}
-		h = d.Digest.Algorithm().Hash()
+// blobStart checks what an answer says before its first byte and returns
+// the hash to verify it with (nil for --quick).
+func (s *session) blobStart(resp *http.Response, at site, d Descriptor) (hash.Hash, *Error) {
+	if s.w.opts.Quick {
+		return nil, nil
+	}
+	if !d.Digest.Algorithm().Available() {
+		return nil, at.fail(verdict.ManifestInvalid, nil, "blob %s uses an unsupported digest algorithm", d.Digest)
 	}
 	// A length the server announces that contradicts the descriptor is a
 	// finding before any byte is read: containerd would fail the blob
 	// either way (core/content/helpers.go: a short read, or a commit of
 	// the wrong size).
-	if !s.w.opts.Quick && resp.StatusCode == http.StatusOK && resp.ContentLength >= 0 && resp.ContentLength != d.Size {
-		return 0, at.fail(verdict.BlobSizeMismatch, nil, "blob %s from %s announces Content-Length %d, the manifest says %d", short(d.Digest.String()), host, resp.ContentLength, d.Size)
+	if resp.StatusCode == http.StatusOK && resp.ContentLength >= 0 && resp.ContentLength != d.Size {
+		return nil, at.fail(verdict.BlobSizeMismatch, nil, "blob %s from %s announces Content-Length %d, the manifest says %d", short(d.Digest.String()), at.host, resp.ContentLength, d.Size)
 	}
+	return d.Digest.Algorithm().Hash(), nil
+}
+
+// streamBlob reads body through h, watching for a stall: StallTimeout
+// without a byte cancels the request.
+func (s *session) streamBlob(cancel context.CancelFunc, body io.Reader, at site, d Descriptor, h hash.Hash, buf []byte, done *atomic.Int64) (int64, *Error) {
+	var stalled atomic.Bool
+	timer := time.AfterFunc(s.w.opts.StallTimeout, func() { stalled.Store(true); cancel() })
+	defer timer.Stop()
 	limit := d.Size + 1
 	if s.w.opts.Quick {
 		limit = quickBytes
 	}
-	r := io.LimitReader(resp.Body, limit)
+	r := io.LimitReader(body, limit)
 	var n int64
 	for {
 		k, err := r.Read(buf)
@@ -216,29 +241,18 @@ func (s *session) readBlob(ctx context.Context, cancel context.CancelFunc, resp 
 				s.progress(done.Load())
 			}
 		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			if stalled.Load() {
-				return n, at.fail(verdict.BlobStalled, err, "blob %s from %s stalled: no bytes for %s after %s of %s", short(d.Digest.String()), host, s.w.opts.StallTimeout, units.Bytes(n), units.Bytes(d.Size))
-			}
-			if truncated(err) {
-				return n, at.fail(verdict.BlobSizeMismatch, err, "blob %s from %s ended after %s of %s: the server closed the connection cleanly before the whole blob (truncated, not reset)", short(d.Digest.String()), host, units.Bytes(n), units.Bytes(d.Size))
-			}
+		switch {
+		case err == io.EOF:
+			return n, nil
+		case err == nil:
+		case stalled.Load():
+			return n, at.fail(verdict.BlobStalled, err, "blob %s from %s stalled: no bytes for %s after %s of %s", short(d.Digest.String()), at.host, s.w.opts.StallTimeout, units.Bytes(n), units.Bytes(d.Size))
+		case truncated(err):
+			return n, at.fail(verdict.BlobSizeMismatch, err, "blob %s from %s ended after %s of %s: the server closed the connection cleanly before the whole blob (truncated, not reset)", short(d.Digest.String()), at.host, units.Bytes(n), units.Bytes(d.Size))
+		default:
 			return n, at.requestFailure(err, "reading blob "+short(d.Digest.String()))
 		}
 	}
-	if s.w.opts.Quick {
-		return n, nil
-	}
-	if n != d.Size {
-		return n, at.fail(verdict.BlobSizeMismatch, nil, "blob %s from %s is %d bytes, the manifest says %d", short(d.Digest.String()), host, n, d.Size)
-	}
-	if got := fmt.Sprintf("%s:%x", d.Digest.Algorithm(), h.Sum(nil)); got != d.Digest.String() {
-		return n, at.fail(verdict.BlobDigestMismatch, nil, "blob %s from %s hashes to %s: the bytes are not what the manifest names", short(d.Digest.String()), host, short(got))
-	}
-	return n, nil
 }
 
 // truncated says a body ended early on a clean close (TLS close_notify, or

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/pullpath/pullpath/internal/units"
 	"io"
 	"net/http"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/opencontainers/go-digest"
 
 	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/units"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 

@@ -8,7 +8,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"github.com/pullpath/pullpath/internal/units"
 	"net/http"
 	"net/url"
 	"os"
@@ -19,6 +18,7 @@ import (
 	"github.com/pullpath/pullpath/internal/redact"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/runtimecfg"
+	"github.com/pullpath/pullpath/internal/units"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -137,6 +137,26 @@ type walker struct {
 // pull itself is in the report's verdict.
 func Probe(ctx context.Context, opts Options) (*report.ProbeReport, error) {
 	opts.defaults()
+	w, err := newWalker(opts)
+	if err != nil {
+		return nil, err
+	}
+	defer w.closeIdle()
+	var failure *Error
+	if err := w.walk(ctx); err != nil && !errors.As(err, &failure) {
+		return nil, w.sec.Err(err)
+	}
+	w.finish(failure)
+	w.rep.DurationMS = float64(time.Since(w.rep.StartedAt).Microseconds()) / 1000
+	// Every string of the report, whatever a server put in it, is masked
+	// against every secret the run held or obtained.
+	w.sec.Scrub(w.rep)
+	return w.rep, nil
+}
+
+// newWalker reads the platform and the node's resolver and starts the
+// report.
+func newWalker(opts Options) (*walker, error) {
 	rep := &report.ProbeReport{
 		APIVersion: report.APIVersion,
 		Kind:       "ProbeReport",
@@ -169,18 +189,7 @@ func Probe(ctx context.Context, opts Options) (*report.ProbeReport, error) {
 	}
 	w := &walker{opts: opts, nc: nc, platform: plat, rep: rep, endpoints: map[string]*endpoint{}, sec: redact.NewSecrets()}
 	w.sec.AddBasic(opts.Username, opts.Password)
-	defer w.closeIdle()
-
-	var failure *Error
-	if err := w.walk(ctx); err != nil && !errors.As(err, &failure) {
-		return nil, w.sec.Err(err)
-	}
-	w.finish(failure)
-	rep.DurationMS = float64(time.Since(rep.StartedAt).Microseconds()) / 1000
-	// Every string of the report, whatever a server put in it, is masked
-	// against every secret the run held or obtained.
-	w.sec.Scrub(rep)
-	return rep, nil
+	return w, nil
 }
 
 // walk follows the runtime's order:

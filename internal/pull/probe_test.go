@@ -3,7 +3,6 @@ package pull
 import (
 	"context"
 	"encoding/json"
-	"github.com/pullpath/pullpath/internal/printers"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/labsvc"
 	"github.com/pullpath/pullpath/internal/netcheck"
+	"github.com/pullpath/pullpath/internal/printers"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/testenv"
 	"github.com/pullpath/pullpath/internal/verdict"
