@@ -62,10 +62,24 @@ func requireCluster(t *testing.T) {
 	}
 }
 
-// machineSysctls reads the six machine-wide sysctls a kubelet would write.
+// machineSysctls reads the six machine-wide sysctls a kubelet would write,
+// and the root namespace's interfaces, routes and rules (a CNI plugin or a
+// kubelet must add none).
 func machineSysctls(t *testing.T) []string {
 	t.Helper()
 	var out []string
+	for _, argv := range [][]string{{"ip", "-o", "link", "show"}, {"ip", "route", "show", "table", "all"}, {"ip", "rule", "show"}} {
+		b, err := exec.Command(argv[0], argv[1:]...).Output()
+		if err != nil {
+			t.Fatalf("%v: %v", argv, err)
+		}
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			if f := strings.Fields(l); argv[1] == "-o" && len(f) > 1 {
+				l = f[1] // the interface name: counters and flags may change
+			}
+			out = append(out, argv[1]+" "+l)
+		}
+	}
 	for _, f := range []string{"vm/overcommit_memory", "vm/panic_on_oom", "kernel/panic", "kernel/panic_on_oops", "kernel/keys/root_maxkeys", "kernel/keys/root_maxbytes"} {
 		b, err := os.ReadFile("/proc/sys/" + f)
 		if err != nil {
