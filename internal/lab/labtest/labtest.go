@@ -10,7 +10,7 @@
 //		_ = c.ImportImage(t.Context(), "my-image.tar")    // into every node's containerd
 //		_ = c.AddNode(t.Context(), "node-c")              // a `later` node: the scale-up
 //		_ = c.StopKubelet(t.Context(), "node-a")          // NotReady about 16 s later
-//		_ = c.Route(t.Context(), "vpc", "del", lab.Route{To: "10.0.20.0/24"})
+//		_ = c.Route(t.Context(), "node-c", "add", lab.Route{To: "10.9.0.0/16", Via: "10.0.3.1"})
 //		cmd, _ := c.Exec(t.Context(), "node-a", "cat", "/etc/resolv.conf")
 //	}
 //
