@@ -1,0 +1,214 @@
+package azure
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/network/armnetwork/v8"
+
+	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/verdict"
+)
+
+// checkPeering checks the cluster side of the peerings the path crosses:
+// Connected, useRemoteGateways when the registry sits beyond the hub's VPN
+// gateway, allowForwardedTraffic where an appliance forwards. The hub side
+// and the far side's return route are outside the contract and are named
+// in the evidence.
+func checkPeering(m *Model, n *nodeSubnet) report.Check {
+	c := report.Check{Condition: verdict.ConditionRoute}
+	if !m.PeeringsKnown {
+		c.Status = report.CheckWarn
+		c.Summary = "the VNet's peerings are unknown: " + FilePeerings + " is missing"
+		return c
+	}
+	if len(m.Peerings) == 0 {
+		c.Status = report.CheckSkip
+		c.Summary = "the cluster VNet has no peerings: the path crosses none"
+		return c
+	}
+	var bad *finding
+	crossed := map[string]*armnetwork.VirtualNetworkPeering{}
+	for _, h := range n.Hosts {
+		for _, a := range h.peAddrs() {
+			r, ok := n.Routes.Lookup(a)
+			hop := ""
+			if ok {
+				hop = r.NextHop
+			}
+			switch hop {
+			case hopVnetLocal:
+				continue
+			case hopPeering, hopGlobalPeer:
+				p := m.peeringFor(a)
+				if p == nil {
+					c.Evidence = append(c.Evidence, fmt.Sprintf("%s (%s): next hop %s, but no listed peering's remote address space holds it", a, h.Name, hop))
+					continue
+				}
+				crossed[idKey(str(p.ID))] = p
+				bad = first(bad, peeringState(p, h.Name, a))
+			case hopGateway:
+				var gw []*armnetwork.VirtualNetworkPeering
+				for _, p := range m.Peerings {
+					if p != nil && p.Properties != nil && boolv(p.Properties.UseRemoteGateways) {
+						gw = append(gw, p)
+						crossed[idKey(str(p.ID))] = p
+					}
+				}
+				if len(gw) == 0 {
+					c.Evidence = append(c.Evidence, fmt.Sprintf("%s (%s) goes through the VNet's own gateway (no peering uses a remote gateway)", a, h.Name))
+				}
+				for _, p := range gw {
+					bad = first(bad, peeringState(p, h.Name, a))
+				}
+			case hopAppliance:
+				if len(r.NextHopIPs) == 0 {
+					continue
+				}
+				ip, err := netip.ParseAddr(r.NextHopIPs[0])
+				if err != nil {
+					continue
+				}
+				p := m.peeringFor(ip)
+				if p == nil {
+					continue // the appliance is in the cluster VNet
+				}
+				crossed[idKey(str(p.ID))] = p
+				bad = first(bad, peeringState(p, h.Name, a))
+				if !boolv(p.Properties.AllowForwardedTraffic) {
+					pid := str(p.ID)
+					bad = first(bad, &finding{host: h.Name,
+						summary:   fmt.Sprintf("peering %s has allowForwardedTraffic: false: the replies appliance %s forwards from %s (%s) are dropped on their way into the cluster VNet", lastName(pid), ip, a, h.Name),
+						resources: []string{pid},
+						changes: []report.Change{{Resource: pid, Kind: "Microsoft.Network/virtualNetworks/virtualNetworkPeerings",
+							Action:  "allow forwarded traffic on the cluster side of the peering, so the appliance's replies enter the cluster VNet",
+							Command: peeringUpdate(pid, "allowForwardedTraffic=true")}},
+					})
+				}
+			default: // None or Internet: is the path beyond a gateway the VNet does not use?
+				if p := m.peeringFor(a); p != nil {
+					crossed[idKey(str(p.ID))] = p
+					bad = first(bad, peeringState(p, h.Name, a))
+					continue
+				}
+				var gw, nogw []*armnetwork.VirtualNetworkPeering
+				for _, p := range m.Peerings {
+					if p == nil || p.Properties == nil {
+						continue
+					}
+					if boolv(p.Properties.UseRemoteGateways) {
+						gw = append(gw, p)
+					} else {
+						nogw = append(nogw, p)
+					}
+				}
+				if len(gw) > 0 {
+					for _, p := range gw {
+						crossed[idKey(str(p.ID))] = p
+						bad = first(bad, peeringState(p, h.Name, a))
+					}
+					c.Evidence = append(c.Evidence, fmt.Sprintf("%s (%s) is beyond the hub: gateway transit is on, so its routes must come over BGP (see the route check)", a, h.Name))
+					continue
+				}
+				p := nogw[0]
+				pid := str(p.ID)
+				crossed[idKey(pid)] = p
+				var names []string
+				for _, q := range nogw {
+					names = append(names, lastName(str(q.ID)))
+				}
+				bad = first(bad, &finding{host: h.Name,
+					summary:   fmt.Sprintf("%s sits beyond the VNet and its peers, and no peering uses the remote VPN gateway (useRemoteGateways: false on %s): %s has no path to it", a, strings.Join(names, ", "), n.poolsString()),
+					evidence:  []string{fmt.Sprintf("the hub side (%s's peering back to the cluster VNet) must have allowGatewayTransit: true before useRemoteGateways can be set", remoteName(p))},
+					resources: []string{pid},
+					changes: []report.Change{{Resource: pid, Kind: "Microsoft.Network/virtualNetworks/virtualNetworkPeerings",
+						Action:  fmt.Sprintf("use the hub's VPN gateway from the cluster VNet (useRemoteGateways: true; the hub side %s needs allowGatewayTransit: true first)", remoteName(p)),
+						Command: peeringUpdate(pid, "useRemoteGateways=true")}},
+				})
+			}
+		}
+	}
+	for _, k := range sortedKeys(crossed) {
+		p := crossed[k]
+		c.Resources = appendUnique(c.Resources, str(p.ID))
+		c.Evidence = append(c.Evidence, peeringLine(p))
+		c.Evidence = append(c.Evidence, fmt.Sprintf("outside the contract, check too: the hub side (%s's peering back to %s: Connected, allowGatewayTransit: true if the cluster uses its gateway) and the far side's return route to %s (the on-premises network or the registry's VNet must route the node subnet back through the same gateway)", remoteName(p), lastName(parentID(n.ID)), n.cidr()))
+	}
+	switch {
+	case bad != nil:
+		c.Status, c.Host, c.Summary, c.Changes = report.CheckFail, bad.host, bad.summary, bad.changes
+		c.Resources = append(bad.resources, c.Resources...)
+		c.Evidence = append(bad.evidence, c.Evidence...)
+	case len(crossed) == 0:
+		c.Status = report.CheckSkip
+		c.Summary = "the path to the registry crosses no peering"
+	default:
+		c.Status = report.CheckPass
+		c.Summary = fmt.Sprintf("the cluster side of every peering on the path is Connected with the settings the path needs (%d peering(s))", len(crossed))
+	}
+	return c
+}
+
+func peeringState(p *armnetwork.VirtualNetworkPeering, host string, a netip.Addr) *finding {
+	pid := str(p.ID)
+	st := ""
+	if p.Properties != nil && p.Properties.PeeringState != nil {
+		st = string(*p.Properties.PeeringState)
+	}
+	if !strings.EqualFold(st, "Connected") {
+		action := "re-create the peering on both sides"
+		switch strings.ToLower(st) {
+		case "initiated":
+			action = fmt.Sprintf("create the other side of the peering (on %s, back to the cluster VNet)", remoteName(p))
+		case "disconnected":
+			action = fmt.Sprintf("delete and re-create the peering on both sides (the %s side was removed or reset)", remoteName(p))
+		}
+		return &finding{host: host,
+			summary:   fmt.Sprintf("peering %s to %s is %s, not Connected: no traffic to %s (%s) crosses it", lastName(pid), remoteName(p), orUnknown(st), a, host),
+			resources: []string{pid},
+			changes: []report.Change{{Resource: pid, Kind: "Microsoft.Network/virtualNetworks/virtualNetworkPeerings", Action: action,
+				Command: fmt.Sprintf("az network vnet peering show -g %s --vnet-name %s -n %s --query peeringState", resourceGroupOf(pid), idSegment(pid, "virtualNetworks"), lastName(pid))}},
+		}
+	}
+	if p.Properties != nil && p.Properties.AllowVirtualNetworkAccess != nil && !*p.Properties.AllowVirtualNetworkAccess {
+		return &finding{host: host,
+			summary:   fmt.Sprintf("peering %s has allowVirtualNetworkAccess: false: %s (%s) in %s is not reachable over it", lastName(pid), a, host, remoteName(p)),
+			resources: []string{pid},
+			changes: []report.Change{{Resource: pid, Kind: "Microsoft.Network/virtualNetworks/virtualNetworkPeerings", Action: "allow virtual network access over the peering",
+				Command: peeringUpdate(pid, "allowVirtualNetworkAccess=true")}},
+		}
+	}
+	return nil
+}
+
+func peeringUpdate(pid, set string) string {
+	return fmt.Sprintf("az network vnet peering update -g %s --vnet-name %s -n %s --set %s", resourceGroupOf(pid), idSegment(pid, "virtualNetworks"), lastName(pid), set)
+}
+
+func peeringLine(p *armnetwork.VirtualNetworkPeering) string {
+	pp := p.Properties
+	if pp == nil {
+		return "peering " + lastName(str(p.ID))
+	}
+	st := ""
+	if pp.PeeringState != nil {
+		st = string(*pp.PeeringState)
+	}
+	return fmt.Sprintf("peering %s -> %s: %s, useRemoteGateways %v, allowForwardedTraffic %v, allowGatewayTransit %v, remote %s",
+		lastName(str(p.ID)), remoteName(p), orUnknown(st), boolv(pp.UseRemoteGateways), boolv(pp.AllowForwardedTraffic), boolv(pp.AllowGatewayTransit), prefixesString(peeringPrefixes(p)))
+}
+
+func remoteName(p *armnetwork.VirtualNetworkPeering) string {
+	if p.Properties != nil && p.Properties.RemoteVirtualNetwork != nil {
+		return str(p.Properties.RemoteVirtualNetwork.ID)
+	}
+	return "the remote VNet"
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
