@@ -153,7 +153,7 @@ func identityScope(r *report.AuditReport) {
 	for _, s := range r.Subnets {
 		for _, c := range s.Checks {
 			if c.ID == "identity-acrpull" && c.Status == report.CheckFail {
-				if !strings.Contains(r.Verdict.Summary, "every pool") {
+				if !strings.Contains(r.Verdict.Summary, "every pool alike") {
 					r.Verdict.Summary += "; the kubelet identity's missing pull role fails every pool alike, whatever their network"
 				}
 				return
