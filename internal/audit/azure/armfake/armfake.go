@@ -1,0 +1,283 @@
+// Package armfake is a loopback HTTPS server that answers the Azure
+// Resource Manager REST calls `pullpath azure collect` makes, with bodies in
+// ARM's shape (properties nested, list pages as {"value": [...],
+// "nextLink": ...}) as the REST API reference gives them. No Azure
+// emulator runs here, so this is the one fake the live path is tested
+// against; the Azure SDK for Go's own clients talk to it through
+// arm.ClientOptions with a test cloud configuration and a static
+// credential.
+//
+// It serves an account from an azure.Model (loaded from a fixture folder),
+// so the live path and --from read the same account.
+package armfake
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/cloud"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+
+	azaudit "github.com/pullpath/pullpath/internal/audit/azure"
+)
+
+// Server is the fake ARM endpoint.
+type Server struct {
+	*httptest.Server
+	PageSize int // items per list page (every list is paged)
+
+	mu        sync.Mutex
+	resources map[string][]byte // lower-cased ARM id -> body
+	lists     map[string][]json.RawMessage
+	posts     map[string][]byte // lower-cased path -> body of a POST action
+	roles     []json.RawMessage
+	roleNames map[string]string // role definition id (lower) -> roleName
+	calls     map[string]int    // "GET kind" -> count
+	Requests  int
+}
+
+// New serves m's account.
+func New(m *azaudit.Model) *Server {
+	s := &Server{PageSize: 2, resources: map[string][]byte{}, lists: map[string][]json.RawMessage{},
+		posts: map[string][]byte{}, roleNames: map[string]string{}, calls: map[string]int{}}
+	s.load(m)
+	s.Server = httptest.NewTLSServer(http.HandlerFunc(s.serve))
+	return s
+}
+
+func raw(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func key(id string) string { return strings.ToLower(strings.TrimSuffix(id, "/")) }
+
+func (s *Server) put(id string, v any) {
+	if id != "" {
+		s.resources[key(id)] = raw(v)
+	}
+}
+
+func (s *Server) load(m *azaudit.Model) {
+	c := m.Cluster
+	s.put(*c.ID, c)
+	sub := strings.Split(strings.Trim(*c.ID, "/"), "/")[1]
+	if m.VNet != nil {
+		s.put(*m.VNet.ID, m.VNet)
+		var ps []json.RawMessage
+		for _, p := range m.Peerings {
+			ps = append(ps, raw(p))
+		}
+		s.lists[key(*m.VNet.ID+"/virtualNetworkPeerings")] = ps
+	}
+	for _, sn := range m.Subnets {
+		s.put(*sn.ID, sn)
+	}
+	for _, rt := range m.RouteTables {
+		s.put(*rt.ID, rt)
+	}
+	for _, g := range m.NSGs {
+		s.put(*g.ID, g)
+	}
+	for _, pe := range m.PrivateEndpoints {
+		s.put(*pe.ID, pe)
+	}
+	var zones []json.RawMessage
+	for _, z := range m.Zones {
+		zones = append(zones, raw(z))
+		s.put(*z.ID, z)
+	}
+	s.lists[key("/subscriptions/"+sub+"/providers/Microsoft.Network/privateDnsZones")] = zones
+	if zid := m.ZoneID(); zid != "" {
+		var ls []json.RawMessage
+		for _, l := range m.Links {
+			ls = append(ls, raw(l))
+		}
+		s.lists[key(zid+"/virtualNetworkLinks")] = ls
+	}
+	for _, r := range m.Records {
+		s.put(*r.ID, r)
+	}
+	if r := m.Registry; r != nil {
+		body := map[string]any{}
+		_ = json.Unmarshal(raw(r), &body)
+		if m.RoleAssignmentMode != "" {
+			if p, ok := body["properties"].(map[string]any); ok {
+				p["roleAssignmentMode"] = m.RoleAssignmentMode
+			}
+		}
+		s.resources[key(*r.ID)] = raw(body)
+		s.lists[key("/subscriptions/"+sub+"/providers/Microsoft.ContainerRegistry/registries")] = []json.RawMessage{raw(body)}
+	}
+	for _, ra := range m.Roles {
+		s.roles = append(s.roles, raw(ra.RoleAssignment))
+		if ra.Properties != nil && ra.Properties.RoleDefinitionID != nil && ra.DefinitionName != "" {
+			s.roleNames[key(*ra.Properties.RoleDefinitionID)] = ra.DefinitionName
+		}
+	}
+	for _, nic := range m.NodeNICs() {
+		routes, ok := m.Routes[strings.ToLower(nic.Name)]
+		if !ok {
+			continue
+		}
+		path := "/subscriptions/" + sub + "/resourceGroups/" + nic.ResourceGroup + "/providers/Microsoft.Network/networkInterfaces/" + nic.Name + "/effectiveRouteTable"
+		s.posts[key(path)] = raw(map[string]any{"value": routes})
+	}
+}
+
+// Calls is how many requests each kind of call got ("GET virtualNetworks", "POST effectiveRouteTable", ...).
+func (s *Server) Calls() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range s.calls {
+		out[k] = v
+	}
+	return out
+}
+
+func kindOf(path string) string {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	// the last type segment: .../TYPE/NAME or .../TYPE (a list) or .../ACTION
+	if len(parts)%2 == 0 && len(parts) > 0 {
+		return parts[len(parts)-2]
+	}
+	return parts[len(parts)-1]
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.Requests++
+	s.calls[r.Method+" "+kindOf(r.URL.Path)]++
+	s.mu.Unlock()
+	if !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ") {
+		armErr(w, http.StatusUnauthorized, "AuthenticationFailed", "no bearer token")
+		return
+	}
+	if r.URL.Query().Get("api-version") == "" {
+		armErr(w, http.StatusBadRequest, "MissingApiVersionParameter", "The api-version query parameter (?api-version=) is required for all requests.")
+		return
+	}
+	k := key(r.URL.Path)
+	switch r.Method {
+	case http.MethodPost:
+		if body, ok := s.posts[k]; ok {
+			writeJSON(w, body)
+			return
+		}
+	case http.MethodGet:
+		if strings.HasSuffix(k, "/providers/microsoft.authorization/roleassignments") {
+			s.page(w, r, filterRoles(s.roles, r.URL.Query().Get("$filter")))
+			return
+		}
+		if i := strings.Index(k, "/providers/microsoft.authorization/roledefinitions/"); i >= 0 {
+			name, ok := s.roleNames[k]
+			if !ok {
+				armErr(w, http.StatusNotFound, "RoleDefinitionDoesNotExist", "The specified role definition does not exist.")
+				return
+			}
+			writeJSON(w, raw(map[string]any{"id": r.URL.Path, "name": lastSeg(k), "type": "Microsoft.Authorization/roleDefinitions",
+				"properties": map[string]any{"roleName": name, "type": "BuiltInRole"}}))
+			return
+		}
+		if items, ok := s.lists[k]; ok {
+			s.page(w, r, items)
+			return
+		}
+		if body, ok := s.resources[k]; ok {
+			writeJSON(w, body)
+			return
+		}
+	}
+	armErr(w, http.StatusNotFound, "ResourceNotFound", fmt.Sprintf("The Resource '%s' was not found.", r.URL.Path))
+}
+
+func lastSeg(p string) string { return p[strings.LastIndex(p, "/")+1:] }
+
+// page serves a list in pages of PageSize with nextLink, as ARM does.
+func (s *Server) page(w http.ResponseWriter, r *http.Request, items []json.RawMessage) {
+	start, _ := strconv.Atoi(r.URL.Query().Get("page"))
+	end := start + s.PageSize
+	if end > len(items) {
+		end = len(items)
+	}
+	body := map[string]any{"value": append([]json.RawMessage{}, items[min(start, len(items)):end]...)}
+	if end < len(items) {
+		q := r.URL.Query()
+		q.Set("page", strconv.Itoa(end))
+		u := url.URL{Scheme: "https", Host: r.Host, Path: r.URL.Path, RawQuery: q.Encode()}
+		body["nextLink"] = u.String()
+	}
+	writeJSON(w, raw(body))
+}
+
+func filterRoles(all []json.RawMessage, filter string) []json.RawMessage {
+	const p = "principalId eq '"
+	if f, err := url.QueryUnescape(filter); err == nil {
+		filter = f
+	}
+	i := strings.Index(filter, p)
+	if i < 0 {
+		return all
+	}
+	want := strings.TrimSuffix(filter[i+len(p):], "'")
+	var out []json.RawMessage
+	for _, r := range all {
+		var ra struct {
+			Properties struct {
+				PrincipalID string `json:"principalId"`
+			} `json:"properties"`
+		}
+		if json.Unmarshal(r, &ra) == nil && strings.EqualFold(ra.Properties.PrincipalID, want) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func writeJSON(w http.ResponseWriter, body []byte) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	_, _ = w.Write(body)
+}
+
+func armErr(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("x-ms-error-code", code)
+	w.WriteHeader(status)
+	_, _ = w.Write(raw(map[string]any{"error": map[string]any{"code": code, "message": msg}}))
+}
+
+// ClientOptions point the SDK's clients at the server: a test cloud whose
+// Resource Manager endpoint is the server, its TLS client, no retries.
+func (s *Server) ClientOptions() *arm.ClientOptions {
+	return &arm.ClientOptions{ClientOptions: policy.ClientOptions{
+		Cloud: cloud.Configuration{
+			ActiveDirectoryAuthorityHost: s.URL + "/",
+			Services: map[cloud.ServiceName]cloud.ServiceConfiguration{
+				cloud.ResourceManager: {Audience: "https://management.core.test", Endpoint: s.URL},
+			},
+		},
+		Transport: s.Client(),
+		Retry:     policy.RetryOptions{MaxRetries: -1},
+	}}
+}
+
+// Credential is a static test credential.
+type Credential struct{}
+
+func (Credential) GetToken(context.Context, policy.TokenRequestOptions) (azcore.AccessToken, error) {
+	return azcore.AccessToken{Token: "test-token", ExpiresOn: time.Now().Add(time.Hour)}, nil
+}

@@ -1,0 +1,148 @@
+package azure_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	azaudit "github.com/pullpath/pullpath/internal/audit/azure"
+	"github.com/pullpath/pullpath/internal/audit/azure/armfake"
+	"github.com/pullpath/pullpath/internal/report"
+)
+
+func loadDir(t *testing.T, dir string) *azaudit.Model {
+	t.Helper()
+	m, err := azaudit.Load(os.DirFS(filepath.Join("testdata", dir)))
+	if err != nil {
+		t.Fatalf("Load(%s) = %v", dir, err)
+	}
+	return m
+}
+
+// verdicts is the part of a report both modes must agree on.
+func verdicts(r *report.AuditReport) map[string]string {
+	out := map[string]string{"verdict": string(r.Verdict.Status) + " " + string(r.Verdict.Condition) + " " + r.Verdict.Scope}
+	for _, s := range r.Subnets {
+		for _, c := range s.Checks {
+			out[s.ID+" "+c.ID] = string(c.Status) + ": " + c.Summary
+		}
+	}
+	for _, c := range r.Changes {
+		out["change "+c.Resource+" "+c.Check] = c.Command
+	}
+	return out
+}
+
+func collect(t *testing.T, srv *armfake.Server, m *azaudit.Model, registry string) azaudit.Files {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	id := *m.Cluster.ID
+	files, st, warns, err := azaudit.Collect(ctx, azaudit.LiveOptions{
+		Subscription:  strings.Split(strings.Trim(id, "/"), "/")[1],
+		ResourceGroup: strings.Split(strings.Trim(id, "/"), "/")[3],
+		Cluster:       *m.Cluster.Name,
+		Registry:      registry,
+		Credential:    armfake.Credential{},
+		ClientOptions: srv.ClientOptions(),
+	})
+	if err != nil {
+		t.Fatalf("Collect = %v", err)
+	}
+	if len(warns) != 0 {
+		t.Fatalf("Collect warnings = %v", warns)
+	}
+	if st.Requests != int64(srv.Requests) {
+		t.Errorf("Collect counted %d requests, the server saw %d", st.Requests, srv.Requests)
+	}
+	return files
+}
+
+// The live path (the SDK's own clients against a loopback ARM server
+// serving the fixture's account) gives the same verdict as --from, and
+// collect writes exactly the files --from reads.
+func TestLiveMatchesFrom(t *testing.T) {
+	for _, dir := range []string{"valid-healthy", "invalid-route-disable-bgp", "invalid-dns-record-missing", "invalid-identity-abac-acrpull", "invalid-private-endpoint-pending", "invalid-nsg-deny-443"} {
+		t.Run(dir, func(t *testing.T) {
+			m := loadDir(t, dir)
+			want := verdicts(azaudit.Audit(m, azaudit.Options{}))
+			srv := armfake.New(m)
+			defer srv.Close()
+			files := collect(t, srv, m, "")
+
+			fromDir, _ := os.ReadDir(filepath.Join("testdata", dir))
+			var wantNames, gotNames []string
+			for _, e := range fromDir {
+				wantNames = append(wantNames, e.Name())
+			}
+			for n := range files {
+				gotNames = append(gotNames, n)
+			}
+			if !sameSet(wantNames, gotNames) {
+				t.Errorf("collect wrote %v, want the contract's %v", gotNames, wantNames)
+			}
+
+			// the live audit reads the collected files
+			lm, err := azaudit.Load(files.FS())
+			if err != nil {
+				t.Fatalf("Load(collected) = %v", err)
+			}
+			if got := verdicts(azaudit.Audit(lm, azaudit.Options{Source: "live"})); !reflect.DeepEqual(got, want) {
+				t.Errorf("live verdict differs from --from:\n got %v\nwant %v", got, want)
+			}
+			// and collect --out, then audit --from, gives it again
+			out := t.TempDir()
+			if err := files.Write(out); err != nil {
+				t.Fatal(err)
+			}
+			rm, err := azaudit.Load(os.DirFS(out))
+			if err != nil {
+				t.Fatalf("Load(--out) = %v", err)
+			}
+			if got := verdicts(azaudit.Audit(rm, azaudit.Options{})); !reflect.DeepEqual(got, want) {
+				t.Errorf("collect -> audit --from differs:\n got %v\nwant %v", got, want)
+			}
+			data, _ := os.ReadFile(filepath.Join(out, azaudit.FileAKS))
+			if !strings.HasPrefix(string(data), "{\n  \"") || strings.Contains(string(data), "\"properties\"") {
+				t.Errorf("aks-show.json is not in the CLI's shape (2-space indent, properties flattened):\n%.200s", data)
+			}
+		})
+	}
+}
+
+func sameSet(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	m := map[string]bool{}
+	for _, x := range a {
+		m[x] = true
+	}
+	for _, x := range b {
+		if !m[x] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestLiveRegistryByName(t *testing.T) {
+	m := loadDir(t, "valid-healthy")
+	srv := armfake.New(m)
+	defer srv.Close()
+	files := collect(t, srv, m, "contosoacr.azurecr.io")
+	if _, ok := files[azaudit.FileACR]; !ok {
+		t.Fatal("no acr-show.json")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, _, _, err := azaudit.Collect(ctx, azaudit.LiveOptions{Subscription: "3f2b6c1e-8d4a-4b7e-9c1f-2a5d6e7f8a9b", ResourceGroup: "rg-aks", Cluster: "nope",
+		Credential: armfake.Credential{}, ClientOptions: srv.ClientOptions()})
+	if err == nil || !strings.Contains(err.Error(), "az aks show -g rg-aks -n nope: 404 ResourceNotFound") {
+		t.Fatalf("Collect(missing cluster) = %v, want a one-line 404 naming the command", err)
+	}
+}
