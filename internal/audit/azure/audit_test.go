@@ -8,6 +8,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/verdict"
 )
 
 const (
@@ -34,8 +35,8 @@ func TestHealthyPasses(t *testing.T) {
 	for _, dir := range []string{"valid-healthy", "valid-abac-repository-reader"} {
 		t.Run(dir, func(t *testing.T) {
 			r := auditDir(t, dir)
-			if r.Verdict.Status != report.CheckPass || audit.ExitCode(r) != 0 {
-				t.Fatalf("verdict = %s (%s), exit %d; want pass, 0", r.Verdict.Status, r.Verdict.Summary, audit.ExitCode(r))
+			if r.Verdict.Status != report.CheckPass || exitCode(r) != 0 {
+				t.Fatalf("verdict = %s (%s), exit %d; want pass, 0", r.Verdict.Status, r.Verdict.Summary, exitCode(r))
 			}
 			if len(r.Subnets) != 2 || len(r.Changes) != 0 || len(r.Warnings) != 0 {
 				t.Fatalf("subnets %d, changes %v, warnings %v; want 2 subnets, no change, no warning", len(r.Subnets), r.Changes, r.Warnings)
@@ -106,7 +107,7 @@ func TestEachCheckFailsAlone(t *testing.T) {
 		covered[tt.check] = true
 		t.Run(tt.dir, func(t *testing.T) {
 			r := auditDir(t, tt.dir)
-			if got := audit.ExitCode(r); got != tt.exit {
+			if got := exitCode(r); got != tt.exit {
 				t.Errorf("exit = %d, want %d (%s)", got, tt.exit, r.Verdict.Summary)
 			}
 			failing := map[string]bool{}
@@ -164,4 +165,14 @@ func TestIdentityFailsEveryPoolAlike(t *testing.T) {
 	if r.Verdict.Scope != audit.ScopeEverySubnet || !strings.Contains(r.Verdict.Summary, "identity, not network") || !strings.Contains(r.Verdict.Summary, "every pool alike") {
 		t.Fatalf("verdict = %+v, want every-subnet scope saying identity, not network, every pool alike", r.Verdict)
 	}
+}
+
+// exitCode is the CLI's rule (internal/cli/exit.go): 0 unless a subnet
+// fails, then the condition's code.
+func exitCode(r *report.AuditReport) int {
+	c, failed := audit.Condition(r)
+	if !failed {
+		return 0
+	}
+	return map[verdict.Condition]int{verdict.ConditionRoute: 3, verdict.ConditionDNS: 4, verdict.ConditionEndpointSet: 5, verdict.ConditionTLSIdentity: 6}[c]
 }
