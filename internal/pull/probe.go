@@ -185,7 +185,7 @@ func newWalker(opts Options) (*walker, error) {
 	}
 	rep.Resolver = nc.Resolver()
 	for _, m := range nc.Warnings() {
-		rep.Warnings = append(rep.Warnings, report.Finding{Code: verdict.HostsFileLine, Message: m, Advice: verdict.Advise(verdict.HostsFileLine, "", "")})
+		rep.Warnings = append(rep.Warnings, report.Warning{Code: verdict.HostsFileLine, Message: m, Advice: verdict.Advise(verdict.HostsFileLine, "", "")})
 	}
 	w := &walker{opts: opts, nc: nc, platform: plat, rep: rep, endpoints: map[string]*endpoint{}, sec: redact.NewSecrets()}
 	w.sec.AddBasic(opts.Username, opts.Password)
@@ -440,7 +440,7 @@ func (w *walker) warn(code verdict.Code, endpoint, msg string) {
 			role = e.Role
 		}
 	}
-	w.rep.Warnings = append(w.rep.Warnings, report.Finding{Code: code, Endpoint: endpoint, Message: w.sec.String(msg), Advice: verdict.Advise(code, endpoint, role)})
+	w.rep.Warnings = append(w.rep.Warnings, report.Warning{Code: code, Endpoint: endpoint, Message: w.sec.String(msg), Advice: verdict.Advise(code, endpoint, role)})
 }
 
 func (w *walker) closeIdle() {

@@ -58,7 +58,7 @@ type ExplainGroup struct {
 	Cause       verdict.Cause     `json:"cause,omitempty"`
 	Condition   verdict.Condition `json:"condition,omitempty"`
 	Endpoint    string            `json:"endpoint,omitempty"`
-	Findings    int               `json:"findings"`
+	Findings    int               `json:"findings"` // how many of the report's findings are about this image
 	FailingPods []string          `json:"failingPods,omitempty"`
 	HealthyPods []string          `json:"healthyPods,omitempty"`
 	Nodes       []ExplainNode     `json:"nodes,omitempty"`

@@ -3,6 +3,11 @@
 // (internal/printers does; only internal/cli decides which renderer runs).
 // No secret is ever stored in a report: URLs are redacted before they get
 // here.
+//
+// Words, as every report uses them: a finding is one thing a run found,
+// named by a verdict code (explain's ExplainFinding is one message read; a
+// probe's finding is its verdict); a warning (Warning) is a finding that
+// did not stop the pull but will bite later; a verdict is the one answer.
 package report
 
 import (
@@ -38,7 +43,7 @@ type ProbeReport struct {
 	Steps      []Step          `json:"steps"`
 	Transfer   *Transfer       `json:"transfer,omitempty"`
 	Verdict    verdict.Verdict `json:"verdict"`
-	Warnings   []Finding       `json:"warnings,omitempty"`
+	Warnings   []Warning       `json:"warnings,omitempty"`
 	StartedAt  time.Time       `json:"startedAt"`
 	DurationMS float64         `json:"durationMs"`
 	Runtime    *RuntimePull    `json:"runtime,omitempty"`  // filled by `lab run --runtime`
@@ -165,8 +170,9 @@ type Transfer struct {
 	MBps       float64 `json:"mbps"`
 }
 
-// Finding is a warning or an extra fact, with a code.
-type Finding struct {
+// Warning is a finding that did not stop the pull but will bite later (a
+// hosts-file pin, a public answer that happened to work), with its code.
+type Warning struct {
 	Code     verdict.Code `json:"code"`
 	Endpoint string       `json:"endpoint,omitempty"`
 	Message  string       `json:"message"`
