@@ -100,7 +100,7 @@ func ProbeAsKubelet(ctx context.Context, opts Options, id *runtimecfg.KubeletIde
 			best.Verdict.Advice = append(best.Verdict.Advice,
 				"Run the plugin as the kubelet does and read its stderr (identity.plugins in -o json): ECR's ecr-credential-provider needs the node role's ecr:GetAuthorizationToken and the instance metadata service; ACR's acr-credential-provider needs the kubelet identity of /etc/kubernetes/azure.json and Microsoft Entra ID.")
 		} else {
-			best.Warnings = append(best.Warnings, report.Finding{Code: verdict.CredentialsError, Message: pe.Error() + ": the pull worked with other credentials"})
+			best.Warnings = append(best.Warnings, report.Warning{Code: verdict.CredentialsError, Message: pe.Error() + ": the pull worked with other credentials"})
 		}
 	}
 	best.Identity = &ident
