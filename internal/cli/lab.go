@@ -68,6 +68,7 @@ func newLabCommand(s Streams) *cobra.Command {
 		newLabDemoCommand(s),
 		newLabServeCommand(s),
 		newLabForwardCommand(s),
+		newLabCredentialProviderCommand(s),
 	)
 	return cmd
 }

@@ -39,6 +39,8 @@ type Env struct {
 	Image        string
 	// Self is the pullpath binary the lab re-executes.
 	Self string
+
+	credProvider *CredentialProviderFiles // written by CredentialProviderFiles
 }
 
 // Command returns a command that runs argv inside namespace ns with a clean
@@ -290,6 +292,13 @@ func probe(ctx context.Context, t *Topology, env *Env) (*report.ProbeReport, str
 	}
 	if t.Probe.ExpectPrivate {
 		argv = append(argv, "--expect-private")
+	}
+	if cp, err := env.CredentialProviderFiles(); err != nil {
+		return nil, "", err
+	} else if cp != nil {
+		// The kubelet's identity replaces the docker config.
+		argv = withoutFlag(argv, "--docker-config")
+		argv = append(argv, "--image-credential-provider-config", cp.Config, "--image-credential-provider-bin-dir", cp.BinDir)
 	}
 	if d := t.Probe.ConnectTimeout.Duration; d > 0 {
 		argv = append(argv, "--connect-timeout", d.String())

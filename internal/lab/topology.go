@@ -195,6 +195,10 @@ type Node struct {
 	HostsEntries []string `json:"hostsEntries,omitempty"`
 	// Credentials the node has for the registry (docker config); none if nil.
 	Credentials *Credentials `json:"credentials,omitempty"`
+	// CredentialProvider is a kubelet credential provider plugin on the
+	// node (credprovider.go): the probe and the runtime get its credentials
+	// as the kubelet would.
+	CredentialProvider *CredentialProvider `json:"credentialProvider,omitempty"`
 	// TrustLabCA puts the lab CA in the node's certs dir (default true).
 	TrustLabCA *bool `json:"trustLabCA,omitempty"`
 }

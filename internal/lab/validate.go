@@ -522,6 +522,9 @@ func (v *validator) node() {
 	if c := n.Credentials; c != nil && (c.Username == "" || c.Password == "") {
 		v.fail("node.credentials", "want username and password")
 	}
+	if c := n.CredentialProvider; c != nil && c.Fail == "" && (c.Username == "" || c.Password == "") {
+		v.fail("node.credentialProvider", "want username and password (or fail: MESSAGE for a plugin that fails)")
+	}
 }
 
 func (v *validator) probe() {

@@ -66,7 +66,7 @@ func (h *Hook) Check(ctx context.Context, env *lab.Env, probe *report.ProbeRepor
 		rt.Error = err.Error()
 		return done()
 	}
-	rt.Credential = env.Topology != nil && env.Topology.Node.Credentials != nil
+	rt.Credential = env.Topology != nil && (env.Topology.Node.Credentials != nil || env.Topology.Node.CredentialProvider != nil && env.Topology.Node.CredentialProvider.Fail == "")
 	rt.OK, rt.GRPCCode, rt.Message, rt.TimedOut = res.OK, res.GRPCCode, res.Message, res.TimedOut
 	rt.DurationMS = ms(res.Duration)
 	if res.Error != "" {
@@ -138,6 +138,14 @@ func (h *Hook) pull(ctx context.Context, env *lab.Env, timeout time.Duration) (c
 	var auth *crirun.Auth
 	if env.Topology != nil && env.Topology.Node.Credentials != nil {
 		auth = &crirun.Auth{Username: env.Topology.Node.Credentials.Username, Password: env.Topology.Node.Credentials.Password}
+	}
+	if cp, err := env.CredentialProviderFiles(); err != nil {
+		return zero, r.Version(), err
+	} else if cp != nil {
+		// What the kubelet passes through CRI auth: the plugin's answer.
+		if auth, err = kubeletAuth(ctx, cp, env.Image); err != nil {
+			return zero, r.Version(), err
+		}
 	}
 	res := r.Pull(ctx, env.Image, auth, timeout)
 	if err := r.Stop(); err != nil && res.Error == "" {
