@@ -48,6 +48,15 @@ type ClusterOptions struct {
 	Progress io.Writer
 	// ReadyTimeout bounds the wait for each node to be Ready (default 60s).
 	ReadyTimeout time.Duration
+	// KubeletArgs are extra kubelet flags for every node, e.g.
+	// --image-credential-provider-config and --image-credential-provider-bin-dir
+	// for a credential provider that NodeSetup put in place.
+	KubeletArgs []string
+	// NodeSetup, when set, runs for each node after the lab wrote its files
+	// and before containerd and the kubelet start. dir is NodeDir(host):
+	// dir/var-lib is the node's /var/lib (its kubelet reads
+	// /var/lib/kubelet/config.json), dir/certs.d its containerd's certs.d.
+	NodeSetup func(host, dir string) error
 }
 
 // Cluster is a running lab with a real control plane and real kubelets.
@@ -329,6 +338,11 @@ func (c *Cluster) startNode(ctx context.Context, host string) error {
 	if err := c.writeNodeFiles(n); err != nil {
 		return fmt.Errorf("node %s: %v", host, err)
 	}
+	if c.o.NodeSetup != nil {
+		if err := c.o.NodeSetup(host, n.dir); err != nil {
+			return fmt.Errorf("node %s setup: %v", host, err)
+		}
+	}
 	c.mu.Lock()
 	imgs := append([]string(nil), c.images...)
 	c.mu.Unlock()
@@ -429,6 +443,11 @@ func (c *Cluster) Hosts() []string {
 	defer c.mu.Unlock()
 	return append([]string(nil), c.order...)
 }
+
+// NodeDir is the folder of a node host: var-lib is its /var/lib, var-log its
+// /var/log, certs.d its containerd's certs.d, kubelet.yaml its kubelet's
+// configuration.
+func (c *Cluster) NodeDir(host string) string { return filepath.Join(c.runDir, "nodes", host) }
 
 // Namespace is the network namespace of a host.
 func (c *Cluster) Namespace(host string) string { return c.net.NS[host] }

@@ -244,7 +244,7 @@ func (c *Cluster) kubeletArgs(n *clusterNode) []string {
 	for _, k := range keys {
 		kv = append(kv, k+"="+labels[k])
 	}
-	return []string{filepath.Join(c.bin, "kubelet"),
+	return append([]string{filepath.Join(c.bin, "kubelet"),
 		"--config=" + filepath.Join(n.dir, "kubelet.yaml"),
 		"--kubeconfig=" + filepath.Join(n.dir, "kubelet.kubeconfig"),
 		"--root-dir=/var/lib/kubelet",
@@ -252,7 +252,7 @@ func (c *Cluster) kubeletArgs(n *clusterNode) []string {
 		"--node-ip=" + n.ip.String(),
 		"--node-labels=" + strings.Join(kv, ","),
 		"--v=1",
-	}
+	}, c.o.KubeletArgs...)
 }
 
 func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -142,7 +142,12 @@ func TestClusterAPI(t *testing.T) {
 	}
 	before, sysBefore := machineState(t), machineSysctls(t)
 	ctx := t.Context()
-	c, err := lab.StartCluster(ctx, topo, lab.ClusterOptions{})
+	c, err := lab.StartCluster(ctx, topo, lab.ClusterOptions{
+		KubeletArgs: []string{"--v=2"},
+		NodeSetup: func(host, dir string) error {
+			return os.WriteFile(filepath.Join(dir, "var-lib", "lab-setup"), []byte(host+"\n"), 0o644)
+		},
+	})
 	if err != nil {
 		t.Fatalf("StartCluster: %v", err)
 	}
@@ -176,6 +181,14 @@ func TestClusterAPI(t *testing.T) {
 	out := execOut(t, c, "node-a", "sh", "-c", "hostname; cat /proc/sys/vm/overcommit_memory; cat /etc/resolv.conf")
 	if !strings.HasPrefix(out, "ip-10-0-1-10.ap-northeast-2.compute.internal\n1\n") || !strings.Contains(out, "nameserver 10.0.0.2") {
 		t.Errorf("in node-a: hostname, overcommit_memory, resolv.conf = %q", out)
+	}
+
+	// NodeSetup's file is the node's /var/lib/lab-setup; KubeletArgs reach the kubelet
+	if out := execOut(t, c, "node-b", "cat", "/var/lib/lab-setup"); out != "node-b\n" {
+		t.Errorf("node-b /var/lib/lab-setup = %q, want NodeSetup's", out)
+	}
+	if !kubeletHasArg(c.NodeName("node-a"), "--v=2") {
+		t.Errorf("node-a's kubelet runs without KubeletArgs' --v=2")
 	}
 
 	// kubeconfig from the root namespace: a file kubectl-like clients read
@@ -467,4 +480,20 @@ func TestClusterUpDown(t *testing.T) {
 		t.Errorf("lab down %s: %v\n%s", prefix, err, down)
 	}
 	checkClean(t, "lab down", prefix, before)
+}
+
+// kubeletHasArg reports whether the kubelet of node name runs with arg.
+func kubeletHasArg(name, arg string) bool {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(b), "\x00")
+		if len(args) > 0 && strings.HasSuffix(args[0], "/kubelet") && slices.Contains(args, "--hostname-override="+name) {
+			return slices.Contains(args, arg)
+		}
+	}
+	return false
 }
