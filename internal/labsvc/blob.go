@@ -110,7 +110,7 @@ func (b *BlobHost) Addr() string { return b.svc.Addr() }
 func (b *BlobHost) URL() string { return b.svc.scheme + "://" + b.svc.Addr() }
 
 // Requests returns a copy of the requests received so far (the first
-// maxRecorded of them).
+// maxRecorded of them). A request still being answered has Status 0.
 func (b *BlobHost) Requests() []BlobRequest {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -154,13 +154,14 @@ func (s *statusRecorder) Flush() {
 }
 
 func (b *BlobHost) serve(w http.ResponseWriter, r *http.Request) {
+	// The request is recorded before it is answered, so a client that has
+	// read the whole answer always finds it in Requests; its status is
+	// filled in once the handler returns.
 	rec := &statusRecorder{ResponseWriter: w}
-	defer func() {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		if len(b.reqs) >= maxRecorded {
-			return
-		}
+	b.mu.Lock()
+	i := -1
+	if len(b.reqs) < maxRecorded {
+		i = len(b.reqs)
 		b.reqs = append(b.reqs, BlobRequest{
 			Time:             time.Now(),
 			Method:           r.Method,
@@ -168,8 +169,16 @@ func (b *BlobHost) serve(w http.ResponseWriter, r *http.Request) {
 			Host:             r.Host,
 			HasAuthorization: r.Header.Get("Authorization") != "",
 			Range:            r.Header.Get("Range"),
-			Status:           rec.status,
 		})
+	}
+	b.mu.Unlock()
+	defer func() {
+		if i < 0 {
+			return
+		}
+		b.mu.Lock()
+		b.reqs[i].Status = rec.status
+		b.mu.Unlock()
 	}()
 	b.handle(rec, r)
 }
