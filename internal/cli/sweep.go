@@ -125,7 +125,7 @@ func newSweepCommand(s Streams) *cobra.Command {
 	f.BoolVar(&o.o.Canary, "canary", false, "also pull IMAGE with the real kubelet on each node (imagePullPolicy Always)")
 	f.StringVar(&o.o.CanaryImage, "canary-image", "", "the canary pulls this image instead of IMAGE (a freshly pushed tag no node has cached)")
 	f.StringVar(&o.o.ProbeImage, "image-for-probe", "", "pullpath's image the probe Pods run (default: "+PublishedImage+":VERSION)")
-	f.StringArrayVar(&o.o.PullSecrets, "pull-secret", nil, "imagePullSecret (in the working namespace) for the canary; repeatable")
+	f.StringArrayVar(&o.o.PullSecrets, "pull-secret", nil, "a kubernetes.io/dockerconfigjson Secret in the working namespace: the canary's imagePullSecret, and (the first) the probe's credentials; repeatable")
 	f.DurationVar(&o.o.Timeout, "timeout", 10*time.Minute, "budget of the whole run, and every Pod's activeDeadlineSeconds")
 	f.DurationVar(&o.o.StartTimeout, "start-timeout", 3*time.Minute, "a Pod not started by then (its node not running it, or the probe image slow to pull) is no answer")
 	f.StringVar(&o.o.CertsDir, "node-certs-dir", "", "the nodes' containerd config_path (default /etc/containerd/certs.d)")

@@ -49,7 +49,7 @@ func BuildBinary(ctx context.Context, moduleDir, dir, platform string) (string, 
 		return "", fmt.Errorf("platform %q: want linux/amd64 or linux/arm64", platform)
 	}
 	out := filepath.Join(dir, "pullpath-"+arch)
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-s -w", "-o", out, "./cmd/pullpath")
+	cmd := exec.CommandContext(ctx, "go", "build", "-ldflags", "-s -w", "-o", out, "./cmd/pullpath")
 	cmd.Dir = moduleDir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch)
 	if b, err := cmd.CombinedOutput(); err != nil {

@@ -77,7 +77,8 @@ type PodOptions struct {
 	// CertsDir and DockerCertsDir override the node paths of the registry
 	// directories (a runtime configured with another config_path).
 	CertsDir, DockerCertsDir string
-	// PullSecrets are the canary's imagePullSecrets (in Namespace).
+	// PullSecrets are the canary's imagePullSecrets (in Namespace); the
+	// first is also the probe's docker config.
 	PullSecrets []string
 }
 
@@ -176,6 +177,17 @@ func (o PodOptions) ProbePod(name string, n report.PlannedNode) *corev1.Pod {
 		if m.flag != "" {
 			args = append(args, m.flag, in)
 		}
+	}
+	if len(o.PullSecrets) > 0 {
+		// The credentials a Pod of this namespace pulls with: the first
+		// pull secret, as the probe's docker config.
+		mode := int32(0o444)
+		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "pull-secret", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: o.PullSecrets[0], DefaultMode: &mode,
+			Items: []corev1.KeyToPath{{Key: corev1.DockerConfigJsonKey, Path: "config.json"}},
+		}}})
+		mounts = append(mounts, corev1.VolumeMount{Name: "pull-secret", MountPath: "/pullpath/pull-secret", ReadOnly: true})
+		args = append(args, "--docker-config", "/pullpath/pull-secret/config.json")
 	}
 	args = append(args, o.ProbeArgs...)
 	spec.Containers = []corev1.Container{{

@@ -3,8 +3,6 @@ package sweep
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,101 +10,18 @@ import (
 	authzv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/yaml"
 
+	"github.com/pullpath/pullpath/internal/sweep/deploytest"
 	"github.com/pullpath/pullpath/internal/sweep/simkubelet"
 )
 
 const (
-	deployNS = "pullpath-sweep"
-	deploySA = "system:serviceaccount:pullpath-sweep:pullpath-sweep"
+	deployNS = deploytest.Namespace
+	deploySA = deploytest.User
 )
-
-// applyDeploy creates every object of deploy/sweep/ (the files users
-// apply) in the cluster.
-func applyDeploy(t *testing.T, c kubernetes.Interface) *rbacv1.Role {
-	t.Helper()
-	ctx := t.Context()
-	files, err := filepath.Glob("../../deploy/sweep/*.yaml")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("deploy/sweep/*.yaml: %v (%d files)", err, len(files))
-	}
-	var role *rbacv1.Role
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, doc := range strings.Split(string(b), "\n---\n") {
-			var meta struct {
-				Kind string `json:"kind"`
-			}
-			if err := yaml.Unmarshal([]byte(doc), &meta); err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-			err := func() error {
-				switch meta.Kind {
-				case "Namespace":
-					var o corev1.Namespace
-					must(t, yaml.UnmarshalStrict([]byte(doc), &o))
-					if o.Labels["pod-security.kubernetes.io/enforce"] != "privileged" {
-						t.Errorf("namespace %s lacks pod-security.kubernetes.io/enforce: privileged", o.Name)
-					}
-					_, err := c.CoreV1().Namespaces().Create(ctx, &o, metav1.CreateOptions{})
-					return err
-				case "ServiceAccount":
-					var o corev1.ServiceAccount
-					must(t, yaml.UnmarshalStrict([]byte(doc), &o))
-					_, err := c.CoreV1().ServiceAccounts(o.Namespace).Create(ctx, &o, metav1.CreateOptions{})
-					return err
-				case "ClusterRole":
-					var o rbacv1.ClusterRole
-					must(t, yaml.UnmarshalStrict([]byte(doc), &o))
-					_, err := c.RbacV1().ClusterRoles().Create(ctx, &o, metav1.CreateOptions{})
-					return err
-				case "ClusterRoleBinding":
-					var o rbacv1.ClusterRoleBinding
-					must(t, yaml.UnmarshalStrict([]byte(doc), &o))
-					_, err := c.RbacV1().ClusterRoleBindings().Create(ctx, &o, metav1.CreateOptions{})
-					return err
-				case "Role":
-					var o rbacv1.Role
-					must(t, yaml.UnmarshalStrict([]byte(doc), &o))
-					if o.Namespace == deployNS {
-						role = o.DeepCopy()
-					}
-					_, err := c.RbacV1().Roles(o.Namespace).Create(ctx, &o, metav1.CreateOptions{})
-					return err
-				case "RoleBinding":
-					var o rbacv1.RoleBinding
-					must(t, yaml.UnmarshalStrict([]byte(doc), &o))
-					_, err := c.RbacV1().RoleBindings(o.Namespace).Create(ctx, &o, metav1.CreateOptions{})
-					return err
-				}
-				t.Fatalf("%s: unexpected kind %q", f, meta.Kind)
-				return nil
-			}()
-			if err != nil && !apierrors.IsAlreadyExists(err) {
-				t.Fatalf("%s: create %s: %v", f, meta.Kind, err)
-			}
-		}
-	}
-	if role == nil {
-		t.Fatal("deploy/sweep has no Role in pullpath-sweep")
-	}
-	return role
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
 
 // waitAllowed waits (bounded) until the authorizer answers allowed for
 // the service account, verb and resource: RBAC learns new rules a moment
@@ -138,7 +53,10 @@ func waitAllowed(t *testing.T, c kubernetes.Interface, verb, resource, group, ns
 // one-line error naming it.
 func TestRBACExactlyDeploySweep(t *testing.T) {
 	admin := need(t)
-	role := applyDeploy(t, admin)
+	role, err := deploytest.Apply(t.Context(), admin)
+	if err != nil {
+		t.Fatal(err)
+	}
 	w := &world{t: t, c: admin, ns: deployNS, prefix: "rbac-deploy"}
 	w.node(nodeSpec{name: "a", pool: "web", zone: "z1", subnet: "s1"})
 	w.node(nodeSpec{name: "b", pool: "web", zone: "z2", subnet: "s2"})

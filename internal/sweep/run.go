@@ -596,7 +596,18 @@ func (e *engine) cleanup(owner string) error {
 	if err := deleteOwner(ctx, e.c, e.o.Namespace, owner); err != nil {
 		errs = append(errs, err)
 	}
-	return errors.Join(errs...)
+	return firstOf(errs)
+}
+
+// firstOf is the first error, with how many more there were (one line).
+func firstOf(errs []error) error {
+	switch len(errs) {
+	case 0:
+		return nil
+	case 1:
+		return errs[0]
+	}
+	return fmt.Errorf("%w (and %d more)", errs[0], len(errs)-1)
 }
 
 // autoscalerPools reads node groups from the cluster-autoscaler's status
