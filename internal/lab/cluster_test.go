@@ -357,6 +357,21 @@ func TestClusterTeardown(t *testing.T) {
 		checkClean(t, "a failed start", w.prefix, before)
 	})
 
+	t.Run("failure-after-a-node-runs", func(t *testing.T) {
+		w := &prefixWriter{}
+		_, err := lab.StartCluster(context.Background(), topo, lab.ClusterOptions{Progress: w,
+			NodeSetup: func(host, dir string) error {
+				if host == "node-b" {
+					return errors.New("a setup that fails")
+				}
+				return nil
+			}})
+		if err == nil || !strings.Contains(err.Error(), "a setup that fails") || !w.saw("node ip-10-0-1-10") {
+			t.Fatalf("StartCluster = %v, want node-b's setup error after node-a started", err)
+		}
+		checkClean(t, "a start that failed with a node running", w.prefix, before)
+	})
+
 	t.Run("cancelled", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
@@ -384,26 +399,31 @@ func TestClusterTeardown(t *testing.T) {
 		checkClean(t, "a cancelled start", w.prefix, before)
 	})
 
+	t.Run("ctrl-c", func(t *testing.T) {
+		cmd := exec.Command(os.Args[0], "lab", "run", "cluster-healthy")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer cmd.Process.Kill()
+		prefix := waitContainerOf(t, cmd.Process.Pid)
+		cmd.Process.Signal(syscall.SIGINT)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(60 * time.Second):
+			t.Fatal("lab run did not exit within 60s of SIGINT")
+		}
+		checkClean(t, "Ctrl-C of lab run (no sweep)", prefix, before)
+	})
+
 	t.Run("killed", func(t *testing.T) {
 		cmd := exec.Command(os.Args[0], "lab", "run", "cluster-healthy")
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		defer cmd.Process.Kill()
-		var prefix string
-		deadline := time.Now().Add(90 * time.Second)
-		for {
-			if prefix == "" {
-				prefix = killedPrefix(cmd.Process.Pid)
-			}
-			if prefix != "" && hasContainer(prefix) {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("lab run cluster-healthy: no running container within 90s (prefix %q)", prefix)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		prefix := waitContainerOf(t, cmd.Process.Pid)
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
 		if left := lab.Leftovers(prefix); !slices.ContainsFunc(left, func(s string) bool { return strings.HasPrefix(s, "cgroup ") }) {
@@ -496,4 +516,24 @@ func kubeletHasArg(name, arg string) bool {
 		}
 	}
 	return false
+}
+
+// waitContainerOf waits (90s) until the lab run of process pid runs a
+// container on a node, and returns its prefix.
+func waitContainerOf(t *testing.T, pid int) string {
+	t.Helper()
+	var prefix string
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		if prefix == "" {
+			prefix = killedPrefix(pid)
+		}
+		if prefix != "" && hasContainer(prefix) {
+			return prefix
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("lab run: no running container within 90s (prefix %q)", prefix)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

@@ -255,6 +255,13 @@ func Leftovers(prefix string) []string {
 			if len(fs) > 4 && strings.HasPrefix(fs[4], netnsRunDir+"/") && match(filepath.Base(fs[4])) {
 				out = append(out, "mount "+fs[4])
 			}
+			// anything mounted in a run folder (a cluster's nodes mount only
+			// in their own mount namespaces)
+			if len(fs) > 4 && strings.HasPrefix(fs[4], StateDir+"/") {
+				if rest := strings.TrimPrefix(fs[4], StateDir+"/"); match(strings.SplitN(rest, "/", 2)[0] + "-") {
+					out = append(out, "mount "+fs[4])
+				}
+			}
 		}
 	}
 	for _, pid := range labPids(match) {
