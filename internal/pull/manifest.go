@@ -26,7 +26,17 @@ const (
 	mtDockerSchema1Signed = "application/vnd.docker.distribution.manifest.v1+prettyjws"
 )
 
-var acceptManifests = strings.Join([]string{mtOCIIndex, mtOCIManifest, mtDockerList, mtDockerManifest}, ", ")
+// acceptManifests is the Accept of containerd's resolve, in its order
+// (core/remotes/docker/resolver.go); an index entry is fetched with its
+// own media type, then */* (core/remotes/docker/fetcher.go createGetReq).
+var acceptManifests = strings.Join([]string{mtDockerManifest, mtDockerList, mtOCIManifest, mtOCIIndex, "*/*"}, ", ")
+
+func acceptEntry(mt string) string {
+	if mt == "" {
+		return "*/*"
+	}
+	return mt + ", */*"
+}
 
 // Descriptor is a content descriptor of a manifest.
 type Descriptor struct {
@@ -79,7 +89,7 @@ func (s *session) manifest(ctx context.Context) (*manifestDoc, *Error) {
 	// The root's media type is the Content-Type of the answer, as
 	// containerd's resolver takes it (core/remotes/docker/resolver.go,
 	// getManifestMediaType); an index entry's is its descriptor's.
-	b, mt, f := s.fetchManifest(ctx, ref.Reference(), ref.Digest)
+	b, mt, f := s.fetchManifest(ctx, ref.Reference(), ref.Digest, acceptManifests)
 	if f != nil {
 		return failed(f)
 	}
@@ -110,7 +120,7 @@ func (s *session) manifest(ctx context.Context) (*manifestDoc, *Error) {
 		s.w.step(stepIndex, host, report.StepPass, "", fmt.Sprintf("%s selected from %d platforms (%s)", s.w.platform, len(avail), pick.Digest), since(start), 0)
 		start = time.Now()
 		mt, what = pick.MediaType, "the index entry "+pick.Digest.String()
-		b, _, f = s.fetchManifest(ctx, pick.Digest.String(), pick.Digest.String())
+		b, _, f = s.fetchManifest(ctx, pick.Digest.String(), pick.Digest.String(), acceptEntry(pick.MediaType))
 		if f != nil {
 			return failed(f)
 		}
@@ -186,11 +196,11 @@ func (s *session) checkManifest(m *manifestDoc, mt, what string) *Error {
 // fetchManifest GETs one manifest and checks its size and, when the digest
 // is known, its bytes. It returns the body and the media type of the
 // Content-Type header.
-func (s *session) fetchManifest(ctx context.Context, reference, want string) ([]byte, string, *Error) {
+func (s *session) fetchManifest(ctx context.Context, reference, want, accept string) ([]byte, string, *Error) {
 	reg := s.registry()
 	repo := s.w.ref.Repository
 	u := s.url("/" + repo + "/manifests/" + reference)
-	resp, _, f := s.get(ctx, u, http.Header{"Accept": {acceptManifests}}, verdict.StageRegistry, "GET manifest", "the manifest "+reference)
+	resp, _, f := s.get(ctx, u, http.Header{"Accept": {accept}}, verdict.StageRegistry, "GET manifest", "the manifest "+reference)
 	if f != nil {
 		return nil, "", f
 	}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/pullpath/pullpath/internal/verdict"
@@ -97,5 +98,45 @@ func TestProbeManifestMediaTypes(t *testing.T) {
 				t.Errorf("summary = %q, want it to say %q", rep.Verdict.Summary, tt.wantSum)
 			}
 		})
+	}
+}
+
+// The manifest requests carry containerd's Accept headers: its resolve
+// list for the root (core/remotes/docker/resolver.go), the entry's media
+// type then */* for an index entry (core/remotes/docker/fetcher.go).
+func TestProbeManifestAccept(t *testing.T) {
+	img := newTestImage()
+	idx := `{"schemaVersion":2,"mediaType":"` + mtOCIIndex + `","manifests":[{"mediaType":"` + mtDockerManifest + `","digest":"` + sha(img.manifest) + `","size":` + itoa(len(img.manifest)) + `,"platform":{"os":"linux","architecture":"amd64"}}]}`
+	var mu sync.Mutex
+	accept := map[string]string{}
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.URL.Path, "/manifests/") {
+			mu.Lock()
+			accept[r.URL.Path] = r.Header.Get("Accept")
+			mu.Unlock()
+		}
+		switch {
+		case r.URL.Path == "/v2/":
+		case r.URL.Path == "/v2/app/manifests/v1":
+			w.Header().Set("Content-Type", mtOCIIndex)
+			w.Write([]byte(idx))
+		case img.serve(w, r):
+		}
+	}))
+	defer srv.Close()
+	rep := probeLoopback(t, strings.TrimPrefix(srv.URL, "https://"), nil)
+	if rep.Verdict.Code != verdict.OK {
+		t.Fatalf("verdict = %s (%s), want OK", rep.Verdict.Code, rep.Verdict.Summary)
+	}
+	want := map[string]string{
+		"/v2/app/manifests/v1":                   "application/vnd.docker.distribution.manifest.v2+json, application/vnd.docker.distribution.manifest.list.v2+json, application/vnd.oci.image.manifest.v1+json, application/vnd.oci.image.index.v1+json, */*",
+		"/v2/app/manifests/" + sha(img.manifest): mtDockerManifest + ", */*",
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for path, w := range want {
+		if accept[path] != w {
+			t.Errorf("Accept of %s = %q, want containerd's %q", path, accept[path], w)
+		}
 	}
 }
