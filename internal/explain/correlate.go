@@ -276,41 +276,27 @@ func healthEvidence(f Facts, node, image string, hasImage *bool) string {
 	return report.EvidenceUnknown
 }
 
-// judge compares failing and healthy nodes and writes the group's verdict.
+// judge compares failing and healthy nodes and writes the group's verdict,
+// advice and next commands:
+//
+//  1. nothing to compare with (no healthy node): one node, or all alike;
+//  2. the facts that separate failing from healthy nodes (subnet, zone,
+//     pool, node age);
+//  3. none separates them: the cache explains the healthy ones, or the
+//     failing nodes themselves differ;
+//  4. some do: the split names them, and the advice follows the first.
 func judge(g *report.ExplainGroup, f Facts, failing, healthy []report.ExplainNode) {
-	info := func(n report.ExplainNode) NodeInfo { return f.Nodes[n.Name] }
-	cached, fresh := 0, 0
-	for _, h := range healthy {
-		switch h.Evidence {
-		case report.EvidenceCached:
-			cached++
-		case report.EvidenceFresh:
-			fresh++
-		}
-	}
-	img := g.Image
-	next := []string{
-		fmt.Sprintf("pullpath probe %s   # on failing node %s, in the node's network namespace (a hostNetwork pod or a shell on the node)", img, failing[0].Name),
-	}
-	if len(healthy) > 0 {
-		next = append(next, fmt.Sprintf("pullpath probe %s   # on healthy node %s, to compare a full pull of every layer", img, healthy[0].Name))
-	}
-	g.Next = next
-
-	var codeAdvice []string
-	if g.Code != "" && g.Code != verdict.Other {
-		role := verdict.RoleRegistry
-		switch g.Stage {
-		case verdict.StageAuth:
-			role = verdict.RoleAuth
-		case verdict.StageBlob:
-			role = verdict.RoleBlob
-		}
-		codeAdvice = verdict.Advise(g.Code, g.Endpoint, role)
-	}
+	g.Next = nextProbes(g.Image, failing, healthy)
+	codeAdvice := groupCodeAdvice(g)
 	what := "the pull"
 	if g.Code != "" && g.Code != verdict.Other {
 		what = fmt.Sprintf("%s (%s)", g.Code, g.Condition)
+	}
+	cached := 0
+	for _, h := range healthy {
+		if h.Evidence == report.EvidenceCached {
+			cached++
+		}
 	}
 	cacheNote := ""
 	if len(healthy) > 0 && cached == len(healthy) {
@@ -319,46 +305,106 @@ func judge(g *report.ExplainGroup, f Facts, failing, healthy []report.ExplainNod
 
 	// 1. Nothing to compare with.
 	if len(healthy) == 0 {
-		if len(failing) == 1 {
-			g.Pattern = "single-node"
-			g.Verdict = fmt.Sprintf("One node fails %s and no node runs the image: nothing to compare with.", what)
-			g.Advice = append(codeAdvice, "Probe the failing node, then a node of another pool or subnet, to see whether the failure is the node's or everyone's.")
-			return
-		}
-		g.Pattern = "all-nodes"
-		switch g.Condition {
-		case verdict.ConditionTLSIdentity, verdict.ConditionImage:
-			g.Verdict = fmt.Sprintf("All %d nodes fail alike with %s: identity or image, not the network. A path problem would spare some subnets.", len(failing), what)
-		case verdict.ConditionRegistry:
-			g.Verdict = fmt.Sprintf("All %d nodes fail alike with %s: the registry side.", len(failing), what)
-		default:
-			g.Verdict = fmt.Sprintf("All %d nodes fail alike with %s: a path common to every node (the whole VNet/VPC, its DNS, or the registry side), not one subnet.", len(failing), what)
-		}
-		g.Advice = codeAdvice
+		judgeAlone(g, len(failing), what, codeAdvice)
 		return
 	}
 
 	// 2. Which facts separate failing from healthy nodes?
+	sep, cutoff := separators(f, failing, healthy)
+	g.SeparatedBy = sep
+
+	// 3. None does.
+	if len(sep) == 0 {
+		if cached == len(healthy) {
+			g.Pattern = "cache-only"
+			g.Verdict = fmt.Sprintf("Every node that had to pull failed (%d node(s)) with %s.%s", len(failing), what, cacheNote)
+			g.Advice = append(codeAdvice, "Treat this as all nodes failing: verify with a fresh pull on a node that does not have the image (a new node from scale-up or replacement).")
+			return
+		}
+		g.Pattern = "mixed"
+		g.Verdict = fmt.Sprintf("Failing and healthy nodes share subnet, zone and pool, and were not created apart: look at the failing nodes themselves (hand-made fixes, hosts-file entries, runtime config).%s", cacheNote)
+		g.Advice = append(codeAdvice, "Compare /etc/containerd/certs.d, /etc/hosts and /etc/resolv.conf of a failing node with a healthy one.")
+		return
+	}
+
+	// 4. The split.
+	g.Pattern = sep[0]
+	g.Verdict = fmt.Sprintf("%d failing node(s), %d healthy: %s. Failing with %s.%s", len(failing), len(healthy), splitSays(f, failing, healthy, sep, cutoff), what, cacheNote)
+	g.Advice = append(splitAdvice(g.Pattern, g.Condition), codeAdvice...)
+}
+
+// nextProbes are the commands that prove the verdict: a probe on a
+// failing node, and one on a healthy node to compare.
+func nextProbes(img string, failing, healthy []report.ExplainNode) []string {
+	next := []string{
+		fmt.Sprintf("pullpath probe %s   # on failing node %s, in the node's network namespace (a hostNetwork pod or a shell on the node)", img, failing[0].Name),
+	}
+	if len(healthy) > 0 {
+		next = append(next, fmt.Sprintf("pullpath probe %s   # on healthy node %s, to compare a full pull of every layer", img, healthy[0].Name))
+	}
+	return next
+}
+
+// groupCodeAdvice is the advice of the group's code for its endpoint.
+func groupCodeAdvice(g *report.ExplainGroup) []string {
+	if g.Code == "" || g.Code == verdict.Other {
+		return nil
+	}
+	role := verdict.RoleRegistry
+	switch g.Stage {
+	case verdict.StageAuth:
+		role = verdict.RoleAuth
+	case verdict.StageBlob:
+		role = verdict.RoleBlob
+	}
+	return verdict.Advise(g.Code, g.Endpoint, role)
+}
+
+// judgeAlone is the verdict when no node runs the image: one failing
+// node, or every node failing alike (whose condition says where to look).
+func judgeAlone(g *report.ExplainGroup, failing int, what string, codeAdvice []string) {
+	if failing == 1 {
+		g.Pattern = "single-node"
+		g.Verdict = fmt.Sprintf("One node fails %s and no node runs the image: nothing to compare with.", what)
+		g.Advice = append(codeAdvice, "Probe the failing node, then a node of another pool or subnet, to see whether the failure is the node's or everyone's.")
+		return
+	}
+	g.Pattern = "all-nodes"
+	switch g.Condition {
+	case verdict.ConditionTLSIdentity, verdict.ConditionImage:
+		g.Verdict = fmt.Sprintf("All %d nodes fail alike with %s: identity or image, not the network. A path problem would spare some subnets.", failing, what)
+	case verdict.ConditionRegistry:
+		g.Verdict = fmt.Sprintf("All %d nodes fail alike with %s: the registry side.", failing, what)
+	default:
+		g.Verdict = fmt.Sprintf("All %d nodes fail alike with %s: a path common to every node (the whole VNet/VPC, its DNS, or the registry side), not one subnet.", failing, what)
+	}
+	g.Advice = codeAdvice
+}
+
+// separators are the dimensions whose values never overlap between
+// failing and healthy nodes (a dimension unknown on one node is skipped),
+// then "node-age" when every failing node is younger than every healthy
+// one, with the youngest failing node's creation time as the cutoff.
+func separators(f Facts, failing, healthy []report.ExplainNode) ([]string, time.Time) {
+	valuesOf := func(nodes []report.ExplainNode, d string) (map[string]bool, bool) {
+		vs := map[string]bool{}
+		for _, n := range nodes {
+			v := f.Nodes[n.Name].dim(d)
+			if v == "" {
+				return nil, false
+			}
+			vs[v] = true
+		}
+		return vs, true
+	}
 	var sep []string
 	for _, d := range dimensions {
-		fv, hv, known := map[string]bool{}, map[string]bool{}, true
-		for _, n := range failing {
-			v := info(n).dim(d)
-			if v == "" {
-				known = false
-				break
-			}
-			fv[v] = true
+		fv, fok := valuesOf(failing, d)
+		if !fok {
+			continue
 		}
-		for _, n := range healthy {
-			v := info(n).dim(d)
-			if v == "" {
-				known = false
-				break
-			}
-			hv[v] = true
-		}
-		if !known {
+		hv, hok := valuesOf(healthy, d)
+		if !hok {
 			continue
 		}
 		overlap := false
@@ -376,22 +422,12 @@ func judge(g *report.ExplainGroup, f Facts, failing, healthy []report.ExplainNod
 		sep = append(sep, "node-age")
 		cutoff = minF
 	}
-	g.SeparatedBy = sep
+	return sep, cutoff
+}
 
-	if len(sep) == 0 {
-		if cached == len(healthy) {
-			g.Pattern = "cache-only"
-			g.Verdict = fmt.Sprintf("Every node that had to pull failed (%d node(s)) with %s.%s", len(failing), what, cacheNote)
-			g.Advice = append(codeAdvice, "Treat this as all nodes failing: verify with a fresh pull on a node that does not have the image (a new node from scale-up or replacement).")
-			return
-		}
-		g.Pattern = "mixed"
-		g.Verdict = fmt.Sprintf("Failing and healthy nodes share subnet, zone and pool, and were not created apart: look at the failing nodes themselves (hand-made fixes, hosts-file entries, runtime config).%s", cacheNote)
-		g.Advice = append(codeAdvice, "Compare /etc/containerd/certs.d, /etc/hosts and /etc/resolv.conf of a failing node with a healthy one.")
-		return
-	}
-
-	g.Pattern = sep[0]
+// splitSays names each separating dimension with the failing and healthy
+// values: "only nodes in subnet A fail (healthy: B); ...".
+func splitSays(f Facts, failing, healthy []report.ExplainNode, sep []string, cutoff time.Time) string {
 	fvals := func(d string) string { return values(failing, f, d) }
 	hvals := func(d string) string { return values(healthy, f, d) }
 	var parts []string
@@ -407,11 +443,15 @@ func judge(g *report.ExplainGroup, f Facts, failing, healthy []report.ExplainNod
 			parts = append(parts, fmt.Sprintf("only nodes created after %s fail", cutoff.UTC().Format("2006-01-02 15:04:05 UTC")))
 		}
 	}
-	g.Verdict = fmt.Sprintf("%s with %s: %s.", capitalize(what), "this split", strings.Join(parts, "; "))
-	g.Verdict = fmt.Sprintf("%d failing node(s), %d healthy: %s. Failing with %s.%s", len(failing), len(healthy), strings.Join(parts, "; "), what, cacheNote)
+	return strings.Join(parts, "; ")
+}
 
+// splitAdvice is where to look for a split by pattern; a tls-identity
+// failure on some nodes only is a path or per-pool difference, not a
+// missing permission.
+func splitAdvice(pattern string, c verdict.Condition) []string {
 	var adv []string
-	switch g.Pattern {
+	switch pattern {
 	case "subnet":
 		adv = append(adv, "The cause is the failing subnet's path, not the image or permissions: compare its route table, network ACL / NSG, and private endpoint ENIs (or NAT) with a working subnet's, top to bottom.")
 	case "zone":
@@ -421,10 +461,10 @@ func judge(g *report.ExplainGroup, f Facts, failing, healthy []report.ExplainNod
 	case "node-age":
 		adv = append(adv, "Scale-up or replacement is the trigger, not the cause: the new nodes lack something the old ones have (a subnet added later without endpoints or routes, hosts-file entries or hand fixes that vanished, a changed launch template).")
 	}
-	if g.Condition == verdict.ConditionTLSIdentity {
+	if c == verdict.ConditionTLSIdentity {
 		adv = append(adv, "A permission problem fails every node alike: since only some nodes fail, look at what differs between them (their network path to the registry, their runtime's CA config, or a per-pool identity).")
 	}
-	g.Advice = append(adv, codeAdvice...)
+	return adv
 }
 
 func ages(failing, healthy []report.ExplainNode, f Facts) (minF, maxH time.Time, ok bool) {
@@ -464,13 +504,6 @@ func guessNote(failing, healthy []report.ExplainNode, f Facts) string {
 		}
 	}
 	return ""
-}
-
-func capitalize(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // WithoutEchoes leaves out the kubelet's back-off findings ("Back-off

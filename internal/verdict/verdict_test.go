@@ -1,7 +1,9 @@
 package verdict
 
 import (
+	"os"
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -96,4 +98,23 @@ func containsAny(ss []string, sub string) bool {
 		}
 	}
 	return false
+}
+
+// TestDocsMatchCodes keeps docs/verdicts.md equal to this package's
+// tables, whichever package's tests run; the exit-code table in it is the
+// CLI's (internal/cli checks that one, and -update rewrites the page).
+func TestDocsMatchCodes(t *testing.T) {
+	b, err := os.ReadFile("../../docs/verdicts.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(b)
+	start := strings.Index(got, "| exit | condition | meaning |\n")
+	end := strings.Index(got[max(start, 0):], "\n\n")
+	if start < 0 || end < 0 {
+		t.Fatalf("docs/verdicts.md has no exit-code table (run go test ./internal/cli -run TestDocs -update)")
+	}
+	if want := Markdown(got[start : start+end+1]); got != want {
+		t.Errorf("docs/verdicts.md is out of date with internal/verdict: run go test ./internal/cli -run TestDocs -update")
+	}
 }
