@@ -2,6 +2,7 @@ package lab
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -53,6 +54,18 @@ func cgroupMounts() (v1 []string, all []string) {
 // makeNodeCgroup creates the node's cgroup root in every v1 hierarchy (the
 // kubelet requires it to exist), copying cpuset's cpus and mems down.
 func makeNodeCgroup(name string) error {
+	// another run's teardown may remove the shared parent between our
+	// mkdirs (it rmdirs it when empty): try again
+	var err error
+	for try := 0; try < 3; try++ {
+		if err = makeNodeCgroupOnce(name); err == nil || !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return err
+}
+
+func makeNodeCgroupOnce(name string) error {
 	v1, _ := cgroupMounts()
 	if len(v1) == 0 {
 		return fmt.Errorf("no cgroup v1 hierarchy is mounted: the lab's kubelets need the machine's cgroup v1 hierarchies")
@@ -63,7 +76,7 @@ func makeNodeCgroup(name string) error {
 			parent := dir
 			dir = filepath.Join(dir, part)
 			if err := os.Mkdir(dir, 0o755); err != nil && !os.IsExist(err) {
-				return fmt.Errorf("cgroup %s: %v", dir, err)
+				return fmt.Errorf("cgroup %s: %w", dir, err)
 			}
 			for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
 				if b, err := os.ReadFile(filepath.Join(parent, f)); err == nil {
