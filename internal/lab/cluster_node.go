@@ -136,6 +136,10 @@ func (c *Cluster) writeNodeFiles(n *clusterNode) error {
 	if err := w("kubelet.yaml", c.kubeletConfig(n), 0o644); err != nil {
 		return err
 	}
+	// the kubelet's credential provider plugin (node.credentialProvider)
+	if _, err := c.env.CredentialProviderFiles(); err != nil {
+		return err
+	}
 	if err := w("kubelet.sh", c.kubeletScript(n), 0o755); err != nil {
 		return err
 	}
@@ -244,7 +248,7 @@ func (c *Cluster) kubeletArgs(n *clusterNode) []string {
 	for _, k := range keys {
 		kv = append(kv, k+"="+labels[k])
 	}
-	return append([]string{filepath.Join(c.bin, "kubelet"),
+	args := []string{filepath.Join(c.bin, "kubelet"),
 		"--config=" + filepath.Join(n.dir, "kubelet.yaml"),
 		"--kubeconfig=" + filepath.Join(n.dir, "kubelet.kubeconfig"),
 		"--root-dir=/var/lib/kubelet",
@@ -252,7 +256,13 @@ func (c *Cluster) kubeletArgs(n *clusterNode) []string {
 		"--node-ip=" + n.ip.String(),
 		"--node-labels=" + strings.Join(kv, ","),
 		"--v=1",
-	}, c.o.KubeletArgs...)
+	}
+	if cp, _ := c.env.CredentialProviderFiles(); cp != nil {
+		// the kubelet's real credential path: it runs the lab's plugin
+		// and passes its answer to containerd through CRI auth
+		args = append(args, "--image-credential-provider-config="+cp.Config, "--image-credential-provider-bin-dir="+cp.BinDir)
+	}
+	return append(args, c.o.KubeletArgs...)
 }
 
 func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
