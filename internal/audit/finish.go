@@ -67,11 +67,11 @@ func Decide(subnets []*report.AuditSubnet) report.AuditVerdict {
 		if common := commonFailures(subnets); len(common) > 0 {
 			c := common[0]
 			v.Condition = c.Condition
-			what := "a cause shared by every subnet, not one subnet's path"
+			what := "one cause for every subnet, not one subnet's path"
 			if c.Condition == verdict.ConditionTLSIdentity {
-				what = "identity, not network"
+				what = "one cause for every subnet: identity, not network"
 			}
-			v.Summary = fmt.Sprintf("every subnet fails the same way (%s): one cause for every subnet: %s; %s", c.ID, what, c.Summary)
+			v.Summary = fmt.Sprintf("every subnet fails the same way (%s): %s: %s", c.ID, what, c.Summary)
 			return v
 		}
 		c := firstFailure(failing[0])

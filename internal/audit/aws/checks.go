@@ -1,0 +1,175 @@
+package aws
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/pullpath/pullpath/internal/audit"
+	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/verdict"
+)
+
+// Check ids, in the order of a pull: where packets go, names, the
+// endpoints and their guards, the layers' path, the internet path, the
+// subnet filters, the identity.
+const (
+	CheckRouteTable       = "route-table"
+	CheckDNSAttributes    = "dns-vpc-attributes"
+	CheckDHCPOptions      = "dns-dhcp-options"
+	CheckPrivateDNS       = "dns-private-dns"
+	CheckEndpointECRAPI   = "endpoint-ecr-api"
+	CheckEndpointECRDKR   = "endpoint-ecr-dkr"
+	CheckEndpointPolicy   = "endpoint-ecr-policy"
+	CheckSGEndpoint       = "sg-endpoint-ingress-443"
+	CheckSGNodeEgress     = "sg-node-egress-443"
+	CheckS3Route          = "s3-route"
+	CheckS3Policy         = "s3-endpoint-policy"
+	CheckInternet         = "route-internet"
+	CheckNACLNode         = "nacl-node-subnet"
+	CheckNACLPath         = "nacl-path-subnets"
+	CheckIdentity         = "identity-ecr-actions"
+	CheckSubnetDescribed  = "subnet-described"
+)
+
+// Checks are the audit's checks, in report order.
+var Checks = []audit.Check[*Model, *NodeSubnet]{
+	audit.New(CheckRouteTable, "route table of the subnet", checkRouteTable),
+	audit.New(CheckDNSAttributes, "VPC DNS support and DNS host names", checkDNSAttributes),
+	audit.New(CheckDHCPOptions, "DHCP option set name servers", checkDHCPOptions),
+	audit.New(CheckPrivateDNS, "private DNS of the ECR interface endpoints", checkPrivateDNS),
+	audit.New(CheckEndpointECRAPI, "ecr.api interface endpoint (auth token)", func(m *Model, ns *NodeSubnet) report.Check { return checkEndpoint(m, ns, SvcECRAPI) }),
+	audit.New(CheckEndpointECRDKR, "ecr.dkr interface endpoint (manifests, layer URLs)", func(m *Model, ns *NodeSubnet) report.Check { return checkEndpoint(m, ns, SvcECRDKR) }),
+	audit.New(CheckEndpointPolicy, "ECR endpoint policies allow the pull", checkECRPolicy),
+	audit.New(CheckSGEndpoint, "endpoint security groups admit 443 from the nodes", checkSGEndpoint),
+	audit.New(CheckSGNodeEgress, "node security groups let 443 out", checkSGNodeEgress),
+	audit.New(CheckS3Route, "S3 path for the layers", checkS3Route),
+	audit.New(CheckS3Policy, "S3 endpoint policy allows the layer bucket", checkS3Policy),
+	audit.New(CheckInternet, "internet path (NAT gateway or internet gateway)", checkInternet),
+	audit.New(CheckNACLNode, "network ACL of the node subnet", checkNACLNode),
+	audit.New(CheckNACLPath, "network ACLs of the endpoint and NAT subnets", checkNACLPath),
+	audit.New(CheckIdentity, "node role may pull from ECR", checkIdentity),
+}
+
+func pass(summary string, evidence ...string) report.Check {
+	return report.Check{Status: report.CheckPass, Summary: summary, Evidence: evidence}
+}
+
+func skip(summary string) report.Check {
+	return report.Check{Status: report.CheckSkip, Summary: summary}
+}
+
+func warn(cond verdict.Condition, summary string, evidence ...string) report.Check {
+	return report.Check{Status: report.CheckWarn, Condition: cond, Summary: summary, Evidence: evidence}
+}
+
+func fail(cond verdict.Condition, summary string, evidence ...string) report.Check {
+	return report.Check{Status: report.CheckFail, Condition: cond, Summary: summary, Evidence: evidence}
+}
+
+// missing is the warn of a check whose input file was not given.
+func (m *Model) missing(file string) report.Check {
+	return warn("", fmt.Sprintf("%s not given: cannot decide (%s)", file, m.command(file)))
+}
+
+func (m *Model) command(file string) string {
+	return CommandFor(file, m.Cluster, m.VPC, m.Region, m.NodeRoleARN)
+}
+
+
+// res appends resources and returns the check (chainable helpers would
+// hide which resources a result names; this keeps it explicit).
+func withRes(c report.Check, ids ...string) report.Check {
+	for _, id := range ids {
+		if id != "" && !contains(c.Resources, id) {
+			c.Resources = append(c.Resources, id)
+		}
+	}
+	return c
+}
+
+func withChange(c report.Check, ch report.Change) report.Check {
+	c.Changes = append(c.Changes, ch)
+	return withRes(c, ch.Resource)
+}
+
+func (m *Model) regionFlag() string {
+	if m.Region == "" {
+		return ""
+	}
+	return " --region " + m.Region
+}
+
+// internetOK reports whether the subnet has a working default route out:
+// to an available NAT gateway whose own subnet reaches an internet gateway,
+// or to an internet gateway with public addresses on the nodes.
+func (m *Model) internetOK(ns *NodeSubnet) (bool, string) {
+	r := m.lookupRoute(ns.RouteTable, anyIPv4)
+	if r == nil || r.Route.State == ec2types.RouteStateBlackhole {
+		return false, ""
+	}
+	if nat := str(r.Route.NatGatewayId); nat != "" {
+		n, ok := m.NATs[nat]
+		if !ok && !m.Have[FileNATGateways] {
+			return true, nat
+		}
+		if !ok || n.State != ec2types.NatGatewayStateAvailable || n.ConnectivityType == ec2types.ConnectivityTypePrivate {
+			return false, ""
+		}
+		if !m.natHasIGW(n) {
+			return false, ""
+		}
+		return true, nat
+	}
+	if gw := str(r.Route.GatewayId); strings.HasPrefix(gw, "igw-") {
+		if len(m.noPublicIP(ns)) == 0 {
+			return true, gw
+		}
+		return false, ""
+	}
+	if t := routeTarget(r.Route); t != "nothing" && t != "local" {
+		return true, t // beyond what the audit sees; not a reason to fail other checks
+	}
+	return false, ""
+}
+
+func (m *Model) natHasIGW(n *ec2types.NatGateway) bool {
+	rt, _ := m.routeTableOf(str(n.SubnetId))
+	if rt == nil {
+		return !m.Have[FileRouteTables]
+	}
+	r := m.lookupRoute(rt, anyIPv4)
+	return r != nil && r.Route.State != ec2types.RouteStateBlackhole && strings.HasPrefix(str(r.Route.GatewayId), "igw-")
+}
+
+// noPublicIP lists the nodes of a subnet that have no public IPv4 address
+// (for a subnet whose default route is an internet gateway).
+func (m *Model) noPublicIP(ns *NodeSubnet) []string {
+	var out []string
+	for _, in := range ns.Instances {
+		if str(in.PublicIpAddress) == "" {
+			out = append(out, str(in.InstanceId))
+		}
+	}
+	if len(ns.Instances) == 0 && ns.Subnet != nil && (ns.Subnet.MapPublicIpOnLaunch == nil || !*ns.Subnet.MapPublicIpOnLaunch) {
+		out = append(out, "new nodes (MapPublicIpOnLaunch is false)")
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func firstN(list []string, n int) string {
+	if len(list) <= n {
+		return strings.Join(list, ", ")
+	}
+	return strings.Join(list[:n], ", ") + fmt.Sprintf(" and %d more", len(list)-n)
+}

@@ -1,0 +1,240 @@
+package aws
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/pullpath/pullpath/internal/report"
+)
+
+// maxFileBytes bounds one CLI output: an account far larger than the
+// benchmark's (5,000 instances is about 40 MiB) still fits.
+const maxFileBytes = 1 << 30
+
+// LoadDir reads an offline folder (the contract in Files) into a Raw.
+// A missing optional file is left nil (the audit warns with the command that
+// writes it); a file that is not JSON, or is another command's output, is a
+// one-line error naming the file and what was expected.
+func LoadDir(dir string) (*Raw, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("--from %s: %w", dir, unwrapPathErr(err))
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("--from %s: not a folder (want a folder of AWS CLI JSON outputs, see docs/aws.md)", dir)
+	}
+	raw := &Raw{}
+	found := 0
+	load := func(name string, into any) (bool, error) {
+		data, err := readFile(filepath.Join(dir, name))
+		if errors.Is(err, os.ErrNotExist) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("%s: %w", filepath.Join(dir, name), unwrapPathErr(err))
+		}
+		found++
+		if err := DecodeFile(name, data, into); err != nil {
+			return false, fmt.Errorf("%s: %w", filepath.Join(dir, name), err)
+		}
+		return true, nil
+	}
+	var errs []error
+	try := func(name string, v any, assign func()) {
+		ok, err := load(name, v)
+		if err != nil {
+			errs = append(errs, err)
+			return
+		}
+		if ok {
+			assign()
+		}
+	}
+	{
+		v := &ClusterOutput{}
+		try(FileCluster, v, func() { raw.Cluster = v })
+	}
+	{
+		v := &ListNodegroupsOutput{}
+		try(FileNodegroups, v, func() { raw.Nodegroups = v })
+	}
+	ngFiles, _ := filepath.Glob(filepath.Join(dir, "eks-describe-nodegroup-*.json"))
+	sort.Strings(ngFiles)
+	for _, p := range ngFiles {
+		v := &NodegroupOutput{}
+		try(filepath.Base(p), v, func() { raw.NodegroupDetails = append(raw.NodegroupDetails, v) })
+	}
+	{
+		v := &InstancesOutput{}
+		try(FileInstances, v, func() { raw.Instances = v })
+	}
+	{
+		v := &SubnetsOutput{}
+		try(FileSubnets, v, func() { raw.Subnets = v })
+	}
+	{
+		v := &RouteTablesOutput{}
+		try(FileRouteTables, v, func() { raw.RouteTables = v })
+	}
+	{
+		v := &EndpointsOutput{}
+		try(FileEndpoints, v, func() { raw.Endpoints = v })
+	}
+	{
+		v := &SecurityGroupsOutput{}
+		try(FileSecurityGroups, v, func() { raw.SecurityGroups = v })
+	}
+	{
+		v := &NetworkACLsOutput{}
+		try(FileNetworkACLs, v, func() { raw.NetworkACLs = v })
+	}
+	{
+		v := &NATGatewaysOutput{}
+		try(FileNATGateways, v, func() { raw.NATGateways = v })
+	}
+	{
+		v := &PrefixListsOutput{}
+		try(FilePrefixLists, v, func() { raw.PrefixLists = v })
+	}
+	{
+		v := &VPCAttributeOutput{}
+		try(FileDNSSupport, v, func() { raw.DNSSupport = v })
+	}
+	{
+		v := &VPCAttributeOutput{}
+		try(FileDNSHostnames, v, func() { raw.DNSHostnames = v })
+	}
+	{
+		v := &DHCPOptionsOutput{}
+		try(FileDHCPOptions, v, func() { raw.DHCPOptions = v })
+	}
+	{
+		v := &VPCsOutput{}
+		try(FileVPCs, v, func() { raw.VPCs = v })
+	}
+	{
+		v := &SimulateOutput{}
+		try(FileSimulate, v, func() { raw.Simulate = v })
+	}
+	if len(errs) > 0 {
+		return nil, errs[0]
+	}
+	if found == 0 {
+		return nil, fmt.Errorf("--from %s: no AWS CLI outputs in the folder (want %s, %s, ... see docs/aws.md)", dir, FileCluster, FileSubnets)
+	}
+	for _, f := range Files {
+		if !f.Required {
+			continue
+		}
+		if (f.Name == FileCluster && raw.Cluster == nil) || (f.Name == FileSubnets && raw.Subnets == nil) {
+			return nil, fmt.Errorf("--from %s: %s is missing (want the output of `%s --output json`)", dir, f.Name, f.Command)
+		}
+	}
+	return raw, nil
+}
+
+func readFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDir() {
+		return nil, fmt.Errorf("is a folder, want a JSON file")
+	}
+	if st.Size() > maxFileBytes {
+		return nil, fmt.Errorf("%d bytes, more than the %d this reader takes", st.Size(), maxFileBytes)
+	}
+	return os.ReadFile(path)
+}
+
+func unwrapPathErr(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// DecodeFile decodes one CLI output (named as in Files) into its output
+// shape. The top-level member the command prints must be there: a file of
+// another command says so, naming what it holds instead.
+func DecodeFile(name string, data []byte, into any) error {
+	spec, ok := fileSpec(name)
+	if !ok {
+		return fmt.Errorf("not a file of the contract (see docs/aws.md)")
+	}
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case len(bytes.TrimSpace(data)) == 0:
+			return fmt.Errorf("empty, want the JSON output of `%s --output json`", spec.Command)
+		case errors.As(err, &se):
+			return fmt.Errorf("not JSON (%v at byte %d), want the output of `%s --output json`", se, se.Offset, spec.Command)
+		case errors.As(err, &te):
+			return fmt.Errorf("not a JSON object (found %s), want the output of `%s --output json`", te.Value, spec.Command)
+		}
+		return fmt.Errorf("not JSON (%v), want the output of `%s --output json`", err, spec.Command)
+	}
+	if _, ok := lookupKey(top, spec.Key); !ok {
+		keys := make([]string, 0, len(top))
+		for k := range top {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		holds := "nothing"
+		if len(keys) > 0 {
+			holds = strings.Join(keys, ", ")
+		}
+		if guess := guessCommand(keys); guess != "" {
+			holds += " (the output of " + guess + "?)"
+		}
+		return fmt.Errorf("no %q member: holds %s, want the output of `%s --output json`", spec.Key, holds, spec.Command)
+	}
+	if err := decodeWithTimes(data, into); err != nil {
+		return fmt.Errorf("not the shape of `%s` output: %v", spec.Command, err)
+	}
+	return nil
+}
+
+// lookupKey finds a member the way encoding/json does (case-insensitively).
+func lookupKey(top map[string]json.RawMessage, key string) (json.RawMessage, bool) {
+	if v, ok := top[key]; ok {
+		return v, true
+	}
+	for k, v := range top {
+		if strings.EqualFold(k, key) {
+			return v, true
+		}
+	}
+	return nil, false
+}
+
+func guessCommand(keys []string) string {
+	for _, k := range keys {
+		for _, f := range Files {
+			if strings.EqualFold(k, f.Key) {
+				return "`" + f.Command + "`"
+			}
+		}
+	}
+	return ""
+}
+
+// Warn is an audit warning about an input file.
+func warnFile(file, msg, command string) report.AuditWarning {
+	return report.AuditWarning{Message: msg, File: file, Command: command}
+}

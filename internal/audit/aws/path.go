@@ -1,0 +1,176 @@
+package aws
+
+import (
+	"net/netip"
+	"strings"
+
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+)
+
+// hostPath is how the nodes of a subnet reach one host of the pull, by the
+// account's design: through an interface endpoint whose private DNS name
+// captures the host, through the S3 gateway endpoint's prefix-list route,
+// or out through the route table to a public address.
+type hostPath struct {
+	svc, host string
+	iface     *ec2types.VpcEndpoint // the interface endpoint of the service, if any
+	captured  bool                  // its private DNS makes the host resolve to its ENIs
+	dnsWhy    string                // why an interface endpoint does not capture the host
+	gateway   *ec2types.VpcEndpoint // S3: the gateway endpoint the table routes S3 to
+	gwRoute   *ec2types.Route
+	internet  bool // the host resolves public and goes out by the route table
+}
+
+// via says how the host is reached, for the report's hosts and evidence.
+func (p *hostPath) via() string {
+	switch {
+	case p.captured:
+		return p.svc + " interface endpoint " + str(p.iface.VpcEndpointId)
+	case p.gateway != nil:
+		return "S3 gateway endpoint " + str(p.gateway.VpcEndpointId)
+	}
+	return "the route table to a public address"
+}
+
+// path is the subnet's path to svc, computed once.
+func (m *Model) path(ns *NodeSubnet, svc string) *hostPath {
+	if p, ok := ns.paths[svc]; ok {
+		return p
+	}
+	if ns.paths == nil {
+		ns.paths = map[string]*hostPath{}
+	}
+	p := &hostPath{svc: svc, host: m.Host(svc)}
+	ns.paths[svc] = p
+	p.iface = pickInterface(m.endpointsFor(svc, ec2types.VpcEndpointTypeInterface))
+	if p.iface != nil {
+		p.captured, p.dnsWhy = m.captures(p.iface)
+	}
+	if svc == SvcS3 && p.captured && p.iface.DnsOptions != nil && p.iface.DnsOptions.PrivateDnsOnlyForInboundResolverEndpoint != nil &&
+		*p.iface.DnsOptions.PrivateDnsOnlyForInboundResolverEndpoint {
+		// S3 interface endpoint with "private DNS only for inbound
+		// endpoints": in-VPC clients get the public name, so the gateway.
+		p.captured = false
+		p.dnsWhy = str(p.iface.VpcEndpointId) + " answers its private name only to inbound Resolver endpoints"
+	}
+	if svc == SvcS3 && !p.captured {
+		p.gateway, p.gwRoute = m.s3Gateway(ns.RouteTable)
+	}
+	p.internet = !p.captured && p.gateway == nil
+	return p
+}
+
+// pickInterface prefers the endpoint with private DNS on (only one per
+// service and VPC can have it).
+func pickInterface(eps []*ec2types.VpcEndpoint) *ec2types.VpcEndpoint {
+	for _, e := range eps {
+		if e.PrivateDnsEnabled != nil && *e.PrivateDnsEnabled {
+			return e
+		}
+	}
+	if len(eps) > 0 {
+		return eps[0]
+	}
+	return nil
+}
+
+// captures reports whether an interface endpoint's private DNS name is what
+// the nodes resolve: private DNS on, the VPC's DNS support and DNS host
+// names on (private DNS needs both), and a resolver that sees the VPC's
+// private zones.
+func (m *Model) captures(e *ec2types.VpcEndpoint) (bool, string) {
+	id := str(e.VpcEndpointId)
+	switch {
+	case e.PrivateDnsEnabled == nil || !*e.PrivateDnsEnabled:
+		return false, id + " has private DNS off"
+	case m.DNSSupport != nil && !*m.DNSSupport:
+		return false, "the VPC has enableDnsSupport off"
+	case m.DNSHosts != nil && !*m.DNSHosts:
+		return false, "the VPC has enableDnsHostnames off"
+	}
+	if servers, public := m.dhcpPublicOnly(); public {
+		return false, "the DHCP option set gives public name servers only (" + strings.Join(servers, ", ") + "), which cannot see the endpoint's private zone"
+	}
+	return true, ""
+}
+
+// s3Gateway finds the S3 gateway endpoint route the table really uses:
+// every CIDR of the S3 prefix list must pick the endpoint's pl- route by
+// longest prefix; without the prefix-list file the pl- route's presence is
+// taken as the answer.
+func (m *Model) s3Gateway(rt *ec2types.RouteTable) (*ec2types.VpcEndpoint, *ec2types.Route) {
+	if rt == nil {
+		return nil, nil
+	}
+	gws := m.endpointsFor(SvcS3, ec2types.VpcEndpointTypeGateway)
+	for _, gw := range gws {
+		id := str(gw.VpcEndpointId)
+		for i := range rt.Routes {
+			r := &rt.Routes[i]
+			if str(r.DestinationPrefixListId) == "" || str(r.GatewayId) != id {
+				continue
+			}
+			if r.State == ec2types.RouteStateBlackhole {
+				continue
+			}
+			if m.S3PL != nil && str(r.DestinationPrefixListId) != str(m.S3PL.PrefixListId) {
+				continue
+			}
+			if len(m.S3PLCIDRs) > 0 {
+				for _, c := range m.S3PLCIDRs {
+					if best := m.lookupRoute(rt, c); best == nil || best.Route != r {
+						return nil, nil
+					}
+				}
+			}
+			return gw, r
+		}
+	}
+	return nil, nil
+}
+
+// vpcResolvers are the addresses of the VPC's own resolver.
+func (m *Model) vpcResolvers() []netip.Addr {
+	out := []netip.Addr{netip.MustParseAddr("169.254.169.253")}
+	cidrs := m.VPCCIDRs
+	if len(cidrs) == 0 {
+		// Without describe-vpcs, the subnets tell the VPC's first CIDR
+		// well enough: the resolver is the base of the VPC CIDR plus two;
+		// take base+2 of every /16 holding a subnet.
+		for _, s := range m.Subnets {
+			if p, ok := parseV4(str(s.CidrBlock)); ok {
+				b := netip.PrefixFrom(p.Addr(), 16).Masked()
+				cidrs = append(cidrs, b)
+			}
+		}
+	}
+	for _, c := range cidrs {
+		a := c.Masked().Addr().As4()
+		a[3] += 2
+		out = append(out, netip.AddrFrom4(a))
+	}
+	return out
+}
+
+// dhcpPublicOnly reports whether the VPC's DHCP option set gives only
+// public name servers (not AmazonProvidedDNS, not the VPC resolver, not a
+// private address that may forward to it).
+func (m *Model) dhcpPublicOnly() ([]string, bool) {
+	if m.DHCP == nil {
+		return nil, false
+	}
+	servers := dnsServers(m.DHCP)
+	if len(servers) == 0 {
+		return nil, false
+	}
+	for _, s := range servers {
+		if strings.EqualFold(s, "AmazonProvidedDNS") {
+			return servers, false
+		}
+		a, err := netip.ParseAddr(s)
+		if err != nil || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLoopback() {
+			return servers, false
+		}
+	}
+	return servers, true
+}

@@ -1,0 +1,87 @@
+package aws
+
+import (
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
+	iamtypes "github.com/aws/aws-sdk-go-v2/service/iam/types"
+)
+
+// Raw is everything the audit reads, as the AWS CLI prints it and the SDK
+// returns it: the output shapes of the commands in Files, holding the SDK's
+// own types (github.com/aws/aws-sdk-go-v2/service/{ec2,eks,iam}/types). The
+// CLI and the SDK share botocore's member names, so the CLI's JSON decodes
+// into these structs by field name (encoding/json matches names without
+// regard to case: EKS's camelCase and EC2's PascalCase both land); the one
+// shim is for timestamps (timeshim.go). A nil member is a file not given.
+type Raw struct {
+	Cluster          *ClusterOutput
+	Nodegroups       *ListNodegroupsOutput
+	NodegroupDetails []*NodegroupOutput // one per eks-describe-nodegroup-NAME.json, in name order
+	Instances        *InstancesOutput
+	Subnets          *SubnetsOutput
+	RouteTables      *RouteTablesOutput
+	Endpoints        *EndpointsOutput
+	SecurityGroups   *SecurityGroupsOutput
+	NetworkACLs      *NetworkACLsOutput
+	NATGateways      *NATGatewaysOutput
+	PrefixLists      *PrefixListsOutput
+	DNSSupport       *VPCAttributeOutput
+	DNSHostnames     *VPCAttributeOutput
+	DHCPOptions      *DHCPOptionsOutput
+	VPCs             *VPCsOutput
+	Simulate         *SimulateOutput
+}
+
+// The output shapes, one per command (member names as the CLI prints them).
+type (
+	ClusterOutput struct {
+		Cluster *ekstypes.Cluster `json:"cluster"`
+	}
+	ListNodegroupsOutput struct {
+		Nodegroups []string `json:"nodegroups"`
+	}
+	NodegroupOutput struct {
+		Nodegroup *ekstypes.Nodegroup `json:"nodegroup"`
+	}
+	InstancesOutput struct {
+		Reservations []ec2types.Reservation
+	}
+	SubnetsOutput struct {
+		Subnets []ec2types.Subnet
+	}
+	RouteTablesOutput struct {
+		RouteTables []ec2types.RouteTable
+	}
+	EndpointsOutput struct {
+		VpcEndpoints []ec2types.VpcEndpoint
+	}
+	SecurityGroupsOutput struct {
+		SecurityGroups []ec2types.SecurityGroup
+	}
+	NetworkACLsOutput struct {
+		NetworkAcls []ec2types.NetworkAcl
+	}
+	NATGatewaysOutput struct {
+		NatGateways []ec2types.NatGateway
+	}
+	PrefixListsOutput struct {
+		PrefixLists []ec2types.PrefixList
+	}
+	// VPCAttributeOutput is describe-vpc-attribute's output for either
+	// attribute; the file name says which.
+	VPCAttributeOutput struct {
+		VpcId              *string
+		EnableDnsSupport   *ec2types.AttributeBooleanValue `json:",omitempty"`
+		EnableDnsHostnames *ec2types.AttributeBooleanValue `json:",omitempty"`
+	}
+	DHCPOptionsOutput struct {
+		DhcpOptions []ec2types.DhcpOptions
+	}
+	VPCsOutput struct {
+		Vpcs []ec2types.Vpc
+	}
+	SimulateOutput struct {
+		EvaluationResults []iamtypes.EvaluationResult
+		IsTruncated       bool
+	}
+)
