@@ -186,7 +186,10 @@ func Compare(subnets []*report.AuditSubnet) *report.AuditComparison {
 		if hok {
 			row.Healthy = h.Status
 		}
-		row.Differs = row.Failing != row.Healthy || fok != hok
+		// A check that does not apply on one side (skip) beside a pass is
+		// no difference worth reading.
+		quiet := map[report.CheckStatus]bool{report.CheckSkip: true, report.CheckPass: true}
+		row.Differs = (row.Failing != row.Healthy || fok != hok) && !(quiet[row.Failing] && quiet[row.Healthy])
 		cmp.Rows = append(cmp.Rows, row)
 	}
 	for _, c := range failing.Checks {

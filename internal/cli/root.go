@@ -110,6 +110,7 @@ resolve with the node's resolver, route both ways, pass TLS and authorize.
   explain  read kubelet/runtime messages, correlate failing and healthy nodes
   sweep    walk the pull from every pool, zone and subnet as Pods, with the kubelet's own pull
   lab      reproduce every fault for real, in network namespaces
+  aws      audit the EKS node path to ECR and S3 subnet by subnet (offline or live)
 
 Exit codes (diagnose, probe, explain, sweep, lab run, lab test): the report's dominant
 repair direction, so scripts and Jobs can act without parsing output.
@@ -134,6 +135,7 @@ func NewRootCommand(s Streams) *cobra.Command {
 		newSweepCommand(s),
 		newLabCommand(s),
 		newMonitorCommand(s),
+		newAWSCommand(s),
 		newVersionCommand(s),
 	)
 	return root

@@ -68,6 +68,8 @@ func Print(w io.Writer, format string, v any, o Options) error {
 		return printMonitorFleet(w, r, o)
 	case *report.SweepReport:
 		return printSweep(w, r, o)
+	case *report.AuditReport:
+		return printAudit(w, r, o)
 	}
 	return fmt.Errorf("report %T has no text rendering", v)
 }

@@ -29,9 +29,9 @@ func checkEndpoint(m *Model, ns *NodeSubnet, svc string) report.Check {
 			return skip(fmt.Sprintf("no %s interface endpoint: %s goes out by %s (see route-internet)", svc, p.host, routeString(r.Route)))
 		}
 		c := fail(verdict.ConditionRoute, fmt.Sprintf("no %s interface endpoint in %s and no internet path from %s: %s is unreachable", m.ServiceName(svc), m.VPC, ns.ID, p.host))
-		return withChange(c, report.Change{Resource: m.VPC, Kind: "vpc", Action: "create the " + svc + " interface endpoint with private DNS, with a subnet in " + ns.AZ,
+		return withChange(c, report.Change{Resource: m.VPC, Kind: "vpc", Action: "create the " + svc + " interface endpoint with private DNS, with a subnet in each AZ that has nodes",
 			Command: fmt.Sprintf("aws ec2 create-vpc-endpoint --vpc-id %s --vpc-endpoint-type Interface --service-name %s --subnet-ids %s --security-group-ids SG --private-dns-enabled%s",
-				m.VPC, m.ServiceName(svc), ns.ID, m.regionFlag())})
+				m.VPC, m.ServiceName(svc), strings.Join(m.onePerAZ(), " "), m.regionFlag())})
 	}
 	id := str(e.VpcEndpointId)
 	ev := []string{fmt.Sprintf("%s state=%s privateDns=%s subnets=%s enis=%d", id, e.State, boolString(e.PrivateDnsEnabled), strings.Join(e.SubnetIds, ","), len(e.NetworkInterfaceIds))}
@@ -124,4 +124,19 @@ func checkECRPolicy(m *Model, ns *NodeSubnet) report.Check {
 	}
 	r.Resources, r.Changes = c.Resources, c.Changes
 	return r
+}
+
+// onePerAZ is one node subnet per AZ (the first in the audit's order): an
+// interface endpoint takes one subnet per AZ.
+func (m *Model) onePerAZ() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, ns := range m.NodeSubnets {
+		if ns.Subnet == nil || seen[ns.AZ] {
+			continue
+		}
+		seen[ns.AZ] = true
+		out = append(out, ns.ID)
+	}
+	return out
 }

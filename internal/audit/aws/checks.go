@@ -15,22 +15,22 @@ import (
 // endpoints and their guards, the layers' path, the internet path, the
 // subnet filters, the identity.
 const (
-	CheckRouteTable       = "route-table"
-	CheckDNSAttributes    = "dns-vpc-attributes"
-	CheckDHCPOptions      = "dns-dhcp-options"
-	CheckPrivateDNS       = "dns-private-dns"
-	CheckEndpointECRAPI   = "endpoint-ecr-api"
-	CheckEndpointECRDKR   = "endpoint-ecr-dkr"
-	CheckEndpointPolicy   = "endpoint-ecr-policy"
-	CheckSGEndpoint       = "sg-endpoint-ingress-443"
-	CheckSGNodeEgress     = "sg-node-egress-443"
-	CheckS3Route          = "s3-route"
-	CheckS3Policy         = "s3-endpoint-policy"
-	CheckInternet         = "route-internet"
-	CheckNACLNode         = "nacl-node-subnet"
-	CheckNACLPath         = "nacl-path-subnets"
-	CheckIdentity         = "identity-ecr-actions"
-	CheckSubnetDescribed  = "subnet-described"
+	CheckRouteTable      = "route-table"
+	CheckDNSAttributes   = "dns-vpc-attributes"
+	CheckDHCPOptions     = "dns-dhcp-options"
+	CheckPrivateDNS      = "dns-private-dns"
+	CheckEndpointECRAPI  = "endpoint-ecr-api"
+	CheckEndpointECRDKR  = "endpoint-ecr-dkr"
+	CheckEndpointPolicy  = "endpoint-ecr-policy"
+	CheckSGEndpoint      = "sg-endpoint-ingress-443"
+	CheckSGNodeEgress    = "sg-node-egress-443"
+	CheckS3Route         = "s3-route"
+	CheckS3Policy        = "s3-endpoint-policy"
+	CheckInternet        = "route-internet"
+	CheckNACLNode        = "nacl-node-subnet"
+	CheckNACLPath        = "nacl-path-subnets"
+	CheckIdentity        = "identity-ecr-actions"
+	CheckSubnetDescribed = "subnet-described"
 )
 
 // Checks are the audit's checks, in report order.
@@ -76,7 +76,6 @@ func (m *Model) missing(file string) report.Check {
 func (m *Model) command(file string) string {
 	return CommandFor(file, m.Cluster, m.VPC, m.Region, m.NodeRoleARN)
 }
-
 
 // res appends resources and returns the check (chainable helpers would
 // hide which resources a result names; this keeps it explicit).

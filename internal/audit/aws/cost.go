@@ -24,7 +24,10 @@ func costNote(m *Model, subnets []*NodeSubnet, o Options) *report.CostEstimate {
 			continue
 		}
 		azs[ns.AZ] = true
-		if m.path(ns, SvcS3).internet {
+		if !m.path(ns, SvcS3).internet {
+			continue
+		}
+		if r := m.lookupRoute(ns.RouteTable, anyIPv4); r != nil && str(r.Route.NatGatewayId) != "" && r.Route.State != "blackhole" {
 			throughNAT++
 		}
 	}

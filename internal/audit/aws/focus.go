@@ -18,6 +18,8 @@ type Focus struct {
 	Host    string // the failing host
 	Verdict string // the probe's code
 	File    string
+	// ImageBytes is what the probe downloaded (for the cost note).
+	ImageBytes int64
 }
 
 // ReadProbeReport reads `pullpath probe -o json` output into a Focus.
@@ -34,6 +36,9 @@ func ReadProbeReport(path string) (*Focus, error) {
 		return nil, fmt.Errorf("--probe-report %s: kind %q, want ProbeReport (`pullpath probe -o json`)", path, pr.Kind)
 	}
 	f := &Focus{Node: pr.Node, Host: pr.Verdict.Endpoint, Verdict: string(pr.Verdict.Code), File: path}
+	if pr.Transfer != nil {
+		f.ImageBytes = pr.Transfer.Bytes
+	}
 	if f.Node == "" {
 		return nil, fmt.Errorf("--probe-report %s: the report names no node (run the probe with --node NAME, or on the node)", path)
 	}

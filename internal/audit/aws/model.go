@@ -52,6 +52,7 @@ type Model struct {
 	// Have says which contract files were given.
 	Have     map[string]bool
 	Warnings []report.AuditWarning
+	failed   map[string]string
 }
 
 // NodeSubnet is one subnet that has (or will have) nodes.
@@ -155,8 +156,10 @@ func Build(raw *Raw) (*Model, error) {
 		m.ClusterSG = str(vc.ClusterSecurityGroupId)
 		m.ClusterSGs = vc.SecurityGroupIds
 	}
+	m.failed = raw.Failed
 	m.markHave(raw)
 	m.indexNodegroups(raw)
+	m.warnMissingFiles()
 	m.indexSubnets(raw)
 	m.indexRouteTables(raw)
 	m.indexEndpoints(raw)
@@ -206,6 +209,11 @@ func (m *Model) markHave(raw *Raw) {
 	set(FileDHCPOptions, raw.DHCPOptions != nil)
 	set(FileVPCs, raw.VPCs != nil)
 	set(FileSimulate, raw.Simulate != nil)
+}
+
+// warnMissingFiles warns once per optional file not given, with the
+// command that writes it.
+func (m *Model) warnMissingFiles() {
 	for _, f := range Files {
 		if f.Required || f.Name == FileVPCs || strings.Contains(f.Name, "NAME") || m.Have[f.Name] {
 			continue
@@ -215,6 +223,11 @@ func (m *Model) markHave(raw *Raw) {
 }
 
 func (m *Model) warnMissing(name string) {
+	if e, ok := m.failed[name]; ok {
+		m.Warnings = append(m.Warnings, warnFile(name, "the call for "+name+" failed: "+e+"; the checks that read it warn instead of deciding",
+			CommandFor(name, m.Cluster, m.VPC, m.Region, m.NodeRoleARN)))
+		return
+	}
 	m.Warnings = append(m.Warnings, warnFile(name, name+" not given: the checks that read it warn instead of deciding",
 		CommandFor(name, m.Cluster, m.VPC, m.Region, m.NodeRoleARN)+" --output json > "+name))
 }

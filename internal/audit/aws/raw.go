@@ -30,6 +30,9 @@ type Raw struct {
 	DHCPOptions      *DHCPOptionsOutput
 	VPCs             *VPCsOutput
 	Simulate         *SimulateOutput
+	// Failed holds, by file, the API error of a live call that did not
+	// succeed (AccessDenied): the file is left out and the report says why.
+	Failed map[string]string
 }
 
 // The output shapes, one per command (member names as the CLI prints them).

@@ -54,7 +54,7 @@ func isTimeError(err error) bool {
 	if errors.As(err, &te) && te.Type == timeType {
 		return true
 	}
-	return strings.Contains(err.Error(), "parsing time")
+	return strings.Contains(err.Error(), "parsing time") || strings.Contains(err.Error(), "Time.UnmarshalJSON")
 }
 
 // fixTimes rewrites the time.Time members of doc (decoded with UseNumber)
@@ -152,7 +152,7 @@ func parseCLITime(v any) (time.Time, error) {
 			return time.Time{}, fmt.Errorf("timestamp %s is not epoch seconds", x)
 		}
 		sec, frac := math.Modf(f)
-		return time.Unix(int64(sec), int64(frac*1e9)).UTC(), nil
+		return time.Unix(int64(sec), int64(math.Round(frac*1e6))*1e3).UTC(), nil
 	case string:
 		for _, l := range cliTimeLayouts {
 			if ts, err := time.Parse(l, x); err == nil {

@@ -1,0 +1,184 @@
+package aws
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/verdict"
+)
+
+func auditDir(t *testing.T, dir string) *report.AuditReport {
+	t.Helper()
+	raw, err := LoadDir(dir)
+	if err != nil {
+		t.Fatalf("LoadDir(%s) = %v", dir, err)
+	}
+	r, err := Audit(raw, Options{Source: dir})
+	if err != nil {
+		t.Fatalf("Audit(%s) = %v", dir, err)
+	}
+	return r
+}
+
+func TestHealthyAccountsPass(t *testing.T) {
+	for _, dir := range []string{"testdata/valid-healthy", "testdata/valid-healthy-nat"} {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			r := auditDir(t, dir)
+			if r.Verdict.Status != report.CheckPass {
+				for _, s := range r.Subnets {
+					for _, c := range s.Checks {
+						if c.Status != report.CheckPass && c.Status != report.CheckSkip {
+							t.Errorf("%s %s = %s: %s", s.ID, c.ID, c.Status, c.Summary)
+						}
+					}
+				}
+				t.Fatalf("verdict = %s (%s), want pass", r.Verdict.Status, r.Verdict.Summary)
+			}
+			if len(r.Subnets) != 3 || len(r.Changes) != 0 || len(r.Warnings) != 0 {
+				t.Errorf("subnets %d, changes %v, warnings %v: want 3 subnets, no change, no warning", len(r.Subnets), r.Changes, r.Warnings)
+			}
+			for _, s := range r.Subnets {
+				if len(s.Checks) != len(Checks) {
+					t.Errorf("%s has %d checks, want %d", s.ID, len(s.Checks), len(Checks))
+				}
+			}
+		})
+	}
+}
+
+// Every fail-* (and warn-*) fixture is a healthy account with one thing
+// changed: its check, and only its check, must fail (warn), naming the
+// object and the change.
+func TestEachFixtureFailsItsCheckAlone(t *testing.T) {
+	data, err := os.ReadFile("testdata/fixtures.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var index map[string]string
+	if err := json.Unmarshal(data, &index); err != nil {
+		t.Fatal(err)
+	}
+	const c = "subnet-0c3c3c3c3c3c3c3c3"
+	all := []string{"subnet-0a1a1a1a1a1a1a1a1", "subnet-0b2b2b2b2b2b2b2b2", c}
+	tests := []struct {
+		fixture   string
+		subnets   []string // where the check fails
+		cond      verdict.Condition
+		resource  string // the change's resource
+		command   string // a piece of the change's command
+		inSummary string
+	}{
+		{"fail-dns-hostnames", all, verdict.ConditionDNS, "vpc-0f1e2d3c4b5a69788", "modify-vpc-attribute --vpc-id vpc-0f1e2d3c4b5a69788 --enable-dns-hostnames", "enableDnsHostnames off"},
+		{"fail-dns-support", all, verdict.ConditionDNS, "vpc-0f1e2d3c4b5a69788", "--enable-dns-support", "enableDnsSupport off"},
+		{"fail-dhcp-public-resolvers", all, verdict.ConditionDNS, "dopt-0a0b0c0d0e0f01234", "associate-dhcp-options --vpc-id vpc-0f1e2d3c4b5a69788", "8.8.8.8"},
+		{"fail-private-dns", all, verdict.ConditionDNS, "vpce-0d22d22d22d22d22d", "modify-vpc-endpoint --vpc-endpoint-id vpce-0d22d22d22d22d22d --private-dns-enabled", "private DNS off"},
+		{"fail-endpoint-ecr-api-missing", all, verdict.ConditionRoute, "vpc-0f1e2d3c4b5a69788", "--service-name com.amazonaws.us-east-1.ecr.api", "no com.amazonaws.us-east-1.ecr.api interface endpoint"},
+		{"fail-endpoint-ecr-dkr-placement", []string{c}, verdict.ConditionRoute, "vpce-0d22d22d22d22d22d", "--add-subnet-ids " + c, "has no subnet in us-east-1c (" + c + ", nodegroup spot-workers)"},
+		{"fail-endpoint-ecr-dkr-pending", all, verdict.ConditionRoute, "vpce-0d22d22d22d22d22d", "describe-vpc-endpoints --vpc-endpoint-ids vpce-0d22d22d22d22d22d", "is pending, not available"},
+		{"fail-endpoint-ecr-policy", all, verdict.ConditionTLSIdentity, "vpce-0d22d22d22d22d22d", "vpce-0d22d22d22d22d22d", "NoImagePulls denies ecr:BatchGetImage"},
+		{"fail-sg-endpoint-ingress", []string{c}, verdict.ConditionRoute, "sg-0e9d0e9d0e9d0e9d0", "authorize-security-group-ingress --group-id sg-0e9d0e9d0e9d0e9d0 --protocol tcp --port 443 --source-group sg-0c1a55e7c1a55e7c1", "admits no TCP 443"},
+		{"fail-sg-node-egress", all, verdict.ConditionRoute, "sg-0c1a55e7c1a55e7c1", "authorize-security-group-egress --group-id sg-0c1a55e7c1a55e7c1", "may not send TCP 443"},
+		{"fail-s3-route", []string{c}, verdict.ConditionRoute, "vpce-05335335335335335", "--add-route-table-ids rtb-0c0c0c0c0c0c0c0c0", "rtb-0c0c0c0c0c0c0c0c0 has no route to pl-63a5400a (S3 gateway endpoint vpce-05335335335335335"},
+		{"fail-s3-route-listed-no-route", []string{c}, verdict.ConditionRoute, "vpce-05335335335335335", "--add-route-table-ids rtb-0c0c0c0c0c0c0c0c0", "lists rtb-0c0c0c0c0c0c0c0c0 but the table has no route to pl-63a5400a"},
+		{"fail-s3-route-blackhole", []string{c}, verdict.ConditionRoute, "rtb-0c0c0c0c0c0c0c0c0", "--remove-route-table-ids rtb-0c0c0c0c0c0c0c0c0", "blackhole"},
+		{"fail-main-route-table", []string{c}, verdict.ConditionRoute, "vpce-05335335335335335", "--add-route-table-ids rtb-0f0f0f0f0f0f0f0f0", "the subnet uses the main table"},
+		{"fail-s3-endpoint-policy", all, verdict.ConditionTLSIdentity, "vpce-05335335335335335", "modify-vpc-endpoint --vpc-endpoint-id vpce-05335335335335335 --policy-document", "refuses s3:GetObject on arn:aws:s3:::prod-us-east-1-starport-layer-bucket/*"},
+		{"fail-route-table", []string{c}, verdict.ConditionRoute, c, "associate-route-table --subnet-id " + c, "has no route table"},
+		{"fail-nat-blackhole", []string{c}, verdict.ConditionRoute, "rtb-0c0c0c0c0c0c0c0c0", "replace-route --route-table-id rtb-0c0c0c0c0c0c0c0c0 --destination-cidr-block 0.0.0.0/0", "nat-0c1b2c3d4e5f6a7b8, a blackhole"},
+		{"fail-nat-unavailable", []string{c}, verdict.ConditionRoute, "rtb-0c0c0c0c0c0c0c0c0", "replace-route --route-table-id rtb-0c0c0c0c0c0c0c0c0", "nat-0c1b2c3d4e5f6a7b8, which is failed"},
+		{"warn-nat-other-az", []string{c}, verdict.ConditionRoute, "rtb-0c0c0c0c0c0c0c0c0", "--nat-gateway-id nat-0c1b2c3d4e5f6a7b8", "not in the subnet's AZ us-east-1c"},
+		{"fail-igw-no-public-ip", []string{c}, verdict.ConditionRoute, c, "modify-subnet-attribute --subnet-id " + c + " --map-public-ip-on-launch", "no public IPv4 address"},
+		{"fail-nacl-node", []string{c}, verdict.ConditionRoute, "acl-0c3c3c3c3c3c3c3c3", "create-network-acl-entry --network-acl-id acl-0c3c3c3c3c3c3c3c3 --ingress", "inbound rule * (deny all) denies TCP 1024-65535"},
+		{"fail-nacl-endpoint-subnet", []string{c}, verdict.ConditionRoute, "acl-0a1a1a1a1a1a1a1a1", "create-network-acl-entry --network-acl-id acl-0a1a1a1a1a1a1a1a1 --ingress --rule-number 80 --protocol tcp --port-range From=443,To=443 --cidr-block 10.0.3.0/24", "inbound rule 90 denies TCP 443 from 10.0.3.0/24"},
+		{"fail-identity", all, verdict.ConditionTLSIdentity, "arn:aws:iam::111122223333:role/prod-node-role", "attach-role-policy --role-name prod-node-role --policy-arn arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly", "ecr:BatchGetImage is implicitDeny"},
+		{"fail-identity-explicit-deny", all, verdict.ConditionTLSIdentity, "arn:aws:iam::111122223333:role/prod-node-role", "list-attached-role-policies --role-name prod-node-role", "ecr:GetAuthorizationToken is explicitDeny"},
+	}
+	seen := map[string]bool{}
+	for _, tt := range tests {
+		seen[tt.fixture] = true
+		t.Run(tt.fixture, func(t *testing.T) {
+			check, ok := index[tt.fixture]
+			if !ok {
+				t.Fatalf("%s is not in testdata/fixtures.json", tt.fixture)
+			}
+			want := report.CheckFail
+			if strings.HasPrefix(tt.fixture, "warn-") {
+				want = report.CheckWarn
+			}
+			r := auditDir(t, filepath.Join("testdata", tt.fixture))
+			for _, s := range r.Subnets {
+				for _, ch := range s.Checks {
+					bad := ch.Status == report.CheckFail || ch.Status == report.CheckWarn
+					switch {
+					case ch.ID == check && contains(tt.subnets, s.ID):
+						if ch.Status != want {
+							t.Errorf("%s %s = %s (%s), want %s", s.ID, ch.ID, ch.Status, ch.Summary, want)
+						}
+						if ch.Condition != tt.cond {
+							t.Errorf("%s %s condition = %q, want %q", s.ID, ch.ID, ch.Condition, tt.cond)
+						}
+						if !strings.Contains(ch.Summary, tt.inSummary) {
+							t.Errorf("%s %s summary = %q, want it to say %q", s.ID, ch.ID, ch.Summary, tt.inSummary)
+						}
+						if !contains(ch.Resources, tt.resource) {
+							t.Errorf("%s %s resources = %v, want %s", s.ID, ch.ID, ch.Resources, tt.resource)
+						}
+					case bad:
+						t.Errorf("%s %s = %s (%s): only %s on %v should fail", s.ID, ch.ID, ch.Status, ch.Summary, check, tt.subnets)
+					}
+				}
+			}
+			found := false
+			for _, ch := range r.Changes {
+				if ch.Check == check && ch.Resource == tt.resource && strings.Contains(ch.Command, tt.command) {
+					found = true
+					for _, s := range tt.subnets {
+						if !contains(ch.Subnets, s) {
+							t.Errorf("change %s names subnets %v, want %s among them", ch.Resource, ch.Subnets, s)
+						}
+					}
+				}
+			}
+			if !found {
+				t.Errorf("no change for %s on %s with a command holding %q; changes: %+v", check, tt.resource, tt.command, r.Changes)
+			}
+			if want == report.CheckFail {
+				if r.Verdict.Condition != tt.cond {
+					t.Errorf("verdict condition = %q, want %q", r.Verdict.Condition, tt.cond)
+				}
+				scope := "some-subnets"
+				if len(tt.subnets) == len(all) {
+					scope = "every-subnet"
+				}
+				if r.Verdict.Scope != scope {
+					t.Errorf("verdict scope = %q, want %q", r.Verdict.Scope, scope)
+				}
+				if scope == "some-subnets" && (r.Comparison == nil || r.Comparison.Failing != c) {
+					t.Errorf("comparison = %+v, want %s beside a healthy subnet", r.Comparison, c)
+				}
+				if tt.cond == verdict.ConditionTLSIdentity && !strings.Contains(r.Verdict.Summary, "identity, not network") {
+					t.Errorf("summary = %q, want the identity-not-network sentence", r.Verdict.Summary)
+				}
+			}
+		})
+	}
+	for f := range index {
+		if !seen[f] {
+			t.Errorf("fixture %s has no expectation in this test", f)
+		}
+	}
+	// Every check of the audit has a fixture that fails (or warns) it.
+	covered := map[string]bool{}
+	for _, c := range index {
+		covered[c] = true
+	}
+	for _, c := range Checks {
+		if !covered[c.ID()] {
+			t.Errorf("check %s has no fixture that fails it", c.ID())
+		}
+	}
+}

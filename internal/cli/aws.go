@@ -1,0 +1,234 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	awsaudit "github.com/pullpath/pullpath/internal/audit/aws"
+	"github.com/pullpath/pullpath/internal/report"
+)
+
+const awsLong = `Audit the EKS node path to ECR and S3, subnet by subnet, from the account's
+configuration, and name the object to change.
+
+An ECR pull uses three hosts: the auth token from ecr.api, manifests from
+ACCOUNT.dkr.ecr.REGION.amazonaws.com (ecr.dkr), and the layers from S3
+(prod-REGION-starport-layer-bucket). For every subnet with nodes (nodegroups,
+self-managed and Karpenter instances) the audit checks, as AWS evaluates them:
+the route table (explicit or main), VPC DNS attributes, the DHCP option set's
+name servers, the ECR interface endpoints (available, private DNS, an ENI in
+the subnet or its AZ, their policies), the endpoint and node security groups
+(443), the S3 gateway endpoint's prefix-list route (longest prefix) or an S3
+interface endpoint and its policy on the layer bucket, the NAT or internet
+gateway path (blackholes, state, AZ), the network ACLs in rule order on the
+node and far-side subnets, and the node role's simulated ECR actions. A
+failing subnet is shown beside a healthy one, check by check; a fault that
+fails every subnet alike is called one cause (identity, not network).`
+
+const awsAuditExample = `  # live, with the default credential chain (env, profile/SSO, IMDS, IRSA)
+  pullpath aws audit --cluster prod --region us-east-1
+  pullpath aws audit --cluster prod --profile ops -o json
+
+  # offline, from a folder of AWS CLI JSON (docs/aws.md lists the files)
+  pullpath aws audit --from ./prod-bundle
+
+  # focus on the node and host a probe found failing
+  pullpath probe 111122223333.dkr.ecr.us-east-1.amazonaws.com/app:1 -o json > probe.json
+  pullpath aws audit --cluster prod --probe-report probe.json
+
+  # what do the layers cost through NAT against endpoints?
+  pullpath aws audit --from ./prod-bundle --image-size 1.2GiB --pulls-per-day 400`
+
+const awsCollectExample = `  # write the files --from reads, to replay offline or attach to a ticket
+  pullpath aws collect --cluster prod --region us-east-1 --out ./prod-bundle
+  pullpath aws audit --from ./prod-bundle`
+
+func newAWSCommand(s Streams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "aws",
+		Short: "Audit the EKS node path to ECR and S3, subnet by subnet",
+		Long:  awsLong,
+	}
+	cmd.AddCommand(newAWSAuditCommand(s), newAWSCollectCommand(s))
+	return cmd
+}
+
+// awsConn are the live-mode flags shared by audit and collect.
+type awsConn struct {
+	cluster, region, profile, endpointURL string
+}
+
+func (c *awsConn) addFlags(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&c.cluster, "cluster", "", "the EKS cluster's name")
+	cmd.Flags().StringVar(&c.region, "region", "", "AWS region (default: the profile's, $AWS_REGION)")
+	cmd.Flags().StringVar(&c.profile, "profile", "", "shared config profile (default: $AWS_PROFILE, then default)")
+	cmd.Flags().StringVar(&c.endpointURL, "endpoint-url", "", "send every AWS API call to this URL (an emulator or a test server), as the AWS CLI's --endpoint-url")
+}
+
+func (c *awsConn) live() awsaudit.LiveOptions {
+	return awsaudit.LiveOptions{Cluster: c.cluster, Region: c.region, Profile: c.profile, EndpointURL: c.endpointURL}
+}
+
+type awsAuditOptions struct {
+	out         output
+	conn        awsConn
+	from        string
+	probeReport string
+	imageSize   string
+	imageBytes  int64
+	pullsPerDay int
+	stdout      io.Writer
+}
+
+func newAWSAuditCommand(s Streams) *cobra.Command {
+	o := &awsAuditOptions{stdout: s.Out}
+	cmd := &cobra.Command{
+		Use:     "audit",
+		Short:   "Check every node subnet's path to ECR and S3 and name the object to change",
+		Long:    awsLong,
+		Example: awsAuditExample,
+		Args:    cobra.NoArgs,
+		RunE:    runE(o),
+	}
+	o.out.addFlag(cmd)
+	o.conn.addFlags(cmd)
+	cmd.Flags().StringVar(&o.from, "from", "", "audit offline from a folder of AWS CLI v2 JSON outputs (docs/aws.md)")
+	cmd.Flags().StringVar(&o.probeReport, "probe-report", "", "a `pullpath probe -o json` report: focus on the probed node's subnet and the failing host")
+	cmd.Flags().StringVar(&o.imageSize, "image-size", "", "image size for the NAT cost note (bytes, or 800MiB, 1.2GiB; default: the size --probe-report measured)")
+	cmd.Flags().IntVar(&o.pullsPerDay, "pulls-per-day", 100, "pulls per day for the NAT cost note")
+	return cmd
+}
+
+func (o *awsAuditOptions) Complete(_ *cobra.Command, _ []string) error {
+	if o.imageSize != "" {
+		n, err := parseSize(o.imageSize)
+		if err != nil {
+			return fmt.Errorf("--image-size %q: %v", o.imageSize, err)
+		}
+		o.imageBytes = n
+	}
+	return nil
+}
+
+func (o *awsAuditOptions) Validate() error {
+	if err := o.out.validate(); err != nil {
+		return err
+	}
+	switch {
+	case o.from != "" && (o.conn.cluster != "" || o.conn.profile != "" || o.conn.endpointURL != ""):
+		return errors.New("--from audits a saved folder: it takes no --cluster, --profile or --endpoint-url")
+	case o.from == "" && o.conn.cluster == "":
+		return errors.New("want --cluster NAME (live) or --from DIR (offline)")
+	case o.pullsPerDay <= 0:
+		return fmt.Errorf("--pulls-per-day %d: want a positive number", o.pullsPerDay)
+	}
+	return nil
+}
+
+func (o *awsAuditOptions) Run(ctx context.Context) error {
+	opts := awsaudit.Options{Source: "live", ImageBytes: o.imageBytes, PullsPerDay: o.pullsPerDay}
+	if o.probeReport != "" {
+		f, err := awsaudit.ReadProbeReport(o.probeReport)
+		if err != nil {
+			return err
+		}
+		opts.Focus = f
+		if opts.ImageBytes == 0 {
+			opts.ImageBytes = f.ImageBytes
+		}
+	}
+	var raw *awsaudit.Raw
+	var err error
+	if o.from != "" {
+		opts.Source = o.from
+		raw, err = awsaudit.LoadDir(o.from)
+	} else {
+		raw, err = awsaudit.Collect(ctx, o.conn.live())
+	}
+	if err != nil {
+		return err
+	}
+	r, err := awsaudit.Audit(raw, opts)
+	if err != nil {
+		return err
+	}
+	return o.out.finish(o.stdout, r)
+}
+
+type awsCollectOptions struct {
+	conn   awsConn
+	out    string
+	stdout io.Writer
+}
+
+func newAWSCollectCommand(s Streams) *cobra.Command {
+	o := &awsCollectOptions{stdout: s.Out}
+	cmd := &cobra.Command{
+		Use:     "collect",
+		Short:   "Write the AWS CLI JSON files that `aws audit --from` reads",
+		Long:    "Call the audit's read-only APIs once and write each output as the AWS CLI v2 prints it (one file per command, 4-space indent), so a live run can be replayed offline with `pullpath aws audit --from DIR`.",
+		Example: awsCollectExample,
+		Args:    cobra.NoArgs,
+		RunE:    runE(o),
+	}
+	o.conn.addFlags(cmd)
+	cmd.Flags().StringVar(&o.out, "out", "", "folder to write (created if missing)")
+	return cmd
+}
+
+func (o *awsCollectOptions) Complete(_ *cobra.Command, _ []string) error { return nil }
+
+func (o *awsCollectOptions) Validate() error {
+	switch {
+	case o.conn.cluster == "":
+		return errors.New("want --cluster NAME")
+	case o.out == "":
+		return errors.New("want --out DIR")
+	}
+	return nil
+}
+
+func (o *awsCollectOptions) Run(ctx context.Context) error {
+	raw, err := awsaudit.Collect(ctx, o.conn.live())
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return fmt.Errorf("--out %s: %w", o.out, err)
+	}
+	files, err := awsaudit.WriteDir(o.out, raw)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(o.stdout, "wrote %d files to %s; audit them with: pullpath aws audit --from %s\n", len(files), o.out, o.out)
+	return err
+}
+
+// parseSize reads 1234, 800MiB, 1.2GiB, 500MB, 2GB.
+func parseSize(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	mult := float64(1)
+	for _, u := range []struct {
+		suffix string
+		m      float64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1}} {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mult = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.m
+			break
+		}
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f <= 0 {
+		return 0, errors.New("want a positive size such as 734003200, 700MiB or 1.2GiB")
+	}
+	return int64(f * mult), nil
+}
+
+var _ = report.KindAWSAudit

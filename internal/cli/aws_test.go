@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/pullpath/pullpath/internal/report"
+)
+
+const awsFixtures = "../audit/aws/testdata/"
+
+func TestAWSAuditExitCodes(t *testing.T) {
+	tests := []struct {
+		fixture string
+		code    int
+		want    string
+	}{
+		{"valid-healthy", 0, "VERDICT PASS"},
+		{"warn-nat-other-az", 0, "VERDICT WARN"},
+		{"fail-s3-route", 3, "FAILING BESIDE HEALTHY: subnet-0c3c3c3c3c3c3c3c3"},
+		{"fail-private-dns", 4, "VERDICT FAIL (dns, every-subnet)"},
+		{"fail-identity", 6, "one cause for every subnet: identity, not network"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.fixture, func(t *testing.T) {
+			code, out, errOut := runCLI(t, "", "aws", "audit", "--from", awsFixtures+tt.fixture)
+			if code != tt.code {
+				t.Errorf("aws audit --from %s exit = %d, want %d (stderr %q)", tt.fixture, code, tt.code, errOut)
+			}
+			if !strings.Contains(out, tt.want) {
+				t.Errorf("aws audit --from %s output lacks %q:\n%s", tt.fixture, tt.want, out)
+			}
+		})
+	}
+}
+
+func TestAWSAuditJSON(t *testing.T) {
+	code, out, _ := runCLI(t, "", "aws", "audit", "--from", awsFixtures+"fail-endpoint-ecr-dkr-placement", "-o", "json")
+	if code != 3 {
+		t.Fatalf("exit = %d, want 3", code)
+	}
+	var r report.AuditReport
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("-o json is not an AuditReport: %v", err)
+	}
+	if r.APIVersion != "pullpath/v1" || r.Kind != "AWSAuditReport" || len(r.Subnets) != 3 || r.Subnets[0].ID != "subnet-0c3c3c3c3c3c3c3c3" {
+		t.Errorf("report = %s %s with %d subnets, first %s", r.APIVersion, r.Kind, len(r.Subnets), r.Subnets[0].ID)
+	}
+	if len(r.Changes) != 1 || r.Changes[0].Resource != "vpce-0d22d22d22d22d22d" || !strings.Contains(r.Changes[0].Command, "--add-subnet-ids subnet-0c3c3c3c3c3c3c3c3") {
+		t.Errorf("changes = %+v, want the ecr.dkr endpoint to take subnet-0c3c3c3c3c3c3c3c3", r.Changes)
+	}
+}
+
+func TestAWSUsageErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"aws", "audit"}, "want --cluster NAME (live) or --from DIR (offline)"},
+		{[]string{"aws", "audit", "--from", "x", "--cluster", "c"}, "--from audits a saved folder"},
+		{[]string{"aws", "audit", "--from", awsFixtures + "valid-healthy", "--image-size", "big"}, "--image-size \"big\""},
+		{[]string{"aws", "audit", "--from", awsFixtures + "valid-healthy", "-o", "xml"}, "unknown output format"},
+		{[]string{"aws", "audit", "--from", t.TempDir()}, "no AWS CLI outputs"},
+		{[]string{"aws", "collect", "--cluster", "c"}, "want --out DIR"},
+	}
+	for _, tt := range tests {
+		code, _, errOut := runCLI(t, "", tt.args...)
+		if code != 1 || !strings.Contains(errOut, tt.want) {
+			t.Errorf("%v = exit %d, stderr %q; want exit 1 saying %q", tt.args, code, errOut, tt.want)
+		}
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int64{"1024": 1024, "700MiB": 700 << 20, "1.5GiB": 3 << 29, "2GB": 2e9} {
+		if got, err := parseSize(in); err != nil || got != want {
+			t.Errorf("parseSize(%q) = %d, %v, want %d", in, got, err, want)
+		}
+	}
+}
