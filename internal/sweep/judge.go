@@ -205,6 +205,9 @@ func divergence(r *report.SweepReport) report.SweepVerdict {
 		if v.NoAnswer > 0 {
 			v.Status, v.Pattern = verdict.StatusFail, "no-answer"
 			v.Summary = fmt.Sprintf("%d node(s) gave no answer; the %d that answered pull fully.", v.NoAnswer, v.OK)
+			if v.OK == 0 {
+				v.Summary = fmt.Sprintf("No node answered (%d node(s)): see each node's message.", v.NoAnswer)
+			}
 			return v
 		}
 		v.Pattern = "all-ok"

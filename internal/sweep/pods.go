@@ -186,8 +186,8 @@ func (o PodOptions) ProbePod(name string, n report.PlannedNode) *corev1.Pod {
 			SecretName: o.PullSecrets[0], DefaultMode: &mode,
 			Items: []corev1.KeyToPath{{Key: corev1.DockerConfigJsonKey, Path: "config.json"}},
 		}}})
-		mounts = append(mounts, corev1.VolumeMount{Name: "pull-secret", MountPath: "/pullpath/pull-secret", ReadOnly: true})
-		args = append(args, "--docker-config", "/pullpath/pull-secret/config.json")
+		mounts = append(mounts, corev1.VolumeMount{Name: "pull-secret", MountPath: "/pull-secret", ReadOnly: true})
+		args = append(args, "--docker-config", "/pull-secret/config.json")
 	}
 	args = append(args, o.ProbeArgs...)
 	spec.Containers = []corev1.Container{{
