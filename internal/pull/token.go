@@ -72,11 +72,7 @@ func (s *session) bearerToken(ctx context.Context) *Error {
 			return ep.err
 		}
 	}
-	req, err := tr.request(ctx, realm)
-	if err != nil {
-		return s.w.failed(stepToken, start, ep.asAuth().fail(verdict.ChallengeInvalid, err, "token request to %s: %v", realm.Host, err))
-	}
-	resp, ep, f := tr.exchange(ctx, ep, req)
+	resp, ep, f := tr.fetch(ctx, ep, realm)
 	if f != nil {
 		return s.w.failed(stepToken, start, f)
 	}
@@ -115,6 +111,7 @@ type tokenRun struct {
 	scope string
 	ep    *endpoint // the endpoint that answered
 	body  []byte    // the POST form, re-sent on 307/308
+	oauth bool      // the answer is the OAuth2 POST's
 }
 
 // realm parses the challenge's realm as containerd does
@@ -132,25 +129,74 @@ func (tr *tokenRun) realm() (*url.URL, *Error) {
 	return realm, nil
 }
 
-// request builds the token request: an OAuth2 POST for an identity token,
-// otherwise a GET with the node's Basic credentials (the token
-// specification's form).
-func (tr *tokenRun) request(ctx context.Context, realm *url.URL) (*http.Request, error) {
-	s := tr.s
-	creds := s.w.creds
-	svc := s.challenge.Params["service"]
-	if creds.IdentityToken != "" {
-		form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {creds.IdentityToken}, "service": {svc}, "scope": {tr.scope}, "client_id": {"pullpath"}}
-		tr.body = []byte(form.Encode())
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, realm.String(), bytes.NewReader(tr.body))
-		if err == nil {
-			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-			req.Header.Set("User-Agent", "pullpath/1")
-		}
-		return req, err
+// secret is the user name and secret containerd's credentials callback
+// gives for the node's credentials (CRI's ParseAuth): an identity token
+// travels as the secret with no user name.
+func (tr *tokenRun) secret() (user, secret string) {
+	c := tr.s.w.creds
+	if c.IdentityToken != "" {
+		return "", c.IdentityToken
 	}
+	return c.Username, c.Password
+}
+
+// fetch asks for the token the way containerd does
+// (core/remotes/docker/authorizer.go doBearerAuth): with a secret, first
+// an OAuth2 POST (auth/fetch.go FetchTokenWithOAuth: grant_type password
+// with a user name, refresh_token without), and a GET with Basic
+// credentials (FetchToken) when the POST answers 404, 401 or 400, or 405
+// with a user name; without a secret, an anonymous GET.
+func (tr *tokenRun) fetch(ctx context.Context, ep *endpoint, realm *url.URL) (*http.Response, *endpoint, *Error) {
+	user, secret := tr.secret()
+	if secret != "" {
+		req, err := tr.post(ctx, realm, user, secret)
+		if err != nil {
+			return nil, ep, ep.asAuth().fail(verdict.ChallengeInvalid, err, "token request to %s: %v", realm.Host, err)
+		}
+		resp, last, f := tr.exchange(ctx, ep, req)
+		if f != nil {
+			return nil, last, f
+		}
+		c := resp.StatusCode
+		if c != http.StatusNotFound && c != http.StatusUnauthorized && c != http.StatusBadRequest && !(c == http.StatusMethodNotAllowed && user != "") {
+			tr.oauth = true
+			return resp, last, nil
+		}
+		resp.Body.Close()
+		tr.body = nil
+	}
+	req, err := tr.get(ctx, realm, user, secret)
+	if err != nil {
+		return nil, ep, ep.asAuth().fail(verdict.ChallengeInvalid, err, "token request to %s: %v", realm.Host, err)
+	}
+	return tr.exchange(ctx, ep, req)
+}
+
+// post is the OAuth2 token request (FetchTokenWithOAuth's form).
+func (tr *tokenRun) post(ctx context.Context, realm *url.URL, user, secret string) (*http.Request, error) {
+	form := url.Values{"scope": {tr.scope}, "service": {tr.s.challenge.Params["service"]}, "client_id": {"pullpath"}}
+	if user == "" {
+		form.Set("grant_type", "refresh_token")
+		form.Set("refresh_token", secret)
+	} else {
+		form.Set("grant_type", "password")
+		form.Set("username", user)
+		form.Set("password", secret)
+	}
+	tr.body = []byte(form.Encode())
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, realm.String(), bytes.NewReader(tr.body))
+	if err == nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded; charset=utf-8")
+		req.Header.Set("User-Agent", "pullpath/1")
+	}
+	return req, err
+}
+
+// get is the token specification's GET (FetchToken): service and scope in
+// the query, Basic credentials when there is a secret.
+func (tr *tokenRun) get(ctx context.Context, realm *url.URL, user, secret string) (*http.Request, error) {
 	q := realm.Query()
-	if svc != "" {
+	if svc := tr.s.challenge.Params["service"]; svc != "" {
 		q.Set("service", svc)
 	}
 	q.Set("scope", tr.scope)
@@ -159,8 +205,8 @@ func (tr *tokenRun) request(ctx context.Context, realm *url.URL) (*http.Request,
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err == nil {
 		req.Header.Set("User-Agent", "pullpath/1")
-		if creds.Username != "" {
-			req.SetBasicAuth(creds.Username, creds.Password)
+		if secret != "" {
+			req.SetBasicAuth(user, secret)
 		}
 	}
 	return req, err
@@ -281,8 +327,9 @@ func (tr *tokenRun) status(resp *http.Response) *Error {
 }
 
 // token reads the token out of a 200 answer as containerd does
-// (core/remotes/docker/auth/fetch.go FetchToken: "access_token" wins over
-// "token"; an answer with neither is ErrNoToken), within maxTokenResponse.
+// (core/remotes/docker/auth/fetch.go: for FetchToken "access_token" wins
+// over "token", for FetchTokenWithOAuth only "access_token" counts; an
+// answer without is ErrNoToken), within maxTokenResponse.
 func (tr *tokenRun) token(resp *http.Response) (string, *Error) {
 	auth := tr.ep.asAuth()
 	authEP := auth.host
@@ -304,8 +351,8 @@ func (tr *tokenRun) token(resp *http.Response) (string, *Error) {
 		return "", auth.fail(verdict.HTTPBadResponse, derr, "the token service %s answered 200 with a body that is not a token response (%v)", authEP, derr)
 	}
 	tok := body.Token
-	if body.AccessToken != "" {
-		tok = body.AccessToken
+	if body.AccessToken != "" || tr.oauth {
+		tok = body.AccessToken // an OAuth2 answer has only access_token (OAuthTokenResponse)
 	}
 	if tok == "" {
 		return "", auth.fail(verdict.HTTPBadResponse, nil, "the token service %s answered 200 without a token", authEP)

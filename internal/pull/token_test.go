@@ -60,7 +60,7 @@ func TestProbeTokenService(t *testing.T) {
 			}, wantCode: verdict.OK,
 			check: func(t *testing.T, seen map[string]string) {
 				if a := seen["other.hostile.test/t"]; a != "" {
-					t.Errorf("the other host got Authorization %q", a)
+					t.Errorf("the other host got credentials: %q", a)
 				}
 				if seen["auth.hostile.test/token"] == "" {
 					t.Errorf("the realm host did not get the credentials")
@@ -70,7 +70,7 @@ func TestProbeTokenService(t *testing.T) {
 			auth: func(w http.ResponseWriter, r *http.Request) {
 				http.Redirect(w, r, "https://nowhere.hostile.test/t", http.StatusFound)
 			}, wantRole: verdict.RoleAuth, wantSum: "nowhere.hostile.test"},
-		{name: "9 redirects are followed", challenge: `Bearer realm="https://auth.hostile.test:%s/token"`, auth: redirects(9, `{"token":"`+good+`"}`), wantCode: verdict.OK},
+		{name: "9 redirects are followed", challenge: `Bearer realm="https://auth.hostile.test:%s/token"`, auth: redirects(9, `{"access_token":"`+good+`"}`), wantCode: verdict.OK},
 		{name: "the 10th redirect stops, containerd's limit", challenge: `Bearer realm="https://auth.hostile.test:%s/token"`, auth: redirects(10, `{"token":"`+good+`"}`),
 			wantCode: verdict.RedirectLoop, wantRole: verdict.RoleAuth, wantSum: "9 redirects, containerd's limit"},
 		{name: "token over the read limit", challenge: `Bearer realm="https://auth.hostile.test:%s/token"`,
@@ -80,6 +80,33 @@ func TestProbeTokenService(t *testing.T) {
 		{name: "200 without a token", challenge: `Bearer realm="https://auth.hostile.test:%s/token"`,
 			auth:     func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`{"expires_in":60}`)) },
 			wantCode: verdict.HTTPBadResponse, wantRole: verdict.RoleAuth, wantSum: "without a token"},
+		{name: "an OAuth2 answer with only token is no token, as in containerd", challenge: `Bearer realm="https://auth.hostile.test:%s/token"`,
+			auth: func(w http.ResponseWriter, r *http.Request) {
+				if r.Method != http.MethodPost {
+					t.Errorf("token request %s, want containerd's OAuth2 POST first", r.Method)
+				}
+				w.Write([]byte(`{"token":"` + good + `"}`))
+			}, wantCode: verdict.HTTPBadResponse, wantSum: "without a token"},
+		{name: "POST answered 404: GET with Basic credentials, as in containerd", challenge: `Bearer realm="https://auth.hostile.test:%s/token"`,
+			auth: func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodPost {
+					http.NotFound(w, r)
+					return
+				}
+				if _, p, ok := r.BasicAuth(); !ok || p != "pw-secret" {
+					w.WriteHeader(http.StatusUnauthorized)
+					return
+				}
+				w.Write([]byte(`{"token":"` + good + `"}`))
+			}, wantCode: verdict.OK},
+		{name: "POST answered 403: no fallback, the scope is refused", challenge: `Bearer realm="https://auth.hostile.test:%s/token"`,
+			auth: func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodPost {
+					w.WriteHeader(http.StatusForbidden)
+					return
+				}
+				w.Write([]byte(`{"token":"` + good + `"}`))
+			}, wantCode: verdict.AuthForbidden, wantRole: verdict.RoleAuth},
 		{name: "access_token wins over token, as in containerd", challenge: `Bearer realm="https://auth.hostile.test:%s/token"`,
 			auth: func(w http.ResponseWriter, r *http.Request) {
 				w.Write([]byte(`{"token":"stale-token","access_token":"` + good + `"}`))
@@ -95,8 +122,12 @@ func TestProbeTokenService(t *testing.T) {
 			var mu sync.Mutex
 			seen := map[string]string{}
 			auth := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				cred := r.Header.Get("Authorization")
+				if r.Method == http.MethodPost && r.ParseForm() == nil && r.PostForm.Get("password") != "" {
+					cred = "form password " + r.PostForm.Get("password")
+				}
 				mu.Lock()
-				seen[strings.Split(r.Host, ":")[0]+r.URL.Path] = r.Header.Get("Authorization")
+				seen[strings.Split(r.Host, ":")[0]+r.URL.Path] = cred
 				mu.Unlock()
 				tt.auth(w, r)
 			}))
@@ -125,7 +156,7 @@ func TestProbeTokenService(t *testing.T) {
 			if tt.wantRole != "" && v.Role != tt.wantRole {
 				t.Errorf("verdict role = %s (%s %s), want %s", v.Role, v.Code, v.Summary, tt.wantRole)
 			}
-			if tt.wantRole == verdict.RoleAuth && v.Code != verdict.RedirectLoop && v.Code != verdict.HTTPBadResponse && v.Condition != verdict.ConditionEndpointSet {
+			if tt.wantCode == "" && v.Condition != verdict.ConditionEndpointSet { // a network failure of the token host
 				t.Errorf("verdict condition = %s (%s), want endpoint-set", v.Condition, v.Code)
 			}
 			if !strings.Contains(v.Summary, tt.wantSum) {
