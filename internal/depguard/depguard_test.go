@@ -39,12 +39,18 @@ var forbidden = []struct{ path, why string }{
 // forbids returns why dep may not be linked on the node side, or "" when
 // it may: dep is a forbidden path or lies under one.
 func forbids(dep string) string {
+	f, _ := forbiddenRule(dep)
+	return f.why
+}
+
+// forbiddenRule is the rule dep breaks, if any.
+func forbiddenRule(dep string) (struct{ path, why string }, bool) {
 	for _, f := range forbidden {
 		if dep == f.path || strings.HasPrefix(dep, f.path+"/") {
-			return f.why
+			return f, true
 		}
 	}
-	return ""
+	return struct{ path, why string }{}, false
 }
 
 func TestForbids(t *testing.T) {
@@ -88,9 +94,19 @@ func TestNodeSideDependencies(t *testing.T) {
 			if !slices.Contains(deps, module+pkg) {
 				t.Fatalf("go list -deps %s did not list the package itself: %v", pkg, deps)
 			}
+			count := map[string]int{} // forbidden path -> packages linked under it
 			for _, d := range deps {
-				if why := forbids(d); why != "" {
-					t.Errorf("%s links %s (%s); import chain: %s", pkg, d, why, chain(t, goBin, module+pkg, d))
+				if f, ok := forbiddenRule(d); ok {
+					count[f.path]++
+				}
+			}
+			if len(count) == 0 {
+				return
+			}
+			nearest := nearestForbidden(t, goBin, module+pkg)
+			for _, f := range forbidden {
+				if n := count[f.path]; n > 0 {
+					t.Errorf("%s links %s (%d package(s); %s); import chain: %s", pkg, f.path, n, f.why, nearest[f.path])
 				}
 			}
 		})
@@ -110,9 +126,10 @@ func goList(t *testing.T, goBin string, args ...string) []string {
 	return strings.Fields(string(out))
 }
 
-// chain returns one import path from pkg to dep ("a -> b -> dep"), so a
-// failure says which import to remove.
-func chain(t *testing.T, goBin, pkg, dep string) string {
+// nearestForbidden returns, for each forbidden path pkg links, the
+// shortest import chain from pkg to a package under it ("a -> b -> dep"),
+// so a failure says which import to remove.
+func nearestForbidden(t *testing.T, goBin, pkg string) map[string]string {
 	t.Helper()
 	imports := map[string][]string{}
 	for _, line := range goList(t, goBin, "-deps", "-f", "{{.ImportPath}}:{{join .Imports \",\"}}", pkg) {
@@ -121,17 +138,20 @@ func chain(t *testing.T, goBin, pkg, dep string) string {
 			imports[p] = strings.Split(is, ",")
 		}
 	}
+	out := map[string]string{}
 	prev := map[string]string{pkg: ""}
 	queue := []string{pkg}
 	for len(queue) > 0 {
 		p := queue[0]
 		queue = queue[1:]
-		if p == dep {
-			var path []string
-			for q := dep; q != ""; q = prev[q] {
-				path = append([]string{strings.TrimPrefix(q, module)}, path...)
+		if f, ok := forbiddenRule(p); ok {
+			if _, seen := out[f.path]; !seen {
+				var path []string
+				for q := p; q != ""; q = prev[q] {
+					path = append([]string{strings.TrimPrefix(q, module)}, path...)
+				}
+				out[f.path] = strings.Join(path, " -> ")
 			}
-			return strings.Join(path, " -> ")
 		}
 		for _, i := range imports[p] {
 			if _, seen := prev[i]; !seen {
@@ -140,5 +160,5 @@ func chain(t *testing.T, goBin, pkg, dep string) string {
 			}
 		}
 	}
-	return "(not found)"
+	return out
 }
