@@ -50,6 +50,7 @@ can act on the repair direction without parsing output (the table lives in
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", i.Code, i.Cause, i.Condition, kind, esc(i.Meaning), esc(i.Where))
 	}
+	b.WriteString(IdentityDocs)
 	b.WriteString(ProbeLimits)
 	return b.String()
 }
