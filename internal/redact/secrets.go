@@ -111,11 +111,16 @@ func (s *Secrets) String(x string) string {
 }
 
 // Scrub masks secrets in every exported string reachable from v (a pointer
-// to a report): struct fields, slices, maps and pointers, in place. It is
-// the last step before a report leaves the engine that filled it.
+// to a report): struct fields, slices, maps and pointers, in place. Named
+// string types (codes, roles, stages) are left alone: the engine chose
+// them from a closed set, so a password that happens to be "registry"
+// cannot rename a role. It is the last step before a report leaves the
+// engine that filled it.
 func (s *Secrets) Scrub(v any) {
 	scrubValue(s, reflect.ValueOf(v), 0)
 }
+
+var plainString = reflect.TypeOf("")
 
 func scrubValue(s *Secrets, v reflect.Value, depth int) {
 	if depth > 32 || !v.IsValid() {
@@ -150,7 +155,9 @@ func scrubValue(s *Secrets, v reflect.Value, depth int) {
 			}
 		}
 	case reflect.String:
-		if v.CanSet() {
+		// Only plain strings carry text from outside; a named string
+		// type (a verdict code, a role) is a closed set the engine chose.
+		if v.CanSet() && v.Type() == plainString {
 			if out := s.String(v.String()); out != v.String() {
 				v.SetString(out)
 			}

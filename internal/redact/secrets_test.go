@@ -55,7 +55,9 @@ func TestSecretsScrub(t *testing.T) {
 		Msg  string
 		List []string
 	}
+	type role string
 	type doc struct {
+		Role    role
 		Summary string
 		Inner   *inner
 		Items   []inner
@@ -64,8 +66,9 @@ func TestSecretsScrub(t *testing.T) {
 		hidden  string
 	}
 	s := NewSecrets()
-	s.Add("hunter2-secret")
+	s.Add("hunter2-secret", "registry")
 	d := &doc{
+		Role: "registry",
 		Summary: "x hunter2-secret", Inner: &inner{Msg: "hunter2-secret", List: []string{"a hunter2-secret"}},
 		Items: []inner{{Msg: "hunter2-secret"}}, Map: map[string]string{"k": "hunter2-secret"}, Any: &inner{Msg: "hunter2-secret"},
 		hidden: "hunter2-secret",
@@ -75,6 +78,9 @@ func TestSecretsScrub(t *testing.T) {
 		if strings.Contains(got, "hunter2") {
 			t.Errorf("Scrub left %q", got)
 		}
+	}
+	if d.Role != "registry" {
+		t.Errorf("Scrub renamed a closed-set field: %q", d.Role)
 	}
 	if d.hidden != "hunter2-secret" {
 		t.Errorf("Scrub touched an unexported field")
