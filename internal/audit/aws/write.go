@@ -151,6 +151,18 @@ func (e *cliEncoder) value(v reflect.Value, depth int) error {
 				continue
 			}
 			fv := v.Field(i)
+			// The command's own output members are printed even when
+			// empty ("NatGateways": []), as the CLI does.
+			if depth == 0 && fv.Kind() == reflect.Slice && fv.Len() == 0 {
+				if !first {
+					e.b.WriteByte(',')
+				}
+				first = false
+				e.indent(1)
+				e.str(e.name(f))
+				e.b.WriteString(": []")
+				continue
+			}
 			if empty(fv) {
 				continue
 			}
