@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -70,6 +71,8 @@ type diagnoseOptions struct {
 	canary    bool
 	noWalk    bool
 	sweepNS   string
+	fromAWS   string
+	fromAzure string
 	page      int64
 	streams   Streams
 	o         diagnose.Options
@@ -98,6 +101,8 @@ func newDiagnoseCommand(s Streams) *cobra.Command {
 	f.BoolVar(&o.noWalk, "no-walk", false, "create no Pods: answer from the events and the audit")
 	f.StringVar(&o.sweepNS, "sweep-namespace", DefaultSweepNamespace, "where the walk's Pods run (deploy/sweep/ creates it, with the Pod Security label hostNetwork needs)")
 	f.StringVar(&o.o.Sweep.ProbeImage, "image-for-probe", "", "pullpath's image the probe Pods run (default: "+PublishedImage+":VERSION); a registry the nodes reach")
+	f.StringVar(&o.fromAWS, "from-aws", "", "a folder written by `pullpath aws collect` (or the AWS CLI outputs it reads): name the AWS objects to change")
+	f.StringVar(&o.fromAzure, "from-azure", "", "a folder written by `pullpath azure collect` (or the Azure CLI outputs it reads): name the Azure objects to change")
 	f.Int64Var(&o.page, "page-size", 500, "objects per List call against the API server")
 	f.StringVar(&o.loading.ExplicitPath, "kubeconfig", "", "path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
 	clientcmd.BindOverrideFlags(o.overrides, f, clientcmd.RecommendedConfigOverrideFlags(""))
@@ -150,6 +155,14 @@ func (o *diagnoseOptions) Validate() error {
 	if o.page <= 0 {
 		return fmt.Errorf("--page-size %d: want a positive number", o.page)
 	}
+	for _, d := range []struct{ flag, dir, cloud string }{{"--from-aws", o.fromAWS, "aws"}, {"--from-azure", o.fromAzure, "azure"}} {
+		if d.dir == "" {
+			continue
+		}
+		if st, err := os.Stat(d.dir); err != nil || !st.IsDir() {
+			return fmt.Errorf("%s %s: want a folder written by `pullpath %s collect` (or the CLI outputs it reads)", d.flag, d.dir, d.cloud)
+		}
+	}
 	return nil
 }
 
@@ -171,6 +184,12 @@ func (o *diagnoseOptions) Run(ctx context.Context) error {
 		return fmt.Errorf("namespace: %v", oneLineErr(err))
 	}
 	auditors := map[string]diagnose.Auditor{}
+	if o.fromAWS != "" {
+		auditors["aws"] = diagnose.AWSFolder(o.fromAWS)
+	}
+	if o.fromAzure != "" {
+		auditors["azure"] = diagnose.AzureFolder(o.fromAzure)
+	}
 	d := o.o
 	d.Client = client
 	d.Target = cluster.Target{Kind: o.kind, Name: o.name, Namespace: ns, AllNamespaces: o.all}

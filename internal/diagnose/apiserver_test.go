@@ -31,12 +31,12 @@ func seedScaleUp(t *testing.T, c kubernetes.Interface, ns string) {
 	if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range []struct{ name, subnet, ip, provider string }{
-		{"node-a", "subnet-a", "10.0.10.11", "aws:///ap-northeast-2a/i-0aaa"},
-		{"node-c", "subnet-c", "10.0.30.11", "aws:///ap-northeast-2c/i-0ccc"},
+	for _, n := range []struct{ name, _, ip, provider string }{
+		{"node-a", "subnet-a", "10.0.1.10", "aws:///ap-northeast-2a/i-0a00000000000a001"},
+		{"node-c", "subnet-c", "10.0.3.10", "aws:///ap-northeast-2a/i-0c00000000000c001"},
 	} {
 		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.name, Labels: map[string]string{
-			"eks.amazonaws.com/nodegroup": "apps", "topology.kubernetes.io/zone": "ap-northeast-2" + n.name[len(n.name)-1:], "pullpath.dev/subnet": n.subnet,
+			"eks.amazonaws.com/nodegroup": "ng-general", "topology.kubernetes.io/zone": "ap-northeast-2a",
 		}}, Spec: corev1.NodeSpec{ProviderID: n.provider}}
 		node, err := c.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 		if err != nil {
@@ -183,4 +183,51 @@ func TestDiagnoseNothingFailing(t *testing.T) {
 
 func sweepOptions() sweep.Options {
 	return sweep.Options{ProbeImage: "registry.lab.test/pullpath:test", Namespace: "pullpath-sweep", RunID: "difftest"}
+}
+
+// With the AWS configuration of the cluster at hand (a folder the AWS CLI
+// wrote), the answer names the objects to change: the S3 gateway endpoint
+// and the route table of the failing node's subnet, with the command.
+func TestDiagnoseNamesTheAWSObject(t *testing.T) {
+	cp := controlplane.Require(t)
+	admin, err := cp.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seedScaleUp(t, admin, "shop")
+	r, err := Run(t.Context(), Options{
+		Client:   reader(t, cp, admin),
+		Target:   cluster.Target{Namespace: "shop"},
+		Budget:   30 * time.Second,
+		Sweep:    sweepOptions(),
+		Auditors: map[string]Auditor{"aws": AWSFolder("testdata/aws-scale-up-new-subnet")},
+	})
+	if err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	a := r.Answer
+	if a.Status != report.AnswerBroken || r.Audit == nil {
+		t.Fatalf("Answer = %+v, audit %v: want broken with the audit's report", a, r.Audit != nil)
+	}
+	if len(a.Changes) == 0 {
+		t.Fatalf("Answer has no change; audit verdict: %s", r.Audit.Verdict.Summary)
+	}
+	c := a.Changes[0]
+	if c.Resource != "vpce-05335335335335335" || !strings.Contains(c.Command, "--add-route-table-ids rtb-0c0c0c0c0c0c0c0c0") {
+		t.Errorf("first change = %+v, want the S3 gateway endpoint vpce-05335335335335335 to take rtb-0c0c0c0c0c0c0c0c0", c)
+	}
+	for _, ch := range a.Changes {
+		for _, sn := range ch.Subnets {
+			if sn != "subnet-0c3a5b7d9e1f40003" {
+				t.Errorf("change %s is for subnet %s: want only subnet C's (node-c, 10.0.3.10)", ch.Resource, sn)
+			}
+		}
+	}
+	var audited bool
+	for _, s := range r.Steps {
+		audited = audited || (s.Name == "audit" && s.Status == report.DiagnoseRan)
+	}
+	if !audited || strings.Contains(strings.Join(a.Look, " "), "pullpath aws collect") {
+		t.Errorf("steps %+v / look %q: want the audit ran, and not named as still to run", r.Steps, a.Look)
+	}
 }
