@@ -68,7 +68,7 @@ func TestSecretsScrub(t *testing.T) {
 	s := NewSecrets()
 	s.Add("hunter2-secret", "registry")
 	d := &doc{
-		Role: "registry",
+		Role:    "registry",
 		Summary: "x hunter2-secret", Inner: &inner{Msg: "hunter2-secret", List: []string{"a hunter2-secret"}},
 		Items: []inner{{Msg: "hunter2-secret"}}, Map: map[string]string{"k": "hunter2-secret"}, Any: &inner{Msg: "hunter2-secret"},
 		hidden: "hunter2-secret",
