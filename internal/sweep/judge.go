@@ -212,6 +212,9 @@ func divergence(r *report.SweepReport) report.SweepVerdict {
 		}
 		v.Pattern = "all-ok"
 		v.Summary = fmt.Sprintf("Every group pulls fully: %d node(s) in %d group(s).", v.OK, groupsOf(healthy))
+		if n := len(r.Plan.Skipped); n > 0 {
+			v.Summary += fmt.Sprintf(" %d node(s) skipped (see the plan).", n)
+		}
 		return v
 	}
 

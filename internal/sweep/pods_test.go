@@ -1,0 +1,75 @@
+package sweep
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/pullpath/pullpath/internal/report"
+)
+
+// TestProbePodSpec: the probe Pod is what the issue says, field by field.
+func TestProbePodSpec(t *testing.T) {
+	o := PodOptions{RunID: "r1", Namespace: "ns", Image: "reg.example/app:1", ProbeImage: "reg.example/pullpath:1", Deadline: 600, PullSecrets: []string{"creds"}}
+	for _, resolved := range []bool{false, true} {
+		p := o.ProbePod("p", report.PlannedNode{Name: "node-1", Resolved: resolved})
+		s := p.Spec
+		if s.NodeName != "node-1" || !s.HostNetwork || s.DNSPolicy != corev1.DNSDefault || s.RestartPolicy != corev1.RestartPolicyNever {
+			t.Errorf("nodeName %q hostNetwork %v dnsPolicy %s restart %s", s.NodeName, s.HostNetwork, s.DNSPolicy, s.RestartPolicy)
+		}
+		if len(s.Tolerations) != 1 || s.Tolerations[0].Operator != corev1.TolerationOpExists || s.Tolerations[0].Key != "" {
+			t.Errorf("tolerations = %+v, want one operator Exists for every taint", s.Tolerations)
+		}
+		if *s.ActiveDeadlineSeconds != 600 || *s.TerminationGracePeriodSeconds != 0 || *s.AutomountServiceAccountToken {
+			t.Errorf("deadline %d grace %d token %v", *s.ActiveDeadlineSeconds, *s.TerminationGracePeriodSeconds, *s.AutomountServiceAccountToken)
+		}
+		c := s.Containers[0]
+		sc := c.SecurityContext
+		if !*sc.ReadOnlyRootFilesystem || *sc.AllowPrivilegeEscalation || len(sc.Capabilities.Drop) != 1 || sc.Capabilities.Drop[0] != "ALL" || !*s.SecurityContext.RunAsNonRoot {
+			t.Errorf("security context = %+v / %+v", sc, s.SecurityContext)
+		}
+		if c.TerminationMessagePolicy != corev1.TerminationMessageFallbackToLogsOnError || c.Resources.Requests.Cpu().MilliValue() > 100 || c.Resources.Requests.Memory().Value() > 64<<20 {
+			t.Errorf("termination policy %s requests %v", c.TerminationMessagePolicy, c.Resources.Requests)
+		}
+		args := strings.Join(c.Args, " ")
+		for _, want := range []string{"probe reg.example/app:1 -o json", "--verdict-file /dev/termination-log", "--hosts-file /host/etc/hosts",
+			"--resolv-conf /host/etc/resolv.conf", "--certs-dir /host/etc/containerd/certs.d", "--docker-certs-dir /host/etc/docker/certs.d",
+			"--docker-config /pull-secret/config.json", "--node $(NODE_NAME)"} {
+			if !strings.Contains(args, want) {
+				t.Errorf("args %q lack %q", args, want)
+			}
+		}
+		hostPaths := map[string]bool{}
+		for _, v := range s.Volumes {
+			if v.HostPath != nil {
+				hostPaths[v.HostPath.Path] = true
+			}
+		}
+		for _, m := range c.VolumeMounts {
+			if !m.ReadOnly {
+				t.Errorf("mount %s is writable", m.MountPath)
+			}
+		}
+		for _, want := range []string{"/etc/hosts", "/etc/resolv.conf", "/etc/containerd/certs.d", "/etc/docker/certs.d", "/etc/ssl/certs"} {
+			if !hostPaths[want] {
+				t.Errorf("host paths %v lack %s", hostPaths, want)
+			}
+		}
+		if hostPaths["/run/systemd/resolve"] != resolved {
+			t.Errorf("/run/systemd/resolve mounted = %v, want %v (systemd-resolved node)", hostPaths["/run/systemd/resolve"], resolved)
+		}
+		if p.Labels[LabelRun] != "r1" || p.Labels[LabelRole] != RoleProbe || p.Annotations[AnnotationNode] != "node-1" {
+			t.Errorf("labels %v annotations %v", p.Labels, p.Annotations)
+		}
+	}
+	cp := o.CanaryPod("c", report.PlannedNode{Name: "node-1"})
+	cc := cp.Spec.Containers[0]
+	if cc.Image != "reg.example/app:1" || cc.ImagePullPolicy != corev1.PullAlways || len(cp.Spec.ImagePullSecrets) != 1 || cc.Command[0] != CanaryCommand {
+		t.Errorf("canary = image %s policy %s secrets %v command %v, want the target image, Always, the pull secret", cc.Image, cc.ImagePullPolicy, cp.Spec.ImagePullSecrets, cc.Command)
+	}
+	j := newOwner(o)
+	if *j.Spec.Parallelism != 0 || *j.Spec.TTLSecondsAfterFinished != 0 || *j.Spec.ActiveDeadlineSeconds != 600+ownerGrace {
+		t.Errorf("owner = parallelism %d ttl %d deadline %d, want 0, 0 and the run's deadline plus %d", *j.Spec.Parallelism, *j.Spec.TTLSecondsAfterFinished, *j.Spec.ActiveDeadlineSeconds, ownerGrace)
+	}
+}
