@@ -1,0 +1,429 @@
+// Package sweeplab_test runs pullpath sweep on the lab cluster: real
+// kubelets and containerd in network namespaces (internal/lab), pullpath's
+// own image built without Docker (internal/selfimage) and imported into
+// every node. They need root; under CI=true they fail when they cannot run.
+package sweeplab_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/distribution/reference"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/pullpath/pullpath/internal/lab"
+	"github.com/pullpath/pullpath/internal/lab/labtest"
+	"github.com/pullpath/pullpath/internal/printers"
+	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/selfimage"
+	"github.com/pullpath/pullpath/internal/sweep"
+	"github.com/pullpath/pullpath/internal/sweep/deploytest"
+	"github.com/pullpath/pullpath/internal/verdict"
+)
+
+func TestMain(m *testing.M) { labtest.Main(m) }
+
+const (
+	probeImage = "ghcr.io/pullpath/pullpath:lab"
+	ns         = "pullpath-sweep"
+	secretName = "registry-creds"
+)
+
+var (
+	buildOnce sync.Once
+	tarPath   string
+	binPath   string
+	buildErr  error
+)
+
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	d, _ := os.Getwd()
+	for ; d != filepath.Dir(d); d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+	}
+	t.Fatal("no go.mod above the test")
+	return ""
+}
+
+// artifacts builds, once per test binary, pullpath's image tarball (what
+// the nodes run) and a pullpath binary for this machine (the CLI under
+// signals).
+func artifacts(t *testing.T) (tarball, bin string) {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "pullpath-sweeplab-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+		defer cancel()
+		if tarPath, buildErr = selfimage.LabTarball(ctx, moduleRoot(t), dir, probeImage); buildErr != nil {
+			return
+		}
+		binPath = filepath.Join(dir, "pullpath-sweep-cli")
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", binPath, "./cmd/pullpath")
+		cmd.Dir = moduleRoot(t)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("build pullpath's image: %v", buildErr)
+	}
+	return tarPath, binPath
+}
+
+type env struct {
+	t *testing.T
+	c *lab.Cluster
+}
+
+// start brings the scenario's cluster up with pullpath's image on every
+// node, the working namespace and the registry credentials as a pull
+// secret.
+func start(t *testing.T, scenario string) *env {
+	c := labtest.Require(t, scenario)
+	tar, _ := artifacts(t)
+	ctx := t.Context()
+	if err := c.ImportImage(ctx, tar); err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, c: c}
+	for _, h := range c.Hosts() {
+		e.prepare(h)
+	}
+	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns,
+		Labels: map[string]string{"pod-security.kubernetes.io/enforce": "privileged"}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if cr := c.Topology().Node.Credentials; cr != nil {
+		named, err := reference.ParseNormalizedNamed(c.WorkloadImage())
+		if err != nil {
+			t.Fatal(err)
+		}
+		auth := base64.StdEncoding.EncodeToString([]byte(cr.Username + ":" + cr.Password))
+		cfg, _ := json.Marshal(map[string]any{"auths": map[string]any{reference.Domain(named): map[string]string{"auth": auth}}})
+		if _, err := c.Client.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secretName},
+			Type: corev1.SecretTypeDockerConfigJson, Data: map[string][]byte{corev1.DockerConfigJsonKey: cfg}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return e
+}
+
+// prepare puts the node's registry directory where a real node has it:
+// the lab's containerd reads NODE_DIR/certs.d; inside the node's own mount
+// namespace (nothing of the machine changes) a tmpfs over /etc/containerd
+// gets it at /etc/containerd/certs.d, beside an empty docker certs.d.
+func (e *env) prepare(host string) {
+	e.t.Helper()
+	nodeDir := filepath.Join(filepath.Dir(e.c.Logs()), "nodes", host)
+	script := fmt.Sprintf("mount -t tmpfs -o mode=0755 tmpfs /etc/containerd && mkdir -p /etc/containerd/certs.d /etc/containerd/docker-certs.d && mount --bind %s/certs.d /etc/containerd/certs.d", nodeDir)
+	cmd, err := e.c.Exec(e.t.Context(), host, "sh", "-c", script)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		e.t.Fatalf("prepare node %s: %v: %s", host, err, out)
+	}
+}
+
+func (e *env) options() sweep.Options {
+	o := sweep.Options{
+		Image: e.c.WorkloadImage(), ProbeImage: probeImage, Namespace: ns,
+		DockerCerts: "/etc/containerd/docker-certs.d", Timeout: 3 * time.Minute, StartTimeout: 90 * time.Second,
+		ProbeArgs: []string{"--connect-timeout", "3s"},
+	}
+	if e.c.Topology().Node.Credentials != nil {
+		o.PullSecrets = []string{secretName}
+	}
+	return o
+}
+
+func (e *env) sweep(o sweep.Options) *report.SweepReport {
+	e.t.Helper()
+	r, err := sweep.Run(e.t.Context(), e.c.Client, o)
+	if err != nil {
+		e.t.Fatalf("sweep = %v", err)
+	}
+	var b bytes.Buffer
+	_ = printers.Print(&b, "text", r, printers.Options{})
+	e.t.Logf("sweep %s:\n%s", o.Image, b.String())
+	e.noLeftovers(0)
+	return r
+}
+
+// noLeftovers waits up to d (0: not at all) for the run's objects to be
+// gone, then fails if any is left.
+func (e *env) noLeftovers(d time.Duration) {
+	e.t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		pods, owners, err := sweep.Leftovers(context.Background(), e.c.Client, ns)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if pods == 0 && owners == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("left behind after %s: %d Pod(s), %d owner(s); want none", d, pods, owners)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+func node(r *report.SweepReport, name string) *report.SweepNode {
+	for i := range r.Nodes {
+		if r.Nodes[i].Name == name {
+			return &r.Nodes[i]
+		}
+	}
+	return nil
+}
+
+// waitImageListed waits until node.status.images of every named node lists
+// the image (the kubelet reports it with its node status).
+func (e *env) waitImageListed(image string, nodes ...string) {
+	e.t.Helper()
+	want := strings.TrimPrefix(image, "docker.io/")
+	deadline := time.Now().Add(90 * time.Second)
+	for _, n := range nodes {
+		for {
+			nd, err := e.c.Client.CoreV1().Nodes().Get(e.t.Context(), n, metav1.GetOptions{})
+			if err != nil {
+				e.t.Fatal(err)
+			}
+			found := false
+			for _, img := range nd.Status.Images {
+				for _, nm := range img.Names {
+					found = found || nm == want
+				}
+			}
+			if found {
+				break
+			}
+			if time.Now().After(deadline) {
+				e.t.Fatalf("node %s does not list %s in status.images after 90s", n, image)
+			}
+			time.Sleep(time.Second)
+		}
+	}
+}
+
+// TestLabScaleUpNewSubnet: seed 003 on real kubelets. The default sweep
+// finds the one failing group (the subnet added by the scale-up), names
+// the blob host and CONNECT_TIMEOUT, and shows the other groups pulling
+// fully; the canary agrees on the new node and says cached on the old
+// ones; after the repair a second sweep is green on every group.
+func TestLabScaleUpNewSubnet(t *testing.T) {
+	e := start(t, "scale-up-new-subnet")
+	ctx := t.Context()
+	old := e.c.NodeNames()
+	for _, h := range e.c.Hosts() {
+		if err := e.c.PrePull(ctx, h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.waitImageListed(e.c.WorkloadImage(), old...)
+	if err := e.c.AddNode(ctx, "node-c"); err != nil {
+		t.Fatal(err)
+	}
+	e.prepare("node-c")
+	newNode := e.c.NodeName("node-c")
+
+	o := e.options()
+	o.Canary = true
+	r := e.sweep(o)
+	v := r.Verdict
+	if len(r.Nodes) != 3 {
+		t.Fatalf("walked from %d node(s), want 3 (one per pool x zone x subnet)", len(r.Nodes))
+	}
+	if v.Pattern != "subnet" || !strings.Contains(string(v.Code), "CONNECT_TIMEOUT") || !strings.Contains(v.Endpoint, "starport-layer-bucket") || v.Role != verdict.RoleBlob {
+		t.Errorf("verdict = %s %s %s (%s), want subnet, CONNECT_TIMEOUT, the S3 blob host", v.Pattern, v.Code, v.Endpoint, v.Role)
+	}
+	if !strings.Contains(v.Summary, "subnet-0c3a5b7d9e1f40003") || !strings.Contains(v.Summary, "pull fully") || v.OK != 2 || v.Failed != 1 {
+		t.Errorf("summary = %q (ok %d, failed %d), want subnet C failing and 2 groups pulling fully", v.Summary, v.OK, v.Failed)
+	}
+	nc := node(r, newNode)
+	if nc == nil || nc.Agreement != "agree-fail" || nc.Canary == nil || nc.Canary.Status != report.SweepFail {
+		t.Errorf("new node %s = %+v, want the canary failing the same way (agree-fail)", newNode, nc)
+	}
+	for _, n := range old {
+		sn := node(r, n)
+		if sn == nil || sn.Agreement != "agree-ok" || sn.Canary == nil || sn.Canary.Cached == nil || !*sn.Canary.Cached {
+			t.Errorf("old node %s = %+v, want agree-ok with the canary from cache", n, sn)
+		}
+	}
+
+	// The repair: subnet C's path to the bucket (the scenario's drop rule
+	// on the VPC router).
+	cmd := exec.CommandContext(ctx, "ip", "netns", "exec", e.c.Namespace("vpc"), "nft", "delete", "table", "inet", "pullpath")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("repair: %v: %s", err, out)
+	}
+	r = e.sweep(e.options())
+	if r.Verdict.Pattern != "all-ok" || r.Verdict.OK != 3 {
+		t.Errorf("after the repair: %s (%d ok), want every group green", r.Verdict.Summary, r.Verdict.OK)
+	}
+}
+
+// TestLabIdentity: every node alike: identity, not network, one cause.
+func TestLabIdentity(t *testing.T) {
+	e := start(t, "every-node-no-pull-scope")
+	r := e.sweep(e.options())
+	v := r.Verdict
+	if v.Pattern != "all-nodes" || v.Condition != verdict.ConditionTLSIdentity || !strings.Contains(v.Summary, "not the network") {
+		t.Errorf("verdict = %s %s %q, want all-nodes tls-identity, not the network", v.Pattern, v.Condition, v.Summary)
+	}
+}
+
+// TestLabProbeImageUnpullable: one node lacks pullpath's image and cannot
+// pull it: its Events are its verdict, and the run ends.
+func TestLabProbeImageUnpullable(t *testing.T) {
+	e := start(t, "cluster-healthy")
+	host := e.c.Hosts()[1]
+	sock := filepath.Join(filepath.Dir(e.c.Logs()), "nodes", host, "containerd", "containerd.sock")
+	cmd, err := e.c.Exec(t.Context(), host, "ctr", "-a", sock, "-n", "k8s.io", "images", "rm", probeImage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("remove the probe image from %s: %v: %s", host, err, out)
+	}
+	r := e.sweep(e.options())
+	n := node(r, e.c.NodeName(host))
+	if n == nil || n.Probe == nil || n.Probe.Source != report.SourceProbeEvents || n.Status != report.SweepFail || n.Verdict.Code == verdict.Other {
+		t.Fatalf("node %s = %+v, want a verdict from the kubelet's Events about the probe image", host, n)
+	}
+	if ok := node(r, e.c.NodeName(e.c.Hosts()[0])); ok == nil || ok.Status != report.SweepOK {
+		t.Errorf("the other node = %+v, want ok", ok)
+	}
+}
+
+// TestLabCleanupAndReporting: the CLI as a process, as the ServiceAccount
+// of deploy/sweep (through --as): Ctrl-C, SIGTERM and kill -9 leave
+// nothing (after kill -9, the owner's deadline, the TTL controller and the
+// garbage collector of the real kube-controller-manager remove it all); a
+// cordoned node, a NotReady node and a pool scaled to zero are reported
+// and the run ends.
+func TestLabCleanupAndReporting(t *testing.T) {
+	e := start(t, "cluster-healthy")
+	_, bin := artifacts(t)
+	ctx := t.Context()
+	applyDeploy(t, e)
+	hosts := e.c.Hosts()
+	// A kubelet that is gone while its node still shows Ready: the Pod
+	// aimed at it waits, so the run is in flight when the signal comes.
+	if err := e.c.StopKubelet(ctx, hosts[1]); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"sweep", e.c.WorkloadImage(), "--kubeconfig", e.c.Kubeconfig, "--image-for-probe", probeImage,
+		"--as", "system:serviceaccount:pullpath-sweep:pullpath-sweep", "--as-group", "system:serviceaccounts",
+		"--node-docker-certs-dir", "/etc/containerd/docker-certs.d", "--timeout", "20s", "--start-timeout", "20s"}
+	if e.c.Topology().Node.Credentials != nil {
+		args = append(args, "--pull-secret", secretName)
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGKILL} {
+		t.Run(sig.String(), func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			cmd := exec.CommandContext(ctx, bin, args...)
+			cmd.Stdout, cmd.Stderr = &out, &errOut
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			e.waitPods(1, 30*time.Second)
+			_ = cmd.Process.Signal(sig)
+			err := cmd.Wait()
+			t.Logf("%s: %v; stderr: %s", sig, err, errOut.String())
+			if sig == syscall.SIGKILL {
+				e.noLeftovers(2 * time.Minute) // deadline 20s + 30s, then TTL and GC
+				return
+			}
+			if !strings.Contains(errOut.String(), "sweep interrupted; every object of run") {
+				t.Errorf("stderr = %q, want the interruption said", errOut.String())
+			}
+			e.noLeftovers(0)
+		})
+	}
+
+	// Cordoned, NotReady, scaled to zero: reported, and the run ends.
+	if err := e.c.Cordon(ctx, hosts[0]); err != nil {
+		t.Fatal(err)
+	}
+	e.waitNotReady(e.c.NodeName(hosts[1]), 2*time.Minute)
+	o := e.options()
+	o.Plan.ExpectPools = []string{"ng-gpu"}
+	r := e.sweep(o)
+	if n := node(r, e.c.NodeName(hosts[0])); n == nil || !n.Cordoned || n.Status != report.SweepOK {
+		t.Errorf("cordoned node = %+v, want probed anyway, marked cordoned", n)
+	}
+	skipped := map[string]string{}
+	for _, s := range r.Plan.Skipped {
+		skipped[s.Name] = s.Reason
+	}
+	if skipped[e.c.NodeName(hosts[1])] != report.SkipNotReady {
+		t.Errorf("skipped = %v, want %s NotReady", skipped, e.c.NodeName(hosts[1]))
+	}
+	if len(r.Plan.EmptyPools) != 1 || r.Plan.EmptyPools[0].Pool != "ng-gpu" {
+		t.Errorf("empty pools = %+v, want ng-gpu", r.Plan.EmptyPools)
+	}
+}
+
+func (e *env) waitPods(n int, d time.Duration) {
+	e.t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		l, err := e.c.Client.CoreV1().Pods(ns).List(e.t.Context(), metav1.ListOptions{LabelSelector: sweep.CleanupSelector})
+		if err == nil && len(l.Items) >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("no sweep Pod after %s (%v)", d, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func (e *env) waitNotReady(name string, d time.Duration) {
+	e.t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		n, err := e.c.Client.CoreV1().Nodes().Get(e.t.Context(), name, metav1.GetOptions{})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.Status != corev1.ConditionTrue {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("node %s still Ready after %s", name, d)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+func applyDeploy(t *testing.T, e *env) {
+	t.Helper()
+	if _, err := deploytest.Apply(t.Context(), e.c.Client); err != nil {
+		t.Fatal(err)
+	}
+}
