@@ -23,7 +23,18 @@ import (
 func Answer(r *report.DiagnoseReport, clouds []cloudNeed) report.DiagnoseAnswer {
 	var a report.DiagnoseAnswer
 	sw, g := r.Sweep, explainGroup(r)
+	probeStuck := sw != nil && probeImageOnly(sw)
+	if probeStuck {
+		a.Look = append(a.Look, probeImageNote(sw))
+	}
 	switch {
+	case probeStuck && g != nil:
+		// The walk proved only that the nodes cannot pull pullpath's own
+		// image: the events decide.
+		fromRead(&a, g, r.Explain)
+	case probeStuck:
+		a.Status, a.Source = report.AnswerUnknown, "walk"
+		a.Summary = "The walk could not run: its Pods could not pull pullpath's own image, and no Pod of the target fails to pull."
 	case sw != nil && sw.Verdict.Status == verdict.StatusFail && sw.Verdict.Failed+sw.Verdict.NoAnswer > 0:
 		fromWalk(&a, sw)
 		if g != nil && g.Code != "" && g.Code != a.Code {
@@ -85,6 +96,39 @@ func Answer(r *report.DiagnoseReport, clouds []cloudNeed) report.DiagnoseAnswer 
 		a.Prove = []string{"pullpath sweep " + image + " --canary --per pool"}
 	}
 	return a
+}
+
+// probeImageOnly is true when every failing node of the walk failed
+// because its probe Pod could not pull pullpath's own image: the walk then
+// says nothing about the target's path.
+func probeImageOnly(sw *report.SweepReport) bool {
+	stuck := 0
+	for _, n := range sw.Nodes {
+		if n.Status == report.SweepOK {
+			return false
+		}
+		if n.Probe != nil && n.Probe.Source == report.SourceProbeEvents {
+			stuck++
+		} else if n.Status == report.SweepFail {
+			return false
+		}
+	}
+	return stuck > 0
+}
+
+// probeImageNote says what to do when the probe's own image cannot be pulled.
+func probeImageNote(sw *report.SweepReport) string {
+	var code verdict.Code
+	n := 0
+	for _, x := range sw.Nodes {
+		if x.Probe != nil && x.Probe.Source == report.SourceProbeEvents {
+			n++
+			if code == "" {
+				code = x.Probe.Verdict.Code
+			}
+		}
+	}
+	return fmt.Sprintf("The walk's Pods could not pull pullpath's own image %s on %s (%s): copy it into a registry the nodes reach (crane copy %s REGISTRY/pullpath:TAG) and pass --image-for-probe.", sw.ProbeImage, plural(n, "node", "nodes"), code, sw.ProbeImage)
 }
 
 func explainGroup(r *report.DiagnoseReport) *report.ExplainGroup {

@@ -139,3 +139,25 @@ func TestAddressIn(t *testing.T) {
 		}
 	}
 }
+
+// Probe Pods stuck on their own image prove nothing about the target's
+// path: the events decide, and the answer says how to ship the probe.
+func TestAnswerProbeImageUnpullable(t *testing.T) {
+	stuck := verdict.Verdict{Status: verdict.StatusFail, Code: verdict.DNSNXDomain, Condition: verdict.ConditionDNS, Endpoint: "ghcr.io"}
+	sw := &report.SweepReport{ProbeImage: "ghcr.io/pullpath/pullpath:1.0", Nodes: []report.SweepNode{
+		{PlannedNode: report.PlannedNode{Name: "node-c"}, Status: report.SweepFail, Verdict: stuck,
+			Probe: &report.SweepResult{Source: report.SourceProbeEvents, Status: report.SweepFail, Verdict: stuck}},
+	}, Verdict: report.SweepVerdict{Status: verdict.StatusFail, Code: verdict.DNSNXDomain, Condition: verdict.ConditionDNS, Failed: 1}}
+	r := &report.DiagnoseReport{Image: ecrImage, Explain: explainScaleUp(), Sweep: sw}
+	a := Answer(r, nil)
+	if a.Source != "read" || a.Code != verdict.ConnectTimeout || a.Link == nil || a.Link.Host != s3Host {
+		t.Errorf("Answer = %s %s %+v, want the events' CONNECT_TIMEOUT to %s", a.Source, a.Code, a.Link, s3Host)
+	}
+	if !strings.Contains(strings.Join(a.Look, "\n"), "--image-for-probe") {
+		t.Errorf("Look = %q, want how to ship the probe's image", a.Look)
+	}
+	r = &report.DiagnoseReport{Image: ecrImage, Explain: &report.ExplainReport{}, Sweep: sw}
+	if a := Answer(r, nil); a.Status != report.AnswerUnknown {
+		t.Errorf("nothing read and the probe stuck: Answer = %s, want unknown", a.Status)
+	}
+}
