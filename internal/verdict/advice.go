@@ -108,6 +108,9 @@ func Advise(code Code, host string, role Role) []string {
 			out = append(out, "Docker Hub uses registry-1.docker.io, auth.docker.io and a CDN for layers: each must be reachable from the node, or use a mirror in hosts.toml.")
 		}
 	}
+	if p == PlatformECR || p == PlatformS3 {
+		out = append(out, "Next: `pullpath aws audit --cluster CLUSTER` (with `--probe-report` and this probe's JSON) names the object to change in the node's subnet, beside a healthy subnet.")
+	}
 	return out
 }
 
