@@ -93,7 +93,8 @@ func startsAttempt(lower string) bool {
 // splitAggregate finds the kubelet's aggregate in a normalized message and
 // returns the text before it (the kubelet's `Failed to pull image "X": `)
 // and its items; items has fewer than two entries when msg is one attempt.
-func splitAggregate(msg, lower string) (head string, items []string) {
+func splitAggregate(msg, _ string) (head string, items []string) {
+	lower := asciiLower(msg) // the same byte offsets as msg
 	open := -1
 	for from := 0; from < len(lower); {
 		i := strings.IndexByte(lower[from:], '[')
@@ -139,7 +140,8 @@ func splitAggregate(msg, lower string) (head string, items []string) {
 // splitMirrors reads CRI-O's `(Mirrors also failed: [REF: err] [REF: err]):
 // PRIMARY: err`. It returns the attempts (mirrors first, then the primary)
 // with the reference each names, or nil.
-func splitMirrors(msg, lower string) (head string, items, sources []string) {
+func splitMirrors(msg, _ string) (head string, items, sources []string) {
+	lower := asciiLower(msg)
 	const lit = "(mirrors also failed: "
 	at := strings.Index(lower, lit)
 	if at < 0 {
@@ -331,4 +333,16 @@ func applyScope(c *Classification, cred string) {
 	c.Summary = redact.String(fmt.Sprintf("scope: %s (the registry refused the pull after accepting the credentials)", scopeSentence(c.Image)))
 	c.Advice = append(verdict.Advise(c.Code, c.Host, c.Role),
 		"Grant this identity read on the repository (ACR: AcrPull, or Container Registry Repository Reader under ABAC; ECR: ecr:BatchGetImage and ecr:GetDownloadUrlForLayer on the repository policy and the node role), and check the repository path and tag against what was pushed.")
+}
+
+// asciiLower lowers ASCII letters only, so that offsets in the result are
+// offsets in s (strings.ToLower may change the length of other text).
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }

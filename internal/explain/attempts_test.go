@@ -187,3 +187,25 @@ func orDash(s string) string {
 	}
 	return s
 }
+
+// FuzzAttempts: splitting never panics, every item is a piece of the
+// message, and classifying an aggregate never panics.
+func FuzzAttempts(f *testing.F) {
+	for _, tc := range append(append([]aggregateCase{}, aggregateCases...), builtAggregateCases...) {
+		f.Add(tc.msg)
+	}
+	f.Add(`[failed to pull image "a", [`)
+	f.Add(`(Mirrors also failed: [a: b] [c`)
+	f.Fuzz(func(t *testing.T, s string) {
+		m := normalize(s)
+		lower := strings.ToLower(m)
+		_, items := splitAggregate(m, lower)
+		for _, it := range items {
+			if !strings.Contains(m, it) {
+				t.Fatalf("item %q is not part of %q", it, m)
+			}
+		}
+		splitMirrors(m, lower)
+		classify(s)
+	})
+}
