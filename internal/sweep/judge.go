@@ -365,37 +365,74 @@ func joinSet(m map[string]bool) string {
 	return strings.Join(out, ", ")
 }
 
-// nextSteps names the cloud audit for the failing subnets when the nodes'
-// providerID tells the cloud, and the sweep that proves the fix.
+// nextSteps names the cloud audit when the nodes' providerID tells the
+// cloud (`pullpath aws audit --cluster NAME --region R`, `pullpath azure
+// audit -g RG -n NAME`: both audit every node subnet and compare them),
+// with the failing subnets to look at, and the sweep that proves the fix.
 func nextSteps(r *report.SweepReport, failing []*report.SweepNode) []string {
 	var out []string
-	seen := map[string]bool{}
+	subnets := map[string]map[string]bool{} // audit command -> failing subnets
+	var order []string
 	for _, n := range failing {
 		var cmd string
-		target := n.Subnet
-		flag := "--subnet"
-		if target == "" || strings.HasPrefix(n.SubnetSource, "InternalIP") {
-			target, flag = n.Name, "--node"
-		}
 		switch n.Cloud {
 		case "aws":
-			cmd = fmt.Sprintf("pullpath aws audit %s %s %s", r.Image, flag, target)
+			region := "REGION"
+			if z := awsZone(n.ProviderID); len(z) > 1 {
+				region = z[:len(z)-1]
+			}
+			cmd = "pullpath aws audit --cluster CLUSTER --region " + region
 		case "azure":
-			cmd = fmt.Sprintf("pullpath azure audit %s %s %s", r.Image, flag, target)
+			rg, name := aksNames(n.ProviderID)
+			cmd = fmt.Sprintf("pullpath azure audit -g %s -n %s", rg, name)
 		default:
 			continue
 		}
-		if !seen[cmd] {
-			seen[cmd] = true
-			out = append(out, cmd+"   # the cloud's configuration of the failing "+strings.TrimPrefix(flag, "--"))
+		if subnets[cmd] == nil {
+			subnets[cmd] = map[string]bool{}
+			order = append(order, cmd)
 		}
-		if len(out) >= 5 {
-			break
+		if n.Subnet != "" && !strings.HasPrefix(n.SubnetSource, "InternalIP") {
+			subnets[cmd][n.Subnet] = true
 		}
+	}
+	for _, cmd := range order {
+		what := "the failing nodes' subnets against the healthy ones"
+		if len(subnets[cmd]) > 0 {
+			what = "subnet " + joinSet(subnets[cmd]) + " (failing) against the healthy subnets"
+		}
+		out = append(out, cmd+"   # the cloud's configuration: "+what)
 	}
 	if len(failing) > 0 {
 		out = append(out, fmt.Sprintf("pullpath sweep %s --nodes kubernetes.io/hostname=%s --canary   # after the fix: the failing node again, with the kubelet's own pull", r.Image, failing[0].Name))
 		out = append(out, fmt.Sprintf("pullpath sweep %s   # then every group again", r.Image))
 	}
 	return out
+}
+
+// awsZone is the zone of an AWS providerID (aws:///ZONE/i-...).
+func awsZone(id string) string {
+	rest, ok := strings.CutPrefix(id, "aws:///")
+	if !ok {
+		return ""
+	}
+	z, _, _ := strings.Cut(rest, "/")
+	return z
+}
+
+// aksNames reads the cluster's resource group and name from an AKS node's
+// providerID, whose node resource group is MC_RG_NAME_LOCATION by default;
+// placeholders when it is not.
+func aksNames(id string) (rg, name string) {
+	rg, name = "RESOURCE_GROUP", "CLUSTER"
+	parts := strings.Split(id, "/")
+	for i, p := range parts {
+		if strings.EqualFold(p, "resourceGroups") && i+1 < len(parts) {
+			f := strings.Split(parts[i+1], "_")
+			if len(f) == 4 && strings.EqualFold(f[0], "MC") {
+				return f[1], f[2]
+			}
+		}
+	}
+	return rg, name
 }

@@ -247,3 +247,19 @@ func TestProbeSummaryFitsTerminationMessage(t *testing.T) {
 		}
 	}
 }
+
+func TestAuditNames(t *testing.T) {
+	if z := awsZone("aws:///ap-northeast-2c/i-0abc"); z != "ap-northeast-2c" {
+		t.Errorf("awsZone = %q", z)
+	}
+	if z := awsZone("azure:///x"); z != "" {
+		t.Errorf("awsZone(azure) = %q, want empty", z)
+	}
+	rg, name := aksNames("azure:///subscriptions/s/resourceGroups/MC_shop-rg_shop-aks_koreacentral/providers/Microsoft.Compute/virtualMachineScaleSets/aks-system-1-vmss/virtualMachines/0")
+	if rg != "shop-rg" || name != "shop-aks" {
+		t.Errorf("aksNames = %q %q, want shop-rg shop-aks", rg, name)
+	}
+	if rg, name := aksNames("azure:///subscriptions/s/resourceGroups/custom-nodes/providers/x"); rg != "RESOURCE_GROUP" || name != "CLUSTER" {
+		t.Errorf("aksNames(custom) = %q %q, want placeholders", rg, name)
+	}
+}

@@ -208,7 +208,7 @@ func TestSweepFindsTheFailingSubnet(t *testing.T) {
 	if sk := skipped(r.Plan.Skipped); sk[w.prefix+"-down"] != report.SkipNotReady {
 		t.Errorf("skipped = %v, want the NotReady node named", sk)
 	}
-	if !containsPrefix(v.Next, "pullpath aws audit registry.lab.test/shop/app:1.0 --subnet subnet-new") {
+	if !containsPrefix(v.Next, "pullpath aws audit --cluster CLUSTER --region z   # the cloud's configuration: subnet subnet-new (failing)") {
 		t.Errorf("next = %q, want the aws audit of subnet-new", v.Next)
 	}
 	cols := map[string]bool{}

@@ -251,6 +251,13 @@ func TestLabScaleUpNewSubnet(t *testing.T) {
 	o := e.options()
 	o.Canary = true
 	r := e.sweep(o)
+	if f := os.Getenv("PULLPATH_SWEEP_RECORD"); f != "" {
+		// A real report for internal/printers' golden files.
+		b, _ := json.MarshalIndent(r, "", "  ")
+		if err := os.WriteFile(f, append(b, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	v := r.Verdict
 	if len(r.Nodes) != 3 {
 		t.Fatalf("walked from %d node(s), want 3 (one per pool x zone x subnet)", len(r.Nodes))
