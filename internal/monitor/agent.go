@@ -71,9 +71,10 @@ func New(o Options, logw io.Writer) (*Agent, error) {
 		ref, _ := runtimecfg.ParseReference(img) // Validate parsed it
 		a.static = append(a.static, target{image: img, host: ref.Registry, source: "static"})
 	}
-	a.creds = newCredCache(DockerConfigSource{Path: o.DockerConfig}, o.CredentialTTL, a.now)
+	src := DockerConfigSource{Path: o.DockerConfig, Optional: o.DockerOptional}
+	a.creds = newCredCache(src, o.CredentialTTL, a.now)
 	if o.DockerConfig != "" {
-		if _, _, err := (DockerConfigSource{Path: o.DockerConfig}).Credentials(context.Background(), "pullpath.invalid"); err != nil {
+		if _, _, err := src.Credentials(context.Background(), "pullpath.invalid"); err != nil {
 			var ce *runtimecfg.CredentialsError
 			if errors.As(err, &ce) && ce.Source == "docker config "+o.DockerConfig {
 				return nil, fmt.Errorf("--docker-config: %v", err)

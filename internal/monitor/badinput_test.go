@@ -73,3 +73,24 @@ func TestBadInputAtStart(t *testing.T) {
 		})
 	}
 }
+
+// TestOptionalDockerConfig: with --docker-config-optional a missing file
+// (an optional Secret not created) is anonymous, not an error at start.
+func TestOptionalDockerConfig(t *testing.T) {
+	var o Options
+	o.Defaults()
+	o.Images, o.Node, o.Once = []string{"nginx:1.27"}, "n1", true
+	o.DockerConfig = filepath.Join(t.TempDir(), "config.json")
+	if _, err := New(o, &strings.Builder{}); err == nil || !strings.Contains(err.Error(), "no such file") {
+		t.Fatalf("New without the file = %v, want a no such file error", err)
+	}
+	o.DockerOptional = true
+	a, err := New(o, &strings.Builder{})
+	if err != nil {
+		t.Fatalf("New with --docker-config-optional = %v", err)
+	}
+	c, err := a.creds.Get(context.Background(), "registry-1.docker.io")
+	if err != nil || !c.Anonymous() || !strings.Contains(c.Source, "optional") {
+		t.Errorf("credentials = %v (%s), %v; want anonymous, optional", c, c.Source, err)
+	}
+}

@@ -2,6 +2,8 @@ package monitor
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"strconv"
 	"sync"
@@ -22,10 +24,19 @@ type CredentialSource interface {
 }
 
 // DockerConfigSource reads a docker config.json (auths, credHelpers,
-// credsStore), e.g. mounted from a Secret. Path "" is anonymous.
-type DockerConfigSource struct{ Path string }
+// credsStore), e.g. mounted from a Secret. Path "" is anonymous; so is a
+// missing file when Optional (an optional Secret not created).
+type DockerConfigSource struct {
+	Path     string
+	Optional bool
+}
 
 func (d DockerConfigSource) Credentials(ctx context.Context, host string) (runtimecfg.Credentials, time.Duration, error) {
+	if d.Optional && d.Path != "" {
+		if _, err := os.Stat(d.Path); errors.Is(err, fs.ErrNotExist) {
+			return runtimecfg.Credentials{Source: "anonymous (no docker config at " + d.Path + ", optional)"}, 0, nil
+		}
+	}
 	c, err := runtimecfg.LoadCredentialsContext(ctx, d.Path, host)
 	return c, 0, err
 }

@@ -46,6 +46,7 @@ type Options struct {
 	DockerCertsDir string
 	ExtraCAs       []string
 	DockerConfig   string
+	DockerOptional bool
 	CredentialTTL  time.Duration
 	ExpectPrivate  bool
 	Net            netcheck.Config
@@ -133,6 +134,7 @@ func (o *Options) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.DockerCertsDir, "docker-certs-dir", o.DockerCertsDir, "docker certs.d (HOST/ca.crt)")
 	fs.Var(stringList{&o.ExtraCAs}, "registry-ca", "extra CA file to trust for every host; repeatable")
 	fs.StringVar(&o.DockerConfig, "docker-config", "", "docker config.json with the node's registry credentials (e.g. mounted from a Secret); default anonymous")
+	fs.BoolVar(&o.DockerOptional, "docker-config-optional", false, "a missing --docker-config file means anonymous (an optional Secret that was not created), not an error")
 	fs.DurationVar(&o.CredentialTTL, "credential-ttl", o.CredentialTTL, "keep credentials this long before asking their source again (a credential helper, a token service); 0 asks every walk")
 	fs.BoolVar(&o.ExpectPrivate, "expect-private", false, "every host must resolve to a private address")
 	fs.DurationVar(&o.Net.DNSTimeout, "dns-timeout", o.Net.DNSTimeout, "budget of each DNS query")

@@ -1,0 +1,268 @@
+// Package deploytest applies deploy/monitor as it is to a lab cluster with
+// real kubelets and checks that the agent runs on every node.
+package deploytest
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"sigs.k8s.io/yaml"
+
+	"github.com/pullpath/pullpath/internal/lab"
+	"github.com/pullpath/pullpath/internal/lab/labtest"
+	"github.com/pullpath/pullpath/internal/monitor/agentimage"
+)
+
+func TestMain(m *testing.M) { labtest.Main(m) }
+
+const deployDir = "../../../deploy/monitor"
+
+// kustomizeResources reads the resources of kustomization.yaml, and checks
+// that every manifest in the folder is one of them.
+func kustomizeResources(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(deployDir, "kustomization.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k struct {
+		Resources []string `json:"resources"`
+	}
+	if err := yaml.Unmarshal(b, &k); err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	for _, r := range k.Resources {
+		listed[r] = true
+	}
+	files, _ := filepath.Glob(filepath.Join(deployDir, "*.yaml"))
+	for _, f := range files {
+		if base := filepath.Base(f); base != "kustomization.yaml" && !listed[base] {
+			t.Errorf("deploy/monitor/%s is not in kustomization.yaml", base)
+		}
+	}
+	return k.Resources
+}
+
+// crd is a minimal CustomResourceDefinition for a Prometheus operator
+// kind, so the manifests apply as they are without the operator.
+func crd(kind, plural string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("apiextensions.k8s.io/v1")
+	u.SetKind("CustomResourceDefinition")
+	u.SetName(plural + ".monitoring.coreos.com")
+	_ = unstructured.SetNestedField(u.Object, map[string]any{
+		"group": "monitoring.coreos.com",
+		"scope": "Namespaced",
+		"names": map[string]any{"kind": kind, "plural": plural, "listKind": kind + "List", "singular": strings.ToLower(kind)},
+		"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true,
+			"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}},
+	}, "spec")
+	return u
+}
+
+// apply creates every object of the manifests, in kustomization order.
+func apply(ctx context.Context, t *testing.T, cfg *rest.Config, files []string) {
+	t.Helper()
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
+	create := func(u *unstructured.Unstructured) error {
+		gvk := u.GroupVersionKind()
+		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			return err
+		}
+		var ri dynamic.ResourceInterface = dyn.Resource(m.Resource)
+		if ns := u.GetNamespace(); ns != "" {
+			ri = dyn.Resource(m.Resource).Namespace(ns)
+		}
+		_, err = ri.Create(ctx, u, metav1.CreateOptions{})
+		return err
+	}
+	for _, c := range []*unstructured.Unstructured{crd("PodMonitor", "podmonitors"), crd("PrometheusRule", "prometheusrules")} {
+		if err := create(c); err != nil {
+			t.Fatalf("CRD %s: %v", c.GetName(), err)
+		}
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		mapper.Reset()
+		_, err1 := mapper.RESTMapping(schemaGK("monitoring.coreos.com", "PodMonitor"), "v1")
+		_, err2 := mapper.RESTMapping(schemaGK("monitoring.coreos.com", "PrometheusRule"), "v1")
+		if err1 == nil && err2 == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the CRDs were not served within 30s: %v %v", err1, err2)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(deployDir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, doc := range strings.Split(string(b), "\n---\n") {
+			js, err := yaml.YAMLToJSON([]byte(doc))
+			if err != nil {
+				t.Fatalf("deploy/monitor/%s: %v", f, err)
+			}
+			if strings.TrimSpace(string(js)) == "null" {
+				continue
+			}
+			u := &unstructured.Unstructured{}
+			if err := u.UnmarshalJSON(js); err != nil {
+				t.Fatalf("deploy/monitor/%s: %v", f, err)
+			}
+			if err := create(u); err != nil {
+				t.Fatalf("apply deploy/monitor/%s %s %s: %v", f, u.GetKind(), u.GetName(), err)
+			}
+		}
+	}
+}
+
+// TestDaemonSetRunsOnEveryLabNode applies deploy/monitor as it is
+// (kustomization order; minimal CRDs stand in for the Prometheus operator)
+// to a lab cluster with real kubelets, and waits for the agent to run on
+// every node; then it scrapes one agent from inside the node's network.
+func TestDaemonSetRunsOnEveryLabNode(t *testing.T) {
+	c := labtest.Require(t, "cluster-healthy")
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	defer cancel()
+	root, err := filepath.Abs("../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tar, _, err := agentimage.LabTarball(ctx, root, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ImportImage(ctx, tar); err != nil {
+		t.Fatal(err)
+	}
+	apply(ctx, t, c.Config, kustomizeResources(t))
+
+	nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	for _, n := range nodes.Items {
+		want[n.Name] = true
+	}
+	if len(want) < 2 {
+		t.Fatalf("the lab cluster has %d nodes, want at least 2", len(want))
+	}
+	var pods []corev1.Pod
+	last := ""
+	for {
+		ds, err := c.Client.AppsV1().DaemonSets("pullpath-monitor").Get(ctx, "pullpath-monitor", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, err := c.Client.CoreV1().Pods("pullpath-monitor").List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=pullpath-monitor"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		running := map[string]bool{}
+		var states []string
+		for _, p := range pl.Items {
+			ready := false
+			for _, cs := range p.Status.ContainerStatuses {
+				ready = cs.Ready && cs.State.Running != nil
+				if cs.State.Waiting != nil {
+					states = append(states, p.Spec.NodeName+": "+cs.State.Waiting.Reason+" "+cs.State.Waiting.Message)
+				}
+			}
+			if p.Status.Phase == corev1.PodRunning && ready {
+				running[p.Spec.NodeName] = true
+			}
+		}
+		last = fmt.Sprintf("desired %d, ready %d, running on %v; %s", ds.Status.DesiredNumberScheduled, ds.Status.NumberReady, running, strings.Join(states, "; "))
+		all := len(running) == len(want)
+		for n := range want {
+			all = all && running[n]
+		}
+		if all && int(ds.Status.NumberReady) == len(want) {
+			pods = pl.Items
+			break
+		}
+		select {
+		case <-ctx.Done():
+			for _, p := range pl.Items {
+				b, _ := c.Client.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{Previous: true}).DoRaw(t.Context())
+				t.Logf("logs of %s on %s (previous container):\n%s", p.Name, p.Spec.NodeName, b)
+			}
+			t.Fatalf("the DaemonSet did not run on every lab node: %s", last)
+		case <-time.After(time.Second):
+		}
+	}
+	t.Logf("DaemonSet running: %s", last)
+
+	// A scrape of one agent, from inside its node's network namespace.
+	p := pods[0]
+	host := ""
+	for _, h := range c.Hosts() {
+		if c.NodeName(h) == p.Spec.NodeName {
+			host = h
+		}
+	}
+	var body string
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		body, err = scrape(ctx, c.Namespace(host), net.JoinHostPort(p.Status.HostIP, "9090"))
+		if err == nil && strings.Contains(body, "pullpath_probe_runs_total") && strings.Contains(body, `pullpath_node_info{node="`+p.Spec.NodeName+`"`) &&
+			strings.Contains(body, "pullpath_probe_verdict_code{") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("scrape of %s on %s: %v\n%s", p.Name, p.Spec.NodeName, err, body)
+		}
+		time.Sleep(time.Second)
+	}
+	sc := bufio.NewScanner(strings.NewReader(body))
+	for sc.Scan() {
+		if l := sc.Text(); strings.HasPrefix(l, "pullpath_") {
+			t.Log(l)
+		}
+	}
+}
+
+func scrape(ctx context.Context, ns, addr string) (string, error) {
+	tr := &http.Transport{DialContext: func(ctx context.Context, network, a string) (net.Conn, error) {
+		return lab.DialInNamespace(ctx, ns, network, a)
+	}}
+	defer tr.CloseIdleConnections()
+	req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+addr+"/metrics", nil)
+	resp, err := (&http.Client{Transport: tr, Timeout: 5 * time.Second}).Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return string(b), err
+}
