@@ -244,6 +244,8 @@ func TestDaemonSetRunsOnEveryLabNode(t *testing.T) {
 		}
 		time.Sleep(time.Second)
 	}
+	logs, _ := c.Client.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
+	t.Logf("logs of %s:\n%s", p.Name, logs)
 	sc := bufio.NewScanner(strings.NewReader(body))
 	for sc.Scan() {
 		if l := sc.Text(); strings.HasPrefix(l, "pullpath_") {
