@@ -5,13 +5,16 @@
 //     per quick walk of a 5-host pull (a hosts.toml mirror that refuses, the
 //     registry, its token service, a blob host and the blob host's second
 //     hop), all on the lab's loopback services;
+//
 //   - the same agent code inside the full pullpath binary (`pullpath
 //     monitor`), the footprint the agent binary exists to avoid;
+//
 //   - Debian's prometheus-node-exporter, a node agent every cluster runs,
 //     idle and while scraped;
+//
 //   - the agent's image size (what each node downloads) beside pullpath's.
 //
-//	go run ./bench/cmd/agentbench [-rounds 20] [-out DIR]
+//     go run ./bench/cmd/agentbench [-rounds 20] [-out DIR]
 //
 // Processes are sampled from /proc every 5 ms (VmRSS, RssAnon, RssFile,
 // utime+stime); every wait has a deadline.
