@@ -68,17 +68,17 @@ func checkS3Route(m *Model, ns *NodeSubnet) report.Check {
 	case route != nil:
 		// The pl- route is there but a more specific route takes S3's
 		// addresses.
-		var taken []string
-		for _, cidr := range m.S3PLCIDRs {
-			if best := m.lookupRoute(ns.RouteTable, cidr); best != nil && best.Route != route {
-				taken = append(taken, fmt.Sprintf("%s by %s", cidr, routeString(best.Route)))
-			}
-		}
+		taken := m.s3Takers(ns.RouteTable, route)
 		c = fail(verdict.ConditionRoute, fmt.Sprintf("%s has the route %s -> %s, but more specific routes take S3's addresses: %s", rtID, str(route.DestinationPrefixListId), gwID, firstN(taken, 3)))
 		change = report.Change{Resource: rtID, Kind: "route-table", Action: "remove the more specific routes that take the S3 prefix list's CIDRs",
 			Command: fmt.Sprintf("aws ec2 describe-route-tables --route-table-ids %s%s", rtID, m.regionFlag())}
 	case contains(gw.RouteTableIds, rtID):
-		c = fail(verdict.ConditionRoute, fmt.Sprintf("%s lists %s but the table has no route to %s (S3 gateway endpoint %s)", gwID, rtID, plID, gwID))
+		summary := fmt.Sprintf("%s lists %s but the table has no route to %s (S3 gateway endpoint %s)", gwID, rtID, plID, gwID)
+		if okNet {
+			c = warn(verdict.ConditionRoute, summary+": layers go out through "+via+" instead (NAT data processing is charged)")
+		} else {
+			c = fail(verdict.ConditionRoute, summary)
+		}
 	default:
 		summary := fmt.Sprintf("%s has no route to %s (S3 gateway endpoint %s serves %s)", rtID, plID, gwID, strings.Join(gw.RouteTableIds, ", "))
 		if ns.RTMain {

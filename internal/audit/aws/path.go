@@ -1,6 +1,7 @@
 package aws
 
 import (
+	"fmt"
 	"net/netip"
 	"strings"
 
@@ -116,12 +117,8 @@ func (m *Model) s3Gateway(rt *ec2types.RouteTable) (*ec2types.VpcEndpoint, *ec2t
 			if m.S3PL != nil && str(r.DestinationPrefixListId) != str(m.S3PL.PrefixListId) {
 				continue
 			}
-			if len(m.S3PLCIDRs) > 0 {
-				for _, c := range m.S3PLCIDRs {
-					if best := m.lookupRoute(rt, c); best == nil || best.Route != r {
-						return nil, nil
-					}
-				}
+			if len(m.s3Takers(rt, r)) > 0 {
+				return nil, nil
 			}
 			return gw, r
 		}
@@ -173,4 +170,25 @@ func (m *Model) dhcpPublicOnly() ([]string, bool) {
 		}
 	}
 	return servers, true
+}
+
+// s3Takers are the routes of rt that take some of the S3 prefix list's
+// addresses from its pl- route by longest prefix: a route whose CIDR
+// overlaps a prefix-list CIDR and is at least as specific.
+func (m *Model) s3Takers(rt *ec2types.RouteTable, plRoute *ec2types.Route) []string {
+	var out []string
+	for _, c := range m.S3PLCIDRs {
+		for i := range rt.Routes {
+			r := &rt.Routes[i]
+			if r == plRoute {
+				continue
+			}
+			d, ok := parseV4(str(r.DestinationCidrBlock))
+			if !ok || !d.Overlaps(c) || d.Bits() < c.Bits() {
+				continue
+			}
+			out = append(out, fmt.Sprintf("%s by %s", c, routeString(r)))
+		}
+	}
+	return out
 }
