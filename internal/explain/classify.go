@@ -199,7 +199,7 @@ func stepOf(lower string, req request) string {
 	case strings.Contains(lower, "failed to authorize"), strings.Contains(lower, "fetch oauth token"),
 		strings.Contains(lower, "fetch anonymous token"), strings.Contains(lower, "failed to fetch token"),
 		strings.Contains(lower, "unable to retrieve auth token"), // containers/image ErrUnauthorizedForCredentials
-		strings.Contains(lower, "requesting bearer token"), // containers/image getBearerToken
+		strings.Contains(lower, "requesting bearer token"),       // containers/image getBearerToken
 		req.Path == "token":
 		return StepToken
 	case strings.Contains(lower, "error pulling image configuration"):
