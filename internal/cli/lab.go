@@ -108,7 +108,7 @@ func (o *labListOptions) Run(context.Context) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", name, expectShort(t.Expect), t.Summary)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", name, expectShort(t.Expect)+clusterExpectShort(t), t.Summary)
 	}
 	return tw.Flush()
 }

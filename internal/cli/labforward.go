@@ -72,3 +72,25 @@ func printLabCluster(out io.Writer, t *lab.Topology, kept *lab.KeptRun, r *repor
 	}
 	fmt.Fprintln(out)
 }
+
+// clusterExpectShort is what `lab list` adds for a cluster scenario: the
+// nodes that must fail and explain's pattern and code.
+func clusterExpectShort(t *lab.Topology) string {
+	if t.Cluster == nil || t.Cluster.Expect == nil {
+		return ""
+	}
+	e := t.Cluster.Expect
+	fail := "none fail"
+	if len(e.FailingNodes) > 0 {
+		fail = strings.Join(e.FailingNodes, ",") + " fail"
+	}
+	out := "; cluster: " + fail
+	if x := e.Explain; x != nil {
+		for _, p := range []string{x.Pattern, x.Code} {
+			if p != "" {
+				out += " " + p
+			}
+		}
+	}
+	return out
+}
