@@ -294,6 +294,14 @@ func (c *Cluster) startScript(n *clusterNode) string {
 	p("hostname %s", shq(n.name))
 	p("mount --bind %s /etc/resolv.conf", shq(d+"/resolv.conf"))
 	p("mount --bind %s /etc/hosts", shq(d+"/hosts"))
+	// The runtime's registry config where a real node has it, for what
+	// reads the node's files (the probe in a sweep Pod mounts
+	// /etc/containerd/certs.d): a tmpfs over /etc/containerd in this mount
+	// namespace only, the node's certs.d bound into it, and an empty
+	// docker certs.d beside it (the machine has no /etc/docker to mount over).
+	p("mount -t tmpfs -o mode=0755 tmpfs /etc/containerd")
+	p("mkdir -p /etc/containerd/certs.d /etc/containerd/docker-certs.d")
+	p("mount --bind %s /etc/containerd/certs.d", shq(d+"/certs.d"))
 	for _, s := range kubeletSysctls {
 		p("mount --bind %s /proc/sys/%s", shq(d+"/sysctl/"+strings.ReplaceAll(s[0], "/", ".")), s[0])
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -66,13 +67,16 @@ func NetnsReason(tools ...string) string {
 			return "needs " + tool
 		}
 	}
-	name := fmt.Sprintf("pptestenv%d-x", os.Getpid())
+	// One name per call: parallel tests of one binary ask at once.
+	name := fmt.Sprintf("pptestenv%d-%d", os.Getpid(), probes.Add(1))
 	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
 		return "cannot create network namespaces: " + strings.TrimSpace(string(out))
 	}
 	_ = exec.Command("ip", "netns", "del", name).Run()
 	return ""
 }
+
+var probes atomic.Int64
 
 // RequireNetns skips t (fails it under CI=true) unless network namespaces
 // can be created here and each of tools is installed.

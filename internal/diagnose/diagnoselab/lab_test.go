@@ -1,0 +1,265 @@
+// Package diagnoselab_test runs pullpath diagnose on the lab cluster: real
+// kubelets and containerd in network namespaces (internal/lab) whose
+// network holds a seed's fault, the real kubelet's Events, the walk as
+// Pods running pullpath's own image (built without Docker, imported into
+// every node), and for the AWS story the saved AWS CLI folder that matches
+// the scenario. They need root; under CI=true they fail when they cannot run.
+package diagnoselab_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/distribution/reference"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/pullpath/pullpath/internal/diagnose"
+	"github.com/pullpath/pullpath/internal/explain/cluster"
+	"github.com/pullpath/pullpath/internal/lab"
+	"github.com/pullpath/pullpath/internal/lab/labtest"
+	"github.com/pullpath/pullpath/internal/printers"
+	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/selfimage"
+	"github.com/pullpath/pullpath/internal/verdict"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+func TestMain(m *testing.M) { labtest.Main(m) }
+
+const (
+	probeImage = "ghcr.io/pullpath/pullpath:lab"
+	sweepNS    = "pullpath-sweep"
+	secretName = "registry-creds"
+	s3Host     = "prod-ap-northeast-2-starport-layer-bucket.s3.ap-northeast-2.amazonaws.com"
+)
+
+var (
+	buildOnce sync.Once
+	tarPath   string
+	buildErr  error
+)
+
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	d, _ := os.Getwd()
+	for ; d != filepath.Dir(d); d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+	}
+	t.Fatal("no go.mod above the test")
+	return ""
+}
+
+// probeTarball builds pullpath's image once per test binary.
+func probeTarball(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "pullpath-diagnoselab-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+		defer cancel()
+		tarPath, buildErr = selfimage.LabTarball(ctx, moduleRoot(t), dir, probeImage)
+	})
+	if buildErr != nil {
+		t.Fatalf("build pullpath's image: %v", buildErr)
+	}
+	return tarPath
+}
+
+// story brings the scenario's cluster up, runs its workload's story (the
+// pre-pull, the Deployment, the scale-up) until the kubelets have said
+// what they say, and readies the walk: pullpath's image on every node
+// (unless withProbe is false), the sweep namespace, the registry
+// credentials as a pull secret.
+func story(t *testing.T, scenario string, withProbe bool) *lab.Cluster {
+	c := labtest.Require(t, scenario)
+	ctx := t.Context()
+	if withProbe {
+		if err := c.ImportImage(ctx, probeTarball(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.RunWorkload(ctx); err != nil {
+		t.Fatalf("the scenario's story: %v", err)
+	}
+	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: sweepNS,
+		Labels: map[string]string{"pod-security.kubernetes.io/enforce": "privileged"}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if cr := c.Topology().Node.Credentials; cr != nil {
+		named, err := reference.ParseNormalizedNamed(c.WorkloadImage())
+		if err != nil {
+			t.Fatal(err)
+		}
+		auth := base64.StdEncoding.EncodeToString([]byte(cr.Username + ":" + cr.Password))
+		cfg, _ := json.Marshal(map[string]any{"auths": map[string]any{reference.Domain(named): map[string]string{"auth": auth}}})
+		if _, err := c.Client.CoreV1().Secrets(sweepNS).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secretName},
+			Type: corev1.SecretTypeDockerConfigJson, Data: map[string][]byte{corev1.DockerConfigJsonKey: cfg}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c
+}
+
+func options(c *lab.Cluster, budget time.Duration) diagnose.Options {
+	ns, name := c.WorkloadName()
+	o := diagnose.Options{
+		Client: c.Client,
+		Target: cluster.Target{Kind: "deployment", Name: name, Namespace: ns},
+		Budget: budget,
+	}
+	o.Sweep.ProbeImage = probeImage
+	o.Sweep.Namespace = sweepNS
+	o.Sweep.RunID = "diaglab"
+	o.Sweep.ProbeArgs = []string{"--connect-timeout", "3s"}
+	// The lab's nodes keep an empty docker certs.d beside their certs.d
+	// (docs/lab.md): the machine has no /etc/docker.
+	o.Sweep.DockerCerts = "/etc/containerd/docker-certs.d"
+	if c.Topology().Node.Credentials != nil {
+		o.Sweep.PullSecrets = []string{secretName}
+	}
+	return o
+}
+
+// run diagnoses, checks the budget and that the walk left nothing, and
+// returns the report and its text transcript.
+func run(t *testing.T, c *lab.Cluster, o diagnose.Options) (*report.DiagnoseReport, string) {
+	t.Helper()
+	start := time.Now()
+	r, err := diagnose.Run(t.Context(), o)
+	took := time.Since(start)
+	if err != nil {
+		t.Fatalf("diagnose = %v", err)
+	}
+	if took > o.Budget+10*time.Second {
+		t.Errorf("diagnose took %s, over its %s budget", took.Round(time.Second), o.Budget)
+	}
+	var b bytes.Buffer
+	if err := printers.Print(&b, "text", r, printers.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("diagnose in %s:\n%s", took.Round(100*time.Millisecond), b.String())
+	pods, err := c.Client.CoreV1().Pods(sweepNS).List(context.Background(), metav1.ListOptions{})
+	if err != nil || len(pods.Items) != 0 {
+		t.Errorf("the walk left %d Pod(s) in %s (err %v), want none", len(pods.Items), sweepNS, err)
+	}
+	return r, b.String()
+}
+
+// answer is the transcript's answer: everything before STEPS, which holds
+// no timing; the golden file keeps it.
+func answer(transcript string) string {
+	a, _, _ := strings.Cut(transcript, "\nSTEPS")
+	return a + "\n"
+}
+
+var runIDs = regexp.MustCompile(`pullpath-(probe|canary)-[a-z0-9-]+`)
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	got = runIDs.ReplaceAllString(got, "pullpath-$1-RUN")
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/diagnose/diagnoselab -update as root)", err)
+	}
+	if got != string(want) {
+		t.Errorf("the answer differs from %s (rerun with -update and review the diff):\n%s", path, got)
+	}
+}
+
+// Seed 003 on real kubelets: a scale-up puts a replica on node-c in subnet
+// C, whose route table lacks the S3 gateway endpoint. The answer names the
+// S3 layer host, CONNECT_TIMEOUT from the walk on node-c only, and, from
+// the scenario's saved AWS CLI folder, the endpoint and route table to
+// change with the command; the proof is a canary sweep of every pool.
+func TestDiagnoseScaleUpNewSubnet(t *testing.T) {
+	t.Parallel()
+	c := story(t, "scale-up-new-subnet", true)
+	o := options(c, 2*time.Minute)
+	o.Auditors = map[string]diagnose.Auditor{"aws": diagnose.AWSFolder("../testdata/aws-scale-up-new-subnet")}
+	r, text := run(t, c, o)
+	a := r.Answer
+	newNode := c.NodeName("node-c")
+	if a.Status != report.AnswerBroken || a.Source != "walk" || a.Code != verdict.ConnectTimeout || a.Condition != verdict.ConditionEndpointSet {
+		t.Fatalf("answer = %s from %s: %s %s, want broken from the walk: CONNECT_TIMEOUT endpoint-set", a.Status, a.Source, a.Code, a.Condition)
+	}
+	if l := a.Link; l == nil || l.Host != s3Host || l.Role != verdict.RoleBlob || len(l.Nodes) != 1 || l.Nodes[0] != newNode {
+		t.Errorf("link = %+v, want the S3 layer host (blob) failing on %s only", a.Link, newNode)
+	}
+	if len(a.Changes) == 0 || a.Changes[0].Resource != "vpce-05335335335335335" || !strings.Contains(a.Changes[0].Command, "rtb-0c0c0c0c0c0c0c0c0") {
+		t.Errorf("changes = %+v, want the S3 gateway endpoint to take subnet C's route table", a.Changes)
+	}
+	if r.Sweep == nil || r.Sweep.Verdict.OK != 2 || r.Sweep.Verdict.Failed != 1 {
+		t.Errorf("walk = %+v, want 2 groups ok and subnet C failing", r.Sweep)
+	}
+	if !strings.HasPrefix(text, "BROKEN   "+s3Host) {
+		t.Errorf("the transcript does not open with the broken link:\n%s", text)
+	}
+	golden(t, "scale-up-new-subnet", answer(text))
+}
+
+// Seed 000's identity rule: every node fails alike; the answer says
+// identity, not network.
+func TestDiagnoseEveryNodeNoPullScope(t *testing.T) {
+	t.Parallel()
+	c := story(t, "every-node-no-pull-scope", true)
+	r, text := run(t, c, options(c, 2*time.Minute))
+	a := r.Answer
+	if a.Status != report.AnswerBroken || a.Condition != verdict.ConditionTLSIdentity {
+		t.Fatalf("answer = %s %s %s, want broken tls-identity", a.Status, a.Code, a.Condition)
+	}
+	if !strings.Contains(a.Where, "not the network") {
+		t.Errorf("where = %q, want every node alike: identity, not the network", a.Where)
+	}
+	if l := a.Link; l == nil || len(l.Nodes) != len(c.NodeNames()) {
+		t.Errorf("link = %+v, want every node (%v)", a.Link, c.NodeNames())
+	}
+	golden(t, "every-node-no-pull-scope", answer(text))
+}
+
+// A healthy cluster: nothing is broken, and the answer says what was
+// checked. Then the budget: with the probe's image absent from the nodes
+// and unreachable, the walk's Pods cannot start; the diagnosis still ends
+// within its budget, with that as the finding.
+func TestDiagnoseHealthy(t *testing.T) {
+	t.Parallel()
+	c := story(t, "cluster-healthy", true)
+	o := options(c, 2*time.Minute)
+	o.Image = c.WorkloadImage()
+	r, text := run(t, c, o)
+	if a := r.Answer; a.Status != report.AnswerOK || r.Sweep == nil || r.Sweep.Verdict.OK != len(c.NodeNames()) {
+		t.Fatalf("answer = %+v, want ok after walking every node", a)
+	}
+	golden(t, "cluster-healthy", answer(text))
+
+	o = options(c, 45*time.Second)
+	o.Image = c.WorkloadImage()
+	o.Sweep.ProbeImage = "ghcr.io/pullpath/pullpath:not-on-any-node"
+	o.Sweep.RunID = "diaglab-budget"
+	r, _ = run(t, c, o)
+	if a := r.Answer; a.Status != report.AnswerUnknown || !strings.Contains(strings.Join(a.Look, " "), "--image-for-probe") {
+		t.Errorf("answer = %+v, want unknown: the probe's own image cannot be pulled, with how to ship it", a)
+	}
+}
