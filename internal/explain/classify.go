@@ -85,10 +85,12 @@ func classify(msg string) (c Classification) {
 	if strings.Contains(lower, "failed to push") && !strings.Contains(lower, "pull") {
 		return c // a push, not a pull
 	}
-	if strings.IndexByte(m, '[') >= 0 {
+	if strings.HasPrefix(m, "[") || strings.Contains(m, ": [") {
 		if head, items := splitAggregate(m, lower); len(items) > 1 {
 			return classifyAttempts(head, items, nil, true)
 		}
+	}
+	if strings.Contains(lower, "(mirrors also failed: ") {
 		if head, items, sources := splitMirrors(m, lower); len(items) > 1 {
 			return classifyAttempts(head, items, sources, false)
 		}
