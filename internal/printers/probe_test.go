@@ -32,6 +32,8 @@ var goldens = []struct {
 	{"lab-test", "valid-lab-test.json", func() any { return &report.LabReport{} }},
 	// lab demo
 	{"lab-demo", "valid-lab-demo.json", func() any { return &report.LabReport{} }},
+	// sweep --canary on the lab cluster's scale-up-new-subnet (TestLabScaleUpNewSubnet, PULLPATH_SWEEP_RECORD)
+	{"sweep-scale-up", "valid-sweep-scale-up.json", func() any { return &report.SweepReport{} }},
 }
 
 // TestGolden renders each recorded report in every format against its
