@@ -62,6 +62,24 @@ func Decide(subnets []*report.AuditSubnet) report.AuditVerdict {
 		}
 		return v
 	}
+	if len(subnets) == 1 {
+		// One subnet audited (a focused audit): say what fails there; an
+		// identity fault is still everyone's.
+		v.Scope = ScopeEverySubnet
+		c := firstFailure(failing[0])
+		for _, x := range failing[0].Checks {
+			if x.Status == report.CheckFail && x.Condition == verdict.ConditionTLSIdentity {
+				c = x
+				break
+			}
+		}
+		v.Condition = c.Condition
+		v.Summary = fmt.Sprintf("%s fails (%s): %s", failing[0].ID, c.ID, c.Summary)
+		if c.Condition == verdict.ConditionTLSIdentity {
+			v.Summary += "; one cause for every subnet: identity, not network"
+		}
+		return v
+	}
 	if len(failing) == len(subnets) {
 		v.Scope = ScopeEverySubnet
 		if common := commonFailures(subnets); len(common) > 0 {

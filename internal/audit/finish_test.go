@@ -148,3 +148,14 @@ func TestEveryFailsDifferently(t *testing.T) {
 		t.Errorf("verdict = %+v", r.Verdict)
 	}
 }
+
+func TestOneSubnetAudited(t *testing.T) {
+	r := build(model{denied: map[string]bool{"route:a": true}}, "a")
+	if r.Verdict.Summary != "a fails (route): rtb-a has no route" || strings.Contains(r.Verdict.Summary, "every subnet") {
+		t.Errorf("summary = %q, want the one subnet's failure without the every-subnet sentence", r.Verdict.Summary)
+	}
+	r = build(model{denied: map[string]bool{"route:a": true, "identity": true}}, "a")
+	if r.Verdict.Condition != verdict.ConditionTLSIdentity || !strings.Contains(r.Verdict.Summary, "identity, not network") {
+		t.Errorf("verdict = %+v, want identity named first", r.Verdict)
+	}
+}

@@ -39,6 +39,9 @@ const awsAuditExample = `  # live, with the default credential chain (env, profi
   # offline, from a folder of AWS CLI JSON (docs/aws.md lists the files)
   pullpath aws audit --from ./prod-bundle
 
+  # the image's registry (another account's) and one subnet that a sweep found failing
+  pullpath aws audit 444455556666.dkr.ecr.us-east-1.amazonaws.com/shop/api:1.4 --cluster prod --subnet subnet-0c3c3c3c3c3c3c3c3
+
   # focus on the node and host a probe found failing
   pullpath probe 111122223333.dkr.ecr.us-east-1.amazonaws.com/app:1 -o json > probe.json
   pullpath aws audit --cluster prod --probe-report probe.json
@@ -84,17 +87,19 @@ type awsAuditOptions struct {
 	imageSize   string
 	imageBytes  int64
 	pullsPerDay int
+	subnets     []string
+	image       string
 	stdout      io.Writer
 }
 
 func newAWSAuditCommand(s Streams) *cobra.Command {
 	o := &awsAuditOptions{stdout: s.Out}
 	cmd := &cobra.Command{
-		Use:     "audit",
+		Use:     "audit [IMAGE]",
 		Short:   "Check every node subnet's path to ECR and S3 and name the object to change",
 		Long:    awsLong,
 		Example: awsAuditExample,
-		Args:    cobra.NoArgs,
+		Args:    cobra.MaximumNArgs(1),
 		RunE:    runE(o),
 	}
 	o.out.addFlag(cmd)
@@ -103,10 +108,14 @@ func newAWSAuditCommand(s Streams) *cobra.Command {
 	cmd.Flags().StringVar(&o.probeReport, "probe-report", "", "a `pullpath probe -o json` report: focus on the probed node's subnet and the failing host")
 	cmd.Flags().StringVar(&o.imageSize, "image-size", "", "image size for the NAT cost note (bytes, or 800MiB, 1.2GiB; default: the size --probe-report measured)")
 	cmd.Flags().IntVar(&o.pullsPerDay, "pulls-per-day", 100, "pulls per day for the NAT cost note")
+	cmd.Flags().StringSliceVar(&o.subnets, "subnet", nil, "audit only these node subnets (repeat or comma-separate)")
 	return cmd
 }
 
-func (o *awsAuditOptions) Complete(_ *cobra.Command, _ []string) error {
+func (o *awsAuditOptions) Complete(_ *cobra.Command, args []string) error {
+	if len(args) == 1 {
+		o.image = args[0]
+	}
 	if o.imageSize != "" {
 		n, err := parseSize(o.imageSize)
 		if err != nil {
@@ -133,7 +142,7 @@ func (o *awsAuditOptions) Validate() error {
 }
 
 func (o *awsAuditOptions) Run(ctx context.Context) error {
-	opts := awsaudit.Options{Source: "live", ImageBytes: o.imageBytes, PullsPerDay: o.pullsPerDay}
+	opts := awsaudit.Options{Source: "live", ImageBytes: o.imageBytes, PullsPerDay: o.pullsPerDay, Subnets: o.subnets, Registry: o.image}
 	if o.probeReport != "" {
 		f, err := awsaudit.ReadProbeReport(o.probeReport)
 		if err != nil {

@@ -79,3 +79,22 @@ func TestParseSize(t *testing.T) {
 		}
 	}
 }
+
+func TestAWSAuditImageAndSubnet(t *testing.T) {
+	code, out, _ := runCLI(t, "", "aws", "audit", "444455556666.dkr.ecr.eu-west-1.amazonaws.com/shop/api:1", "--from", awsFixtures+"fail-s3-route",
+		"--subnet", "subnet-0a1a1a1a1a1a1a1a1", "-o", "json")
+	var r report.AuditReport
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if code != 0 || len(r.Subnets) != 1 || r.Subnets[0].ID != "subnet-0a1a1a1a1a1a1a1a1" || r.Target.Registry != "444455556666.dkr.ecr.us-east-1.amazonaws.com" {
+		t.Errorf("exit %d, subnets %d, registry %q: want 0, the healthy subnet alone, the image's account", code, len(r.Subnets), r.Target.Registry)
+	}
+	found := false
+	for _, w := range r.Warnings {
+		found = found || strings.Contains(w.Message, "the registry is in eu-west-1, the cluster in us-east-1")
+	}
+	if !found {
+		t.Errorf("warnings %+v: want the cross-region registry named", r.Warnings)
+	}
+}

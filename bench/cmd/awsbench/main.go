@@ -23,10 +23,10 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
+	"github.com/pullpath/pullpath/bench/measure"
 	awsaudit "github.com/pullpath/pullpath/internal/audit/aws"
 	"github.com/pullpath/pullpath/internal/audit/aws/fakeaws"
 	"github.com/pullpath/pullpath/internal/audit/aws/synth"
-	"github.com/pullpath/pullpath/bench/measure"
 )
 
 func main() {

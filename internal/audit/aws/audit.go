@@ -18,7 +18,13 @@ type Options struct {
 	// note unless a subnet pulls through NAT and the probe measured a size).
 	ImageBytes  int64
 	PullsPerDay int
-	Now         func() time.Time
+	// Subnets, when set, keeps only these node subnets (--subnet).
+	Subnets []string
+	// Registry is the image's registry host when the caller named an
+	// image (ACCOUNT.dkr.ecr.REGION.amazonaws.com): the audit's registry
+	// host, which may be another account's than the cluster's.
+	Registry string
+	Now      func() time.Time
 }
 
 // Audit runs every check on every node subnet of raw and returns the
@@ -42,9 +48,34 @@ func Audit(raw *Raw, o Options) (*report.AuditReport, error) {
 		StartedAt: start,
 		Warnings:  m.Warnings,
 	}
+	if o.Registry != "" {
+		applyRegistry(m, o.Registry, r)
+		r.Target.Registry = m.Host(SvcECRDKR)
+	}
 	subnets := m.NodeSubnets
 	if o.Focus != nil {
 		subnets = applyFocus(m, o.Focus, r)
+	}
+	if len(o.Subnets) > 0 {
+		var keep []*NodeSubnet
+		for _, ns := range subnets {
+			if contains(o.Subnets, ns.ID) {
+				keep = append(keep, ns)
+			}
+		}
+		for _, id := range o.Subnets {
+			found := false
+			for _, ns := range keep {
+				found = found || ns.ID == id
+			}
+			if !found {
+				r.Warnings = append(r.Warnings, report.AuditWarning{Message: fmt.Sprintf("--subnet %s is not a node subnet of cluster %s (no nodegroup or instance in it)", id, m.Cluster)})
+			}
+		}
+		subnets = keep
+		if len(keep) == 1 {
+			r.Target.FocusSubnet = keep[0].ID
+		}
 	}
 	for _, ns := range subnets {
 		s := &report.AuditSubnet{ID: ns.ID, CIDR: cidrString(ns), Zone: ns.AZ, Pools: ns.Pools, Nodes: len(ns.Instances)}

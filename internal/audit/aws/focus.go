@@ -117,3 +117,23 @@ func focusHost(m *Model, s *report.AuditSubnet, host string) {
 	}
 	s.Checks = append(first, rest...)
 }
+
+// applyRegistry takes the registry's account from an ECR host
+// (ACCOUNT.dkr.ecr.REGION.amazonaws.com[.cn]); a registry in another region
+// is not reached through this VPC's interface endpoints, which the report
+// says.
+func applyRegistry(m *Model, host string, r *report.AuditReport) {
+	h := strings.ToLower(host)
+	if i := strings.IndexByte(h, '/'); i >= 0 {
+		h = h[:i]
+	}
+	parts := strings.Split(h, ".")
+	if len(parts) < 5 || parts[1] != "dkr" || parts[2] != "ecr" {
+		r.Warnings = append(r.Warnings, report.AuditWarning{Message: fmt.Sprintf("%s is not an ECR registry (ACCOUNT.dkr.ecr.REGION.amazonaws.com): the audit checks the ECR and S3 path of the cluster's region", host)})
+		return
+	}
+	m.RegistryAccount = parts[0]
+	if parts[3] != m.Region {
+		r.Warnings = append(r.Warnings, report.AuditWarning{Message: fmt.Sprintf("the registry is in %s, the cluster in %s: this VPC's interface endpoints serve only %s, so the pull goes out by the route tables (NAT or internet gateway)", parts[3], m.Region, m.Region)})
+	}
+}

@@ -26,6 +26,9 @@ type Model struct {
 	Nodegroups  []*ekstypes.Nodegroup
 	NodeRoleARN string // the role the simulation file is for (the first nodegroup's)
 	NodeRoles   []string
+	// RegistryAccount is the account of the image's registry when it is
+	// not the cluster's (cross-account pulls).
+	RegistryAccount string
 
 	Subnets     map[string]*ec2types.Subnet
 	RouteTables map[string]*ec2types.RouteTable
@@ -98,6 +101,9 @@ func (m *Model) Host(svc string) string {
 		return "api.ecr." + m.Region + "." + d
 	case SvcECRDKR:
 		acct := m.Account
+		if m.RegistryAccount != "" {
+			acct = m.RegistryAccount
+		}
 		if acct == "" {
 			acct = "ACCOUNT"
 		}
