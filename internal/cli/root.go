@@ -136,6 +136,7 @@ func NewRootCommand(s Streams) *cobra.Command {
 		newLabCommand(s),
 		newMonitorCommand(s),
 		newAWSCommand(s),
+		newAzureCommand(s),
 		newVersionCommand(s),
 	)
 	return root

@@ -1,0 +1,266 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
+	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
+	"github.com/spf13/cobra"
+
+	azaudit "github.com/pullpath/pullpath/internal/audit/azure"
+)
+
+var azureLong = `Audit the AKS node path to ACR, pool by pool, from the subscription's
+configuration, and name the object to change.
+
+An ACR pull uses several hosts: the login server REGISTRY.azurecr.io, and the
+data endpoints REGISTRY.REGION.data.azurecr.io (one per region and
+geo-replica) that serve the layers (or *.blob.core.windows.net when dedicated
+data endpoints are off and there is no private endpoint). For every node
+subnet (the distinct agentPoolProfiles[].vnetSubnetId) the audit checks, as
+Azure evaluates them, in the order the pull needs them:
+
+  route              the node NIC's effective routes, longest prefix first, to
+                     each private endpoint address (VnetLocal, VNetPeering,
+                     VirtualNetworkGateway, VirtualAppliance vs None; a route
+                     table with disableBgpRoutePropagation hiding VPN routes)
+  peering            Connected, useRemoteGateways, allowForwardedTraffic on the
+                     cluster side (the hub side and the far side's return route
+                     are named, since they are outside the contract)
+  nsg-egress-443     outbound TCP 443 to each address, rules in priority order
+                     with service tags and the default rules
+  dns-servers        Azure-provided DNS, or custom servers the nodes can reach
+  dns-zone-link      privatelink.azurecr.io linked to the VNet the nodes
+                     resolve from
+  dns-records        an A record for the registry and every data endpoint at
+                     the private endpoint's address (customDnsConfigs)
+  private-endpoint   connections Approved (Pending names both ends), covering
+                     every host
+  public-access      publicNetworkAccess and the network rule set when nodes
+                     go public
+  identity-acrpull   the kubelet identity holds AcrPull (or a role that
+                     includes pull; the repository reader on an ABAC registry)
+                     at the registry's scope or above
+
+A failing pool is shown beside a healthy one, check by check; a fault that
+fails every pool alike (an identity, the registry) is called one cause.
+docs/azure.md lists the files --from reads and the read-only role live mode
+needs.
+
+Exit codes (audit): the dominant condition of the failing pools
+` + exitHelp(exitRows(0, 1, 2, 3, 4, 6)...)
+
+const azureAuditExample = `  # live, with DefaultAzureCredential (env, workload identity, managed identity, az login)
+  pullpath azure audit --resource-group rg-aks --name aks-prod
+  pullpath azure audit -g rg-aks -n aks-prod --subscription 3f2b6c1e-... --registry contosoacr -o json
+
+  # offline, from a folder of Azure CLI JSON (docs/azure.md lists the files)
+  pullpath azure audit --from ./aks-prod-bundle
+
+  # focus on the node and host a probe found failing
+  pullpath probe contosoacr.azurecr.io/app:1 -o json > probe.json
+  pullpath azure audit --from ./aks-prod-bundle --probe-report probe.json`
+
+const azureCollectExample = `  # write the files --from reads, to replay offline or attach to a ticket
+  pullpath azure collect -g rg-aks -n aks-prod --out ./aks-prod-bundle
+  pullpath azure audit --from ./aks-prod-bundle`
+
+func newAzureCommand(s Streams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "azure",
+		Short: "Audit the AKS node path to ACR, pool by pool",
+		Long:  azureLong,
+	}
+	cmd.AddCommand(newAzureAuditCommand(s), newAzureCollectCommand(s))
+	return cmd
+}
+
+// azureConn are the live-mode flags shared by audit and collect.
+type azureConn struct {
+	resourceGroup, name, subscription, registry string
+}
+
+func (c *azureConn) addFlags(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&c.resourceGroup, "resource-group", "g", "", "the AKS cluster's resource group")
+	cmd.Flags().StringVarP(&c.name, "name", "n", "", "the AKS cluster's name")
+	cmd.Flags().StringVar(&c.subscription, "subscription", "", "subscription id (default: $AZURE_SUBSCRIPTION_ID)")
+	cmd.Flags().StringVar(&c.registry, "registry", "", "the ACR registry's name (default: the one the kubelet identity holds a role on, or the subscription's only one)")
+}
+
+func (c *azureConn) complete() {
+	if c.subscription == "" {
+		c.subscription = os.Getenv("AZURE_SUBSCRIPTION_ID")
+	}
+}
+
+func (c *azureConn) set() bool { return c.resourceGroup != "" || c.name != "" || c.subscription != "" }
+
+func (c *azureConn) validate() error {
+	switch {
+	case c.resourceGroup == "" || c.name == "":
+		return errors.New("want --resource-group RG and --name CLUSTER (live) or --from DIR (offline)")
+	case c.subscription == "":
+		return errors.New("want --subscription ID (or $AZURE_SUBSCRIPTION_ID)")
+	}
+	return nil
+}
+
+// azureARM points live mode elsewhere (tests: a loopback ARM server with a
+// static credential); nil means Azure's public cloud and
+// DefaultAzureCredential.
+var azureARM struct {
+	options    *arm.ClientOptions
+	credential azcore.TokenCredential
+}
+
+func (c *azureConn) collect(ctx context.Context) (azaudit.Files, []string, error) {
+	cred := azureARM.credential
+	if cred == nil {
+		dc, err := azidentity.NewDefaultAzureCredential(nil)
+		if err != nil {
+			return nil, nil, fmt.Errorf("azure credential: %s", oneLineErr(err))
+		}
+		cred = dc
+	}
+	files, _, warns, err := azaudit.Collect(ctx, azaudit.LiveOptions{
+		Subscription: c.subscription, ResourceGroup: c.resourceGroup, Cluster: c.name, Registry: c.registry,
+		Credential: cred, ClientOptions: azureARM.options,
+	})
+	if err != nil {
+		return nil, nil, errors.New(oneLineErr(err))
+	}
+	var ws []string
+	for _, w := range warns {
+		ws = append(ws, w.Message)
+	}
+	return files, ws, nil
+}
+
+type azureAuditOptions struct {
+	out         output
+	conn        azureConn
+	from        string
+	probeReport string
+	stdout      io.Writer
+	stderr      io.Writer
+}
+
+func newAzureAuditCommand(s Streams) *cobra.Command {
+	o := &azureAuditOptions{stdout: s.Out, stderr: s.ErrOut}
+	cmd := &cobra.Command{
+		Use:     "audit",
+		Short:   "Check every pool's path to ACR and name the object to change",
+		Long:    azureLong,
+		Example: azureAuditExample,
+		Args:    cobra.NoArgs,
+		RunE:    runE(o),
+	}
+	o.out.addFlag(cmd)
+	o.conn.addFlags(cmd)
+	cmd.Flags().StringVar(&o.from, "from", "", "audit offline from a folder of Azure CLI JSON outputs (docs/azure.md)")
+	cmd.Flags().StringVar(&o.probeReport, "probe-report", "", "`FILE` written by pullpath probe -o json: focus on the probed node's pool and the failing host")
+	return cmd
+}
+
+func (o *azureAuditOptions) Complete(_ *cobra.Command, _ []string) error {
+	if o.from == "" {
+		o.conn.complete()
+	}
+	return nil
+}
+
+func (o *azureAuditOptions) Validate() error {
+	if err := o.out.validate(); err != nil {
+		return err
+	}
+	if o.from != "" {
+		if o.conn.set() {
+			return errors.New("--from audits a saved folder: it takes no --resource-group, --name or --subscription")
+		}
+		if st, err := os.Stat(o.from); err != nil || !st.IsDir() {
+			return fmt.Errorf("--from %s: not a folder: want the folder `pullpath azure collect --out` wrote, or one of Azure CLI JSON files (docs/azure.md)", o.from)
+		}
+		return nil
+	}
+	return o.conn.validate()
+}
+
+func (o *azureAuditOptions) Run(ctx context.Context) error {
+	opts := azaudit.Options{Source: "live"}
+	if o.probeReport != "" {
+		f, err := azaudit.ReadProbeReport(o.probeReport)
+		if err != nil {
+			return err
+		}
+		opts.Focus = f
+	}
+	var m *azaudit.Model
+	var err error
+	if o.from != "" {
+		opts.Source = o.from
+		m, err = azaudit.Load(os.DirFS(o.from))
+	} else {
+		var files azaudit.Files
+		files, _, err = o.conn.collect(ctx)
+		if err == nil {
+			m, err = azaudit.Load(files.FS())
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return o.out.finish(o.stdout, azaudit.Audit(m, opts))
+}
+
+type azureCollectOptions struct {
+	conn   azureConn
+	out    string
+	stdout io.Writer
+}
+
+func newAzureCollectCommand(s Streams) *cobra.Command {
+	o := &azureCollectOptions{stdout: s.Out}
+	cmd := &cobra.Command{
+		Use:     "collect",
+		Short:   "Write the Azure CLI JSON files that `azure audit --from` reads",
+		Long:    "Call the audit's read-only ARM APIs once and write each answer as the Azure CLI prints it (one file per command, properties flattened, 2-space indent, sorted keys), so a live run can be replayed offline with `pullpath azure audit --from DIR`.",
+		Example: azureCollectExample,
+		Args:    cobra.NoArgs,
+		RunE:    runE(o),
+	}
+	o.conn.addFlags(cmd)
+	cmd.Flags().StringVar(&o.out, "out", "", "folder to write (created if missing)")
+	return cmd
+}
+
+func (o *azureCollectOptions) Complete(_ *cobra.Command, _ []string) error {
+	o.conn.complete()
+	return nil
+}
+
+func (o *azureCollectOptions) Validate() error {
+	if o.out == "" {
+		return errors.New("want --out DIR")
+	}
+	return o.conn.validate()
+}
+
+func (o *azureCollectOptions) Run(ctx context.Context) error {
+	files, warns, err := o.conn.collect(ctx)
+	if err != nil {
+		return err
+	}
+	if err := files.Write(o.out); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.stdout, "wrote %d files to %s\n", len(files), o.out)
+	for _, w := range warns {
+		fmt.Fprintf(o.stdout, "warning: %s\n", w)
+	}
+	return nil
+}
