@@ -103,6 +103,9 @@ func Advise(code Code, host string, role Role) []string {
 		case ConditionTLSIdentity:
 			out = append(out, "ACR: the kubelet identity needs AcrPull on the registry (az aks check-acr), or the imagePullSecret's identity needs read on this repository.")
 		}
+		if c == ConditionRoute || c == ConditionDNS || c == ConditionEndpointSet || c == ConditionTLSIdentity {
+			out = append(out, "Next: `pullpath azure audit --resource-group RG --name CLUSTER --probe-report probe.json` checks every pool's effective routes, peering, NSG, zone link and records, private endpoint and the kubelet identity's pull role, and names the object to change.")
+		}
 	case PlatformDockerHub:
 		if c == ConditionRoute || c == ConditionDNS || c == ConditionEndpointSet {
 			out = append(out, "Docker Hub uses registry-1.docker.io, auth.docker.io and a CDN for layers: each must be reachable from the node, or use a mirror in hosts.toml.")

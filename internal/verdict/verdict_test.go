@@ -85,6 +85,18 @@ func TestDetectPlatformAndAdvice(t *testing.T) {
 	if !containsAny(adv, "privatelink.azurecr.io") {
 		t.Errorf("Advise(DNS_NXDOMAIN, acr) = %q, want the privatelink zone", adv)
 	}
+	for _, tc := range []struct {
+		code Code
+		host string
+		role Role
+	}{{DNSPublicAnswer, "myacr.koreacentral.data.azurecr.io", RoleBlob}, {ConnectTimeout, "myacr.azurecr.io", RoleRegistry}, {AuthForbidden, "myacr.azurecr.io", RoleAuth}} {
+		if adv := Advise(tc.code, tc.host, tc.role); !containsAny(adv, "pullpath azure audit") {
+			t.Errorf("Advise(%s, %s) = %q, want the next step `pullpath azure audit`", tc.code, tc.host, adv)
+		}
+	}
+	if containsAny(Advise(ConnectTimeout, "registry.example.com", RoleRegistry), "pullpath azure audit") {
+		t.Errorf("Advise(CONNECT_TIMEOUT, a generic host) names the Azure audit")
+	}
 	adv = Advise(AuthForbidden, "123456789012.dkr.ecr.ap-northeast-2.amazonaws.com", RoleAuth)
 	if !containsAny(adv, "ecr:BatchGetImage") {
 		t.Errorf("Advise(AUTH_FORBIDDEN, ecr) = %q, want the node role's ECR actions", adv)
