@@ -115,6 +115,7 @@ func Load(fsys fs.FS) (*Model, error) {
 			// the VNet's own copy of the subnet is as good, without ipConfigurations
 			if s := m.vnetSubnet(id); s != nil {
 				sn, ok = *s, true
+				m.fellBack(FileSubnet(name))
 			}
 		}
 		if ok {
@@ -153,6 +154,7 @@ func Load(fsys fs.FS) (*Model, error) {
 		m.Peerings, m.PeeringsKnown = peerings, true
 	} else if m.VNet != nil && m.VNet.Properties != nil && m.VNet.Properties.VirtualNetworkPeerings != nil {
 		m.Peerings, m.PeeringsKnown = m.VNet.Properties.VirtualNetworkPeerings, true
+		m.fellBack(FilePeerings)
 	}
 
 	// 5. Private DNS: the zones, the links and A records of privatelink.azurecr.io.
@@ -524,4 +526,17 @@ func oneLine(s string) string {
 		s = s[:160] + "..."
 	}
 	return s
+}
+
+// fellBack rewords the warning about a missing file whose content the VNet
+// file also holds.
+func (m *Model) fellBack(file string) {
+	for i := range m.Warnings {
+		if m.Warnings[i].File == file {
+			m.Warnings[i].Message = file + " is unusable; read from " + FileVNet + " instead (a subnet read there has no ipConfigurations, so its node NIC is unknown)"
+			if file == FilePeerings {
+				m.Warnings[i].Message = file + " is unusable; the peerings were read from " + FileVNet + " instead"
+			}
+		}
+	}
 }
