@@ -187,7 +187,7 @@ func TestClusterAPI(t *testing.T) {
 	if out := execOut(t, c, "node-b", "cat", "/var/lib/lab-setup"); out != "node-b\n" {
 		t.Errorf("node-b /var/lib/lab-setup = %q, want NodeSetup's", out)
 	}
-	if !kubeletHasArg(c.NodeName("node-a"), "--v=2") {
+	if !kubeletHasArg(c.NodeDir("node-a"), "--v=2") {
 		t.Errorf("node-a's kubelet runs without KubeletArgs' --v=2")
 	}
 
@@ -502,8 +502,10 @@ func TestClusterUpDown(t *testing.T) {
 	checkClean(t, "lab down", prefix, before)
 }
 
-// kubeletHasArg reports whether the kubelet of node name runs with arg.
-func kubeletHasArg(name, arg string) bool {
+// kubeletHasArg reports whether the kubelet of the node whose folder is dir
+// runs with arg (other clusters of parallel tests have nodes of the same
+// names).
+func kubeletHasArg(dir, arg string) bool {
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
@@ -511,7 +513,7 @@ func kubeletHasArg(name, arg string) bool {
 			continue
 		}
 		args := strings.Split(string(b), "\x00")
-		if len(args) > 0 && strings.HasSuffix(args[0], "/kubelet") && slices.Contains(args, "--hostname-override="+name) {
+		if len(args) > 0 && strings.HasSuffix(args[0], "/kubelet") && slices.Contains(args, "--config="+filepath.Join(dir, "kubelet.yaml")) {
 			return slices.Contains(args, arg)
 		}
 	}
