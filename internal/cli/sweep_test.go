@@ -92,3 +92,34 @@ func TestSweepExitPolicy(t *testing.T) {
 		}
 	}
 }
+
+func TestSweepCleanupCommand(t *testing.T) {
+	cp := controlplane.Require(t)
+	c, err := cp.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "left"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	labels := map[string]string{"app.kubernetes.io/name": "pullpath", "app.kubernetes.io/component": "sweep", "pullpath.io/sweep-run": "dead0001"}
+	for _, name := range []string{"pullpath-sweep-dead0001-0000", "pullpath-sweep-dead0001-0001"} {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "probe", Image: "x/y:1"}}}}
+		if _, err := c.CoreV1().Pods("left").Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "not-ours", Labels: map[string]string{"app": "web"}}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "x/y:1"}}}}
+	if _, err := c.CoreV1().Pods("left").Create(ctx, other, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, "", "sweep", "--cleanup", "-n", "left", "--kubeconfig", cp.Kubeconfig)
+	if code != 0 || !strings.Contains(out, "deleted 2 Pod(s) and 0 owner(s) left by sweeps in namespace left") {
+		t.Fatalf("sweep --cleanup = exit %d, out %q, err %q", code, out, errOut)
+	}
+	l, err := c.CoreV1().Pods("left").List(ctx, metav1.ListOptions{})
+	if err != nil || len(l.Items) != 1 || l.Items[0].Name != "not-ours" {
+		t.Errorf("after --cleanup: %d pod(s) (%v), want only not-ours", len(l.Items), err)
+	}
+}

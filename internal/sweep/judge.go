@@ -266,6 +266,15 @@ func divergence(r *report.SweepReport) report.SweepVerdict {
 	if dom.code != "" && dom.code != verdict.Other {
 		v.Advice = append(verdict.Advise(dom.code, dom.host, dom.role), v.Advice...)
 	}
+	probeImage := 0
+	for _, n := range failing {
+		if n.Probe != nil && n.Probe.Source == report.SourceProbeEvents {
+			probeImage++
+		}
+	}
+	if probeImage > 0 {
+		v.Advice = append([]string{fmt.Sprintf("%d node(s) could not pull pullpath's own image (%s): their verdict is the kubelet's, for that image's registry. Mirror it where these nodes pull from (crane copy) and pass --image-for-probe, to walk the target image's path too.", probeImage, r.ProbeImage)}, v.Advice...)
+	}
 
 	if len(healthy) == 0 {
 		v.Pattern = "all-nodes"

@@ -286,6 +286,9 @@ func TestProbeImageUnpullableIsTheNodesVerdict(t *testing.T) {
 		if n.Verdict.Cause != verdict.CauseRefused {
 			t.Errorf("cause = %s, want refused (from containerd's message)", n.Verdict.Cause)
 		}
+		if !strings.Contains(strings.Join(r.Verdict.Advice, "\n"), "could not pull pullpath's own image") {
+			t.Errorf("advice = %q, want the probe image's failure said", r.Verdict.Advice)
+		}
 		return
 	}
 	t.Fatalf("node %s not in the report", bad)
