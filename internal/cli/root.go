@@ -124,9 +124,8 @@ func NewRootCommand(s Streams) *cobra.Command {
 		Long:          rootLong,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		CompletionOptions: cobra.CompletionOptions{
-			HiddenDefaultCmd: true,
-		},
+		// cobra's `completion bash|zsh|fish|powershell` (README, Install)
+		CompletionOptions: cobra.CompletionOptions{DisableDescriptions: false},
 	}
 	root.AddCommand(
 		newProbeCommand(s),
