@@ -100,8 +100,8 @@ func Decide(subnets []*report.AuditSubnet) report.AuditVerdict {
 	v.Scope = ScopeSomeSubnets
 	c := firstFailure(failing[0])
 	v.Condition = c.Condition
-	v.Summary = fmt.Sprintf("only %s of %d fail (%s): %s; %s %s",
-		plural(len(failing), "subnet"), len(subnets), strings.Join(v.Failing, ", "), c.Summary,
+	v.Summary = fmt.Sprintf("only %s of %d %s (%s): %s; %s %s",
+		plural(len(failing), "subnet"), len(subnets), isAre(len(failing), "fails", "fail"), strings.Join(v.Failing, ", "), c.Summary,
 		strings.Join(v.Passing, ", "), isAre(len(v.Passing), "passes", "pass"))
 	return v
 }

@@ -78,7 +78,7 @@ func TestOneSubnetFailsBesideHealthy(t *testing.T) {
 	if r.Subnets[0].ID != "b" {
 		t.Errorf("Subnets[0] = %s, want the failing subnet b first", r.Subnets[0].ID)
 	}
-	if !strings.Contains(r.Verdict.Summary, "only 1 subnet of 3 fail (b)") || !strings.Contains(r.Verdict.Summary, "rtb-b has no route") {
+	if !strings.Contains(r.Verdict.Summary, "only 1 subnet of 3 fails (b)") || !strings.Contains(r.Verdict.Summary, "rtb-b has no route") {
 		t.Errorf("summary = %q", r.Verdict.Summary)
 	}
 	if diff := cmp.Diff([]string{"b"}, r.Verdict.Failing); diff != "" {
