@@ -242,6 +242,19 @@ var Rules = []Rule{
 	{ID: "http-408", Any: []string{"408 request time-out", "408 request timeout", "408 (request timeout)", "fetching blob: statuscode: 408"},
 		Code: verdict.HTTPTimeout,
 		Says: "the server gave up waiting for the request (408)", Source: "ClassmateLin/dm-ticket#94 (held-out set)"},
+	// distribution's registry client: UnexpectedHTTPResponseError says the
+	// status it could not parse a body for ("error parsing HTTP 403
+	// response body: ..."): the status decides, not the body.
+	{ID: "docker-parse-401", Any: []string{"error parsing http 401 response body"}, CodeFor: unauthorizedFor,
+		Says: "the request was refused as unauthenticated (401, with a body that is not a registry error)", Source: "distribution registry/client/errors.go UnexpectedHTTPResponseError"},
+	{ID: "docker-parse-403", Any: []string{"error parsing http 403 response body"}, CodeFor: forbiddenFor,
+		Says: "the request was refused as forbidden (403, with a body that is not a registry error: often a proxy or firewall page)", Source: "distribution registry/client/errors.go UnexpectedHTTPResponseError"},
+	{ID: "docker-parse-404", Any: []string{"error parsing http 404 response body"}, CodeFor: notFoundFor,
+		Says: "the server has no such path (404, with a body that is not a registry error)", Source: "distribution registry/client/errors.go UnexpectedHTTPResponseError"},
+	{ID: "docker-parse-429", Any: []string{"error parsing http 429 response body"}, Code: verdict.RateLimited,
+		Says: "the registry rate-limited the pull (429)", Source: "distribution registry/client/errors.go UnexpectedHTTPResponseError"},
+	{ID: "docker-parse-5xx", Any: []string{"error parsing http 500 response body", "error parsing http 502 response body", "error parsing http 503 response body", "error parsing http 504 response body"}, Code: verdict.RegistryServerError,
+		Says: "the server answered with an error (5xx, with a body that is not a registry error)", Source: "distribution registry/client/errors.go UnexpectedHTTPResponseError"},
 	{ID: "kubelet-pull-qps", Any: []string{"pull qps exceeded"},
 		Code:   verdict.RateLimited,
 		Says:   "the kubelet's own pull rate limit (registryPullQPS) was exceeded",
