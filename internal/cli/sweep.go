@@ -23,10 +23,11 @@ Kubernetes Pods, with the real kubelet beside it.
 One Pod per chosen node runs 'pullpath probe' in the node's network
 namespace (nodeName, hostNetwork, dnsPolicy Default, every taint tolerated),
 reading the node's own /etc/hosts, /etc/resolv.conf, /run/systemd/resolve
-(where the OS runs systemd-resolved), /etc/containerd/certs.d and
-/etc/docker/certs.d through read-only mounts: what containerd reads, not the
-copies the kubelet writes for Pods. Its compact verdict comes back in the
-termination message, the whole report in its log.
+(where the OS runs systemd-resolved), /etc/containerd/certs.d,
+/etc/docker/certs.d and /etc/ssl/certs through read-only mounts: what
+containerd reads and trusts, not the copies the kubelet writes for Pods.
+Its compact verdict comes back in the termination message, the whole report
+in its log.
 
 By default one Ready node per pool x zone x subnet group walks (grouped as
 explain groups nodes); --all walks from every node, --per picks one node per
@@ -58,7 +59,7 @@ label pod-security.kubernetes.io/enforce: privileged (hostNetwork and
 hostPath); deploy/sweep/ holds it with least-privilege RBAC.
 
 Exit codes: 0 every chosen node pulls; otherwise the dominant condition of
-the failing nodes; 2 when only some nodes gave no answer:
+the failing nodes; 2 when the only failures are nodes without an answer:
 ` + exitHelp(conditionRows()...) + `
   1  usage, input or RBAC error (the missing verb named), nothing to walk from`
 
