@@ -28,6 +28,10 @@ type Agent struct {
 	Metrics *Metrics
 	creds   *credCache
 	kube    *kubeClient // nil: no Kubernetes API
+	// kid is the kubelet's identity (credential provider plugins), kept for
+	// the agent's lifetime so that the plugins' answers are cached for
+	// their cacheDuration; nil walks with the docker config.
+	kid *runtimecfg.KubeletIdentity
 	ln      net.Listener
 	log     *log.Logger
 
@@ -80,6 +84,17 @@ func New(o Options, logw io.Writer) (*Agent, error) {
 				return nil, fmt.Errorf("--docker-config: %v", err)
 			}
 		}
+	}
+	if o.ProviderConfig != "" {
+		c, err := runtimecfg.LoadCredentialProviderConfig(o.ProviderConfig)
+		if err != nil {
+			return nil, err
+		}
+		timeout := runtimecfg.DefaultPluginTimeout
+		if o.ProbeTimeout < timeout {
+			timeout = o.ProbeTimeout
+		}
+		a.kid = &runtimecfg.KubeletIdentity{Plugins: &runtimecfg.PluginRunner{Config: c, BinDir: o.ProviderBinDir, Timeout: timeout}, ConfigFrom: "--image-credential-provider-config"}
 	}
 	if o.KubeAPI != "" {
 		k, err := newKubeClient(o.KubeAPI, o.KubeTokenFile, o.KubeCAFile)
@@ -283,7 +298,17 @@ func (a *Agent) walk(ctx context.Context, t target, quick bool) {
 	a.mu.Unlock()
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	start := a.now()
-	rep, err := a.Probe(wctx, po)
+	var rep *report.ProbeReport
+	var err error
+	if a.kid != nil {
+		// one walk at a time: the runner's redaction hook is this walk's
+		// (ProbeAsKubelet chains onto what it finds there)
+		a.kid.Plugins.Secrets = nil
+		po.Credentials, po.DockerConfig = nil, ""
+		rep, err = pull.ProbeAsKubelet(wctx, po, a.kid, report.ProbeIdentity{ProviderConfig: o.ProviderConfig, ProviderBinDir: o.ProviderBinDir, From: "--image-credential-provider-config"})
+	} else {
+		rep, err = a.Probe(wctx, po)
+	}
 	cancel()
 	if ctx.Err() != nil {
 		a.mu.Lock()

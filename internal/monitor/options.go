@@ -47,6 +47,8 @@ type Options struct {
 	ExtraCAs       []string
 	DockerConfig   string
 	DockerOptional bool
+	ProviderConfig string // the kubelet's CredentialProviderConfig (file or directory)
+	ProviderBinDir string
 	CredentialTTL  time.Duration
 	ExpectPrivate  bool
 	Net            netcheck.Config
@@ -135,6 +137,8 @@ func (o *Options) RegisterFlags(fs *flag.FlagSet) {
 	fs.Var(stringList{&o.ExtraCAs}, "registry-ca", "extra CA file to trust for every host; repeatable")
 	fs.StringVar(&o.DockerConfig, "docker-config", "", "docker config.json with the node's registry credentials (e.g. mounted from a Secret); default anonymous")
 	fs.BoolVar(&o.DockerOptional, "docker-config-optional", false, "a missing --docker-config file means anonymous (an optional Secret that was not created), not an error")
+	fs.StringVar(&o.ProviderConfig, "image-credential-provider-config", "", "the kubelet's CredentialProviderConfig (the node's file, mounted read-only): run its plugins as the kubelet does; answers are kept for their cacheDuration")
+	fs.StringVar(&o.ProviderBinDir, "image-credential-provider-bin-dir", "", "the directory of the credential provider plugins (the kubelet's flag)")
 	fs.DurationVar(&o.CredentialTTL, "credential-ttl", o.CredentialTTL, "keep credentials this long before asking their source again (a credential helper, a token service); 0 asks every walk")
 	fs.BoolVar(&o.ExpectPrivate, "expect-private", false, "every host must resolve to a private address")
 	fs.DurationVar(&o.Net.DNSTimeout, "dns-timeout", o.Net.DNSTimeout, "budget of each DNS query")
@@ -244,6 +248,12 @@ func (o *Options) Validate() error {
 	}
 	if o.CredentialTTL < 0 {
 		return fmt.Errorf("--credential-ttl %s: want a duration, or 0", o.CredentialTTL)
+	}
+	if o.ProviderBinDir != "" && o.ProviderConfig == "" {
+		return errors.New("--image-credential-provider-bin-dir needs --image-credential-provider-config")
+	}
+	if o.ProviderConfig != "" && o.DockerConfig != "" {
+		return errors.New("--image-credential-provider-config is the kubelet's identity and replaces --docker-config: give one or the other")
 	}
 	if o.Jitter < 0 || o.Jitter > 1 {
 		return fmt.Errorf("--jitter %v: want 0 to 1", o.Jitter)

@@ -205,3 +205,61 @@ func TestCredentialsCachedForTheirLifetime(t *testing.T) {
 		t.Errorf("helper ran %d times after the TTL, want 3", n)
 	}
 }
+
+// TestCredentialProviderCachedForItsDuration: the kubelet's credential
+// provider plugin (a real exec over the kubelet's protocol, a script here
+// as ecr-credential-provider would be a binary) runs once for many walks:
+// its answer is kept for its cacheDuration, and the walks pass with it.
+func TestCredentialProviderCachedForItsDuration(t *testing.T) {
+	st := startStack(t, labsvc.StackConfig{Addrs: labsvc.StackAddrs{DNS: "127.0.45.53", Registry: "127.0.45.10", Token: "127.0.45.11", Blob: "127.0.45.12", Blob2: "127.0.45.13"}})
+	dir := t.TempDir()
+	calls := filepath.Join(dir, "calls")
+	plugin := fmt.Sprintf(`#!/bin/sh
+cat >> %s
+echo >> %s
+cat <<JSON
+{"apiVersion":"credentialprovider.kubelet.k8s.io/v1","kind":"CredentialProviderResponse","cacheKeyType":"Registry","cacheDuration":"1h","auth":{"%s":{"username":"%s","password":"%s"}}}
+JSON
+`, calls, calls, st.RegistryHost, st.Username, st.Password)
+	if err := os.WriteFile(filepath.Join(dir, "lab-provider"), []byte(plugin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "credential-provider.yaml")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1
+kind: CredentialProviderConfig
+providers:
+  - name: lab-provider
+    matchImages: ["%s"]
+    defaultCacheDuration: "12h"
+    apiVersion: credentialprovider.kubelet.k8s.io/v1
+`, st.RegistryHost)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := labOptions(t, labNode{name: "n1", stack: st})
+	o.DockerConfig, o.ProviderConfig, o.ProviderBinDir, o.Once = "", cfg, dir, true
+	a, err := New(o, &syncWriter{b: &strings.Builder{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := a.targets()[0]
+	for i := 0; i < 3; i++ {
+		a.walk(context.Background(), tg, true)
+		if r := a.results[tg.image]; r.Verdict == nil || r.Verdict.Status != verdict.StatusOK {
+			t.Fatalf("walk %d with the provider's credentials: %+v %+v", i, r, r.Verdict)
+		}
+	}
+	b, _ := os.ReadFile(calls)
+	if n := strings.Count(string(b), "CredentialProviderRequest"); n != 1 {
+		t.Errorf("the plugin ran %d times for 3 walks, want 1 (cached for its cacheDuration)", n)
+	}
+	// without credentials the registry refuses: the provider was the lever
+	o.ProviderConfig, o.ProviderBinDir = "", ""
+	b2, err := New(o, &syncWriter{b: &strings.Builder{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b2.walk(context.Background(), tg, true)
+	if r := b2.results[tg.image]; r.Verdict == nil || r.Verdict.Status == verdict.StatusOK {
+		t.Errorf("anonymous walk = %+v, want a failure", r.Verdict)
+	}
+}
