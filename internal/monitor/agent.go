@@ -32,8 +32,8 @@ type Agent struct {
 	// the agent's lifetime so that the plugins' answers are cached for
 	// their cacheDuration; nil walks with the docker config.
 	kid *runtimecfg.KubeletIdentity
-	ln      net.Listener
-	log     *log.Logger
+	ln  net.Listener
+	log *log.Logger
 
 	// Probe is the walk (pull.Probe); tests may count calls through it.
 	Probe func(context.Context, pull.Options) (*report.ProbeReport, error)
