@@ -26,12 +26,12 @@ func newLabForwardCommand(s Streams) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f, err := lab.Forward(ns, listen, to)
 			if err != nil {
-				return &ExitError{Code: 1, Err: err}
+				return err
 			}
 			defer f.Close()
 			if ready != "" {
 				if err := os.WriteFile(ready, []byte(f.Addr+"\n"), 0o644); err != nil {
-					return &ExitError{Code: 1, Err: err}
+					return err
 				}
 			}
 			fmt.Fprintf(s.ErrOut, "forwarding %s to %s in %s\n", f.Addr, to, ns)

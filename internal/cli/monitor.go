@@ -62,7 +62,7 @@ func newMonitorCommand(s Streams) *cobra.Command {
 		Example: monitorExample,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return &ExitError{Code: 1, Err: fmt.Errorf("unexpected argument %q: images go in --image, the fleet view is `pullpath monitor status`", args[0])}
+				return fmt.Errorf("unexpected argument %q: images go in --image, the fleet view is `pullpath monitor status`", args[0])
 			}
 			return nil
 		},
@@ -71,10 +71,10 @@ func newMonitorCommand(s Streams) *cobra.Command {
 			cmd.Flags().Visit(func(f *pflag.Flag) { set[f.Name] = true })
 			a, err := monitor.Start(o, set, s.ErrOut)
 			if err != nil {
-				return &ExitError{Code: 1, Err: err}
+				return err
 			}
 			if err := monitor.RunAgent(cmd.Context(), a, s.Out); err != nil {
-				return &ExitError{Code: 1, Err: err}
+				return err
 			}
 			return nil
 		},
@@ -117,23 +117,23 @@ failing condition (3 route, 4 dns, 5 endpoint-set, 6 tls-identity, 7 image,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.out.validate(); err != nil {
-				return &ExitError{Code: 1, Err: err}
+				return err
 			}
 			if o.page <= 0 {
-				return &ExitError{Code: 1, Err: fmt.Errorf("--page-size %d: want a positive number", o.page)}
+				return fmt.Errorf("--page-size %d: want a positive number", o.page)
 			}
 			cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(o.loading, o.overrides)
 			cfg, err := cc.ClientConfig()
 			if err != nil {
-				return &ExitError{Code: 1, Err: fmt.Errorf("kubeconfig: %v", oneLineErr(err))}
+				return fmt.Errorf("kubeconfig: %v", oneLineErr(err))
 			}
 			client, err := kubernetes.NewForConfig(cfg)
 			if err != nil {
-				return &ExitError{Code: 1, Err: fmt.Errorf("kubernetes client: %v", oneLineErr(err))}
+				return fmt.Errorf("kubernetes client: %v", oneLineErr(err))
 			}
 			r, err := fleet.Status(cmd.Context(), client, fleet.Options{EventNamespace: o.eventNS, PageSize: o.page})
 			if err != nil {
-				return &ExitError{Code: 1, Err: errors.New(oneLineErr(err))}
+				return errors.New(oneLineErr(err))
 			}
 			return o.out.finish(s.Out, r)
 		},
