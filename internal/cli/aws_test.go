@@ -2,9 +2,11 @@ package cli
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/pullpath/pullpath/internal/audit/aws/fakeaws"
 	"github.com/pullpath/pullpath/internal/report"
 )
 
@@ -96,5 +98,39 @@ func TestAWSAuditImageAndSubnet(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("warnings %+v: want the cross-region registry named", r.Warnings)
+	}
+}
+
+// The live commands end to end: the SDK's default credential chain (from
+// the environment here), --endpoint-url at the loopback AWS server,
+// collect's folder audited offline, and the live audit, agree.
+func TestAWSCollectThenAuditFrom(t *testing.T) {
+	srv := fakeaws.New(awsFixtures + "fail-s3-route")
+	defer srv.Close()
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIAIOSFODNN7EXAMPLE")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	t.Setenv("AWS_PROFILE", "")
+	out := filepath.Join(t.TempDir(), "bundle")
+	code, stdout, stderr := runCLI(t, "", "aws", "collect", "--cluster", "prod", "--region", "us-east-1", "--endpoint-url", srv.URL, "--out", out)
+	if code != 0 || !strings.Contains(stdout, "wrote 17 files to "+out) {
+		t.Fatalf("collect = exit %d, %q, %q; want 17 files written", code, stdout, stderr)
+	}
+	code, offline, _ := runCLI(t, "", "aws", "audit", "--from", out, "-o", "json")
+	if code != 3 {
+		t.Errorf("audit --from collect's folder = exit %d, want 3", code)
+	}
+	code, live, _ := runCLI(t, "", "aws", "audit", "--cluster", "prod", "--region", "us-east-1", "--endpoint-url", srv.URL, "-o", "json")
+	if code != 3 {
+		t.Errorf("audit --cluster = exit %d, want 3", code)
+	}
+	var a, b report.AuditReport
+	if json.Unmarshal([]byte(offline), &a) != nil || json.Unmarshal([]byte(live), &b) != nil {
+		t.Fatal("audit output is not JSON")
+	}
+	if a.Verdict.Summary != b.Verdict.Summary || len(a.Changes) != 1 || len(b.Changes) != 1 || a.Changes[0].Command != b.Changes[0].Command {
+		t.Errorf("offline %q %+v, live %q %+v: want the same verdict and change", a.Verdict.Summary, a.Changes, b.Verdict.Summary, b.Changes)
 	}
 }
