@@ -617,3 +617,87 @@ func (c *collector) authFactory(sub string) (*armauthorization.ClientFactory, er
 func principalFilter(obj string) string {
 	return strings.ReplaceAll(fmt.Sprintf("principalId eq '%s'", obj), " ", "%20")
 }
+
+// Files writes a model back as the contract's files in the CLI's shape (the
+// benchmark's synthetic accounts; collect itself writes what ARM answered).
+func (m *Model) Files() (Files, error) {
+	c := &collector{files: Files{}}
+	put := func(name string, v any) error { return c.put(name, v) }
+	if err := put(FileAKS, m.Cluster); err != nil {
+		return nil, err
+	}
+	if m.VNet != nil {
+		if err := put(FileVNet, m.VNet); err != nil {
+			return nil, err
+		}
+	}
+	for _, k := range sortedKeys(m.Subnets) {
+		if err := put(FileSubnet(lastName(k)), m.Subnets[k]); err != nil {
+			return nil, err
+		}
+	}
+	for _, k := range sortedKeys(m.RouteTables) {
+		if err := put(FileRouteTable(lastName(k)), m.RouteTables[k]); err != nil {
+			return nil, err
+		}
+	}
+	for _, k := range sortedKeys(m.NSGs) {
+		if err := put(FileNSG(lastName(k)), m.NSGs[k]); err != nil {
+			return nil, err
+		}
+	}
+	for _, k := range sortedKeys(m.PrivateEndpoints) {
+		if err := put(FilePE(lastName(k)), m.PrivateEndpoints[k]); err != nil {
+			return nil, err
+		}
+	}
+	lists := []struct {
+		name  string
+		known bool
+		v     any
+	}{{FilePeerings, m.PeeringsKnown, m.Peerings}, {FileZones, m.ZonesKnown, m.Zones}, {FileLinks(ACRZone), m.LinksKnown, m.Links}, {FileRecords(ACRZone), m.RecordsKnown, m.Records}}
+	for _, l := range lists {
+		if l.known {
+			if err := put(l.name, l.v); err != nil {
+				return nil, err
+			}
+		}
+	}
+	x, err := toCLI(m.Registry)
+	if err != nil {
+		return nil, err
+	}
+	if obj, ok := x.(map[string]any); ok && m.RoleAssignmentMode != "" {
+		obj["roleAssignmentMode"] = m.RoleAssignmentMode
+	}
+	if c.files[FileACR], err = encodeCLI(x); err != nil {
+		return nil, err
+	}
+	if m.RolesKnown {
+		var items []any
+		for _, ra := range m.Roles {
+			v, err := toCLI(ra.RoleAssignment)
+			if err != nil {
+				return nil, err
+			}
+			if obj, ok := v.(map[string]any); ok && ra.DefinitionName != "" {
+				obj["roleDefinitionName"] = ra.DefinitionName
+			}
+			items = append(items, v)
+		}
+		if items == nil {
+			items = []any{}
+		}
+		if c.files[FileRoles], err = encodeCLI(items); err != nil {
+			return nil, err
+		}
+	}
+	for _, nic := range m.NodeNICs() {
+		if routes, ok := m.Routes[strings.ToLower(nic.Name)]; ok {
+			if err := put(FileRoutes(nic.Name), armnetwork.EffectiveRouteListResult{Value: routes}); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return c.files, nil
+}
