@@ -74,7 +74,7 @@ func Account(fixture fs.FS, s Size) (*azaudit.Model, error) {
 			AddressPrefix:        to.Ptr(fmt.Sprintf("10.10.%d.0/24", i)),
 			RouteTable:           &armnetwork.RouteTable{ID: to.Ptr(rtID)},
 			NetworkSecurityGroup: &armnetwork.SecurityGroup{ID: to.Ptr(nsgID)},
-			IPConfigurations: []*armnetwork.IPConfiguration{{ID: to.Ptr(fmt.Sprintf("%s/providers/Microsoft.Compute/virtualMachineScaleSets/%s/virtualMachines/0/networkInterfaces/%s/ipConfigurations/ipconfig1", nodeRG, vmss, vmss))}},
+			IPConfigurations:     []*armnetwork.IPConfiguration{{ID: to.Ptr(fmt.Sprintf("%s/providers/Microsoft.Compute/virtualMachineScaleSets/%s/virtualMachines/0/networkInterfaces/%s/ipConfigurations/ipconfig1", nodeRG, vmss, vmss))}},
 		}}
 		m.Subnets[strings.ToLower(subnetID)] = sn
 		m.VNet.Properties.Subnets = append(m.VNet.Properties.Subnets, sn)
