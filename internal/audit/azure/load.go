@@ -8,7 +8,10 @@ import (
 	"io"
 	"io/fs"
 	"reflect"
+	"runtime"
+	"sort"
 	"strings"
+	"sync"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/authorization/armauthorization/v2"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/containerregistry/armcontainerregistry"
@@ -125,28 +128,52 @@ func Load(fsys fs.FS) (*Model, error) {
 			m.Subnets[idKey(id)] = &sn
 		}
 	}
+	// the route tables and NSGs are the bulk of the input: read them two
+	// at a time per core (the SDK's UnmarshalJSON is the cost)
+	var jobs []func()
+	seenRT, seenNSG := map[string]bool{}, map[string]bool{}
 	for _, k := range sortedKeys(m.Subnets) {
 		sn := m.Subnets[k]
 		if sn.Properties == nil {
 			continue
 		}
-		if rt := sn.Properties.RouteTable; rt != nil && rt.ID != nil {
-			if _, done := m.RouteTables[idKey(*rt.ID)]; !done {
+		if rt := sn.Properties.RouteTable; rt != nil && rt.ID != nil && !seenRT[idKey(*rt.ID)] {
+			seenRT[idKey(*rt.ID)] = true
+			id := *rt.ID
+			jobs = append(jobs, func() {
 				var t armnetwork.RouteTable
-				if ok, _ := l.optional(FileRouteTable(lastName(*rt.ID)), typeRT, cmdRT(resourceGroupOf(*rt.ID), lastName(*rt.ID)), &t); ok {
-					m.RouteTables[idKey(*rt.ID)] = &t
+				if ok, _ := l.optional(FileRouteTable(lastName(id)), typeRT, cmdRT(resourceGroupOf(id), lastName(id)), &t); ok {
+					l.mu.Lock()
+					m.RouteTables[idKey(id)] = &t
+					l.mu.Unlock()
 				}
-			}
+			})
 		}
-		if g := sn.Properties.NetworkSecurityGroup; g != nil && g.ID != nil {
-			if _, done := m.NSGs[idKey(*g.ID)]; !done {
+		if g := sn.Properties.NetworkSecurityGroup; g != nil && g.ID != nil && !seenNSG[idKey(*g.ID)] {
+			seenNSG[idKey(*g.ID)] = true
+			id := *g.ID
+			jobs = append(jobs, func() {
 				var t armnetwork.SecurityGroup
-				if ok, _ := l.optional(FileNSG(lastName(*g.ID)), typeNSG, cmdNSG(resourceGroupOf(*g.ID), lastName(*g.ID)), &t); ok {
-					m.NSGs[idKey(*g.ID)] = &t
+				if ok, _ := l.optional(FileNSG(lastName(id)), typeNSG, cmdNSG(resourceGroupOf(id), lastName(id)), &t); ok {
+					l.mu.Lock()
+					m.NSGs[idKey(id)] = &t
+					l.mu.Unlock()
 				}
-			}
+			})
 		}
 	}
+	for _, nic := range m.NodeNICs() {
+		nic := nic
+		jobs = append(jobs, func() {
+			var res armnetwork.EffectiveRouteListResult
+			if ok, _ := l.routes(FileRoutes(nic.Name), cmdRoutes(nic.ResourceGroup, nic.Name), &res); ok {
+				l.mu.Lock()
+				m.Routes[strings.ToLower(nic.Name)] = res.Value
+				l.mu.Unlock()
+			}
+		})
+	}
+	runAll(jobs)
 
 	// 4. Peerings of the cluster's VNet (its side only).
 	var peerings []*armnetwork.VirtualNetworkPeering
@@ -195,14 +222,9 @@ func Load(fsys fs.FS) (*Model, error) {
 		m.RolesKnown = true
 	}
 
-	// 8. Effective routes of one node NIC per pool.
-	for _, nic := range m.NodeNICs() {
-		var res armnetwork.EffectiveRouteListResult
-		ok, _ := l.routes(FileRoutes(nic.Name), cmdRoutes(nic.ResourceGroup, nic.Name), &res)
-		if ok {
-			m.Routes[strings.ToLower(nic.Name)] = res.Value
-		}
-	}
+	// 8. The effective routes of one node NIC per pool were read with the
+	// route tables; their warnings sort with the others.
+	sort.SliceStable(m.Warnings, func(i, j int) bool { return m.Warnings[i].File < m.Warnings[j].File })
 	return m, nil
 }
 
@@ -287,6 +309,28 @@ func (m *Model) vnetSubnet(id string) *armnetwork.Subnet {
 type loader struct {
 	fsys fs.FS
 	m    *Model
+	mu   sync.Mutex // guards m while files are read in parallel
+}
+
+// runAll runs jobs on GOMAXPROCS workers and waits for them.
+func runAll(jobs []func()) {
+	n := runtime.GOMAXPROCS(0)
+	ch := make(chan func())
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range ch {
+				j()
+			}
+		}()
+	}
+	for _, j := range jobs {
+		ch <- j
+	}
+	close(ch)
+	wg.Wait()
 }
 
 var errMissing = errors.New("missing")
@@ -357,9 +401,13 @@ func (l *loader) settle(name, cmd string, err error) (bool, error) {
 	case err == nil:
 		return true, nil
 	case err == errMissing:
+		l.mu.Lock()
 		l.m.warn(name+" is missing; the checks that need it warn", name, cmd)
+		l.mu.Unlock()
 	default:
+		l.mu.Lock()
 		l.m.warn(err.Error()+"; the file is ignored", name, cmd)
+		l.mu.Unlock()
 	}
 	return false, err
 }
