@@ -60,6 +60,9 @@ func Answer(r *report.DiagnoseReport, clouds []cloudNeed) report.DiagnoseAnswer 
 	}
 
 	// 3. The objects to change.
+	if ar := r.Audit; ar != nil {
+		a.Look = withoutAuditHint(a.Look, ar.Target.Cloud)
+	}
 	if ar := r.Audit; ar != nil && a.Status == report.AnswerBroken {
 		var ips []string
 		if a.Link != nil {
@@ -150,7 +153,7 @@ func fromWalk(a *report.DiagnoseAnswer, sw *report.SweepReport) {
 	v := sw.Verdict
 	a.Status = report.AnswerBroken
 	a.Condition, a.Code, a.Source = v.Condition, v.Code, "walk"
-	a.Where = firstSentence(v.Summary)
+	a.Where = v.Summary // the sweep's divergence: one or two sentences
 	link := &report.BrokenLink{Host: v.Endpoint, Role: v.Role, Code: v.Code}
 	var nodes []string
 	var summary string
@@ -232,6 +235,18 @@ func fromRead(a *report.DiagnoseAnswer, g *report.ExplainGroup, ex *report.Expla
 		}
 	}
 	a.Look = append(a.Look, g.Advice...)
+}
+
+// withoutAuditHint drops the advice that says to run the cloud's audit
+// when diagnose ran it.
+func withoutAuditHint(look []string, cloud string) []string {
+	var out []string
+	for _, l := range look {
+		if !strings.Contains(l, "pullpath "+cloud+" audit") {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // firstSentence is s up to its first ". " (explain's verdicts run long;

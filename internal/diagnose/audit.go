@@ -84,7 +84,7 @@ func (d *diagnosis) audit(ctx context.Context) {
 	au := d.o.Auditors[cloud]
 	if au == nil {
 		d.clouds = append(d.clouds, need)
-		s := d.step("audit", report.DiagnoseSkipped, fmt.Sprintf("the nodes run on %s; no %s configuration at hand", strings.ToUpper(cloud), cloudName(cloud)), 0)
+		s := d.step("audit", report.DiagnoseSkipped, fmt.Sprintf("the nodes run on %s; no %s configuration at hand", cloudName(cloud), cloudName(cloud)), 0)
 		s.Reason = fmt.Sprintf("no --from-%s folder and no live %s access was given", cloud, cloudName(cloud))
 		s.Next = need.Next
 		return

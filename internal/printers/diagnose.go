@@ -18,7 +18,12 @@ func printDiagnose(w io.Writer, r *report.DiagnoseReport, o Options) error {
 
 	// 1. The answer.
 	switch a.Status {
-	case report.AnswerBroken, report.AnswerUnknown:
+	case report.AnswerUnknown:
+		p.f("%s %s\n", p.red(fmt.Sprintf("%-8s", "UNKNOWN")), a.Summary)
+		if a.Link != nil {
+			p.f("%s %s\n", strings.Repeat(" ", 8), brokenLine(a))
+		}
+	case report.AnswerBroken:
 		p.f("%s %s\n", p.red(fmt.Sprintf("%-8s", "BROKEN")), brokenLine(a))
 		if a.Where != "" && a.Where != a.Summary {
 			p.f("%s %s\n", strings.Repeat(" ", 8), a.Where)
@@ -59,7 +64,7 @@ func printDiagnose(w io.Writer, r *report.DiagnoseReport, o Options) error {
 	}
 	if len(a.Changes) > 0 && len(a.Look) > 0 {
 		p.f("\n%s\n", p.bold("ALSO"))
-		for _, l := range a.Look {
+		for _, l := range lookLines(a.Look, o.Wide) {
 			p.f("  - %s\n", l)
 		}
 	}

@@ -169,11 +169,15 @@ func answer(transcript string) string {
 	return a + "\n"
 }
 
-var runIDs = regexp.MustCompile(`pullpath-(probe|canary)-[a-z0-9-]+`)
+var (
+	runIDs = regexp.MustCompile(`pullpath-(probe|canary)-[a-z0-9-]+`)
+	millis = regexp.MustCompile(`\b\d+ms\b`)
+)
 
 func golden(t *testing.T, name, got string) {
 	t.Helper()
 	got = runIDs.ReplaceAllString(got, "pullpath-$1-RUN")
+	got = millis.ReplaceAllString(got, "Nms") // "timeout in 3001ms"
 	path := filepath.Join("testdata", name+".golden")
 	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
