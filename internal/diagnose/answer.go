@@ -79,6 +79,8 @@ func Answer(r *report.DiagnoseReport, clouds []cloudNeed) report.DiagnoseAnswer 
 	if a.Status == report.AnswerBroken && len(a.Changes) == 0 {
 		for _, c := range clouds {
 			if !c.Audited && c.Next != "" {
+				// One line names the audit to run, with how to collect it.
+				a.Look = withoutAuditHint(a.Look, c.Cloud)
 				a.Look = append(a.Look, fmt.Sprintf("The nodes run on %s: name the object to change with %s.", cloudName(c.Cloud), c.Next))
 			}
 		}
