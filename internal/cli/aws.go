@@ -104,8 +104,8 @@ func newAWSAuditCommand(s Streams) *cobra.Command {
 	}
 	o.out.addFlag(cmd)
 	o.conn.addFlags(cmd)
-	cmd.Flags().StringVar(&o.from, "from", "", "audit offline from a folder of AWS CLI v2 JSON outputs (docs/aws.md)")
-	cmd.Flags().StringVar(&o.probeReport, "probe-report", "", "a `pullpath probe -o json` report: focus on the probed node's subnet and the failing host")
+	cmd.Flags().StringVar(&o.from, "from", "", "audit offline from a folder (`DIR`) of AWS CLI v2 JSON outputs (docs/aws.md)")
+	cmd.Flags().StringVar(&o.probeReport, "probe-report", "", "a probe report (`FILE` written by pullpath probe -o json): focus on the probed node's subnet and the failing host")
 	cmd.Flags().StringVar(&o.imageSize, "image-size", "", "image size for the NAT cost note (bytes, or 800MiB, 1.2GiB; default: the size --probe-report measured)")
 	cmd.Flags().IntVar(&o.pullsPerDay, "pulls-per-day", 100, "pulls per day for the NAT cost note")
 	cmd.Flags().StringSliceVar(&o.subnets, "subnet", nil, "audit only these node subnets (repeat or comma-separate)")
