@@ -109,6 +109,8 @@ func apply(ctx context.Context, t *testing.T, cfg *rest.Config, files []string) 
 		}
 	}
 	deadline := time.Now().Add(30 * time.Second)
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
 	for {
 		mapper.Reset()
 		_, err1 := mapper.RESTMapping(schemaGK("monitoring.coreos.com", "PodMonitor"), "v1")
@@ -119,7 +121,7 @@ func apply(ctx context.Context, t *testing.T, cfg *rest.Config, files []string) 
 		if time.Now().After(deadline) {
 			t.Fatalf("the CRDs were not served within 30s: %v %v", err1, err2)
 		}
-		time.Sleep(200 * time.Millisecond)
+		<-tick.C
 	}
 	for _, f := range files {
 		b, err := os.ReadFile(filepath.Join(deployDir, f))
@@ -233,6 +235,8 @@ func TestDaemonSetRunsOnEveryLabNode(t *testing.T) {
 	}
 	var body string
 	deadline := time.Now().Add(60 * time.Second)
+	stick := time.NewTicker(time.Second)
+	defer stick.Stop()
 	for {
 		body, err = scrape(ctx, c.Namespace(host), net.JoinHostPort(p.Status.HostIP, "9090"))
 		if err == nil && strings.Contains(body, "pullpath_probe_runs_total") && strings.Contains(body, `pullpath_node_info{node="`+p.Spec.NodeName+`"`) &&
@@ -242,7 +246,7 @@ func TestDaemonSetRunsOnEveryLabNode(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("scrape of %s on %s: %v\n%s", p.Name, p.Spec.NodeName, err, body)
 		}
-		time.Sleep(time.Second)
+		<-stick.C
 	}
 	logs, _ := c.Client.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
 	t.Logf("logs of %s:\n%s", p.Name, logs)
