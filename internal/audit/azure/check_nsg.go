@@ -93,8 +93,13 @@ func outboundRules(g *armnetwork.SecurityGroup) []nsgRule {
 	if !hasDefault {
 		out = append(out, defaultOutbound...)
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Priority < out[j].Priority })
+	sortRules(out)
 	return out
+}
+
+// sortRules orders rules as Azure evaluates them: lowest priority first.
+func sortRules(rs []nsgRule) {
+	sort.SliceStable(rs, func(i, j int) bool { return rs[i].Priority < rs[j].Priority })
 }
 
 // dest is what a rule is matched against: a private address, or a public
