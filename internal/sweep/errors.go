@@ -37,19 +37,34 @@ func apiError(err error, verb, resource, ns string) error {
 		return nil
 	}
 	if apierrors.IsForbidden(err) {
-		fe := &ForbiddenError{Verb: verb, Resource: resource, Namespace: ns, Message: err.Error()}
+		// Only the authorizer's refusal names a verb; a 403 from
+		// admission (a missing ServiceAccount, Pod Security) is said as
+		// the API said it.
 		if m := forbiddenRE.FindStringSubmatch(err.Error()); m != nil {
-			fe.User, fe.Verb, fe.Resource = m[2], m[3], m[4]
+			fe := &ForbiddenError{Verb: m[3], Resource: m[4], Namespace: ns, User: m[2], Message: err.Error()}
 			if m[5] != "" {
 				fe.Namespace = m[5]
 			}
+			return fe
 		}
-		return fe
+		if resource == "pods" && verb == "create" {
+			return &AdmissionError{Namespace: ns, Message: oneLine(err)}
+		}
 	}
 	if apierrors.IsNotFound(err) && resource != "pods" && resource != "jobs" {
 		return fmt.Errorf("%s %s: %v", verb, resource, oneLine(err))
 	}
 	return fmt.Errorf("%s %s in namespace %s: %s", verb, resource, ns, oneLine(err))
+}
+
+// AdmissionError is a Pod the API refused at admission (not for RBAC): no
+// Pod of the run can be made either.
+type AdmissionError struct {
+	Namespace, Message string
+}
+
+func (e *AdmissionError) Error() string {
+	return fmt.Sprintf("namespace %s refuses the probe Pods: %s (deploy/sweep/namespace.yaml has the Pod Security label; the namespace needs its default ServiceAccount)", e.Namespace, e.Message)
 }
 
 // IsForbidden reports whether err is a missing RBAC verb.

@@ -374,8 +374,9 @@ func (e *engine) create(ctx context.Context, p *podState, timeouts chan<- string
 		return func() error {
 			if err != nil {
 				err = apiError(err, "create", "pods", e.o.Namespace)
-				if IsForbidden(err) {
-					return err // no Pod can be made: the run stops, and says which verb
+				var ae *AdmissionError
+				if IsForbidden(err) || errors.As(err, &ae) {
+					return err // no Pod can be made: the run stops, and says why
 				}
 				e.finish(ctx, p, &report.SweepResult{Pod: p.name, Source: report.SourceNone, Status: report.SweepNoAnswer, Message: err.Error(),
 					Verdict: verdict.Verdict{Status: verdict.StatusFail, Cause: verdict.CauseOther, Code: verdict.Other, Summary: "the Pod could not be created"}})

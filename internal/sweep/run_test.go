@@ -513,3 +513,24 @@ func (w *world) userWithRules(t *testing.T, user string, rules, clusterRules []r
 	}
 	return c
 }
+
+// TestPodSecurityRefusalSaidAsSuch: a namespace whose Pod Security level
+// refuses hostNetwork and hostPath is one line saying so, not an RBAC verb.
+func TestPodSecurityRefusalSaidAsSuch(t *testing.T) {
+	w := newWorld(t, "restricted")
+	w.node(nodeSpec{name: "n", pool: "web"})
+	ns, err := w.c.CoreV1().Namespaces().Get(t.Context(), w.ns, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Labels["pod-security.kubernetes.io/enforce"] = "baseline"
+	if _, err := w.c.CoreV1().Namespaces().Update(t.Context(), ns, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(t.Context(), w.c, w.options())
+	var ae *AdmissionError
+	if !errors.As(err, &ae) || IsForbidden(err) || !strings.Contains(err.Error(), "PodSecurity") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("Run in a baseline namespace = %v, want one line: the namespace refuses the Pods (PodSecurity)", err)
+	}
+	w.noLeftovers()
+}

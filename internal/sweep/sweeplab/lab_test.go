@@ -112,6 +112,19 @@ func start(t *testing.T, scenario string) *env {
 		Labels: map[string]string{"pod-security.kubernetes.io/enforce": "privileged"}}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// Pods need the namespace's default ServiceAccount, which the
+	// controller-manager makes a moment after the namespace.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		_, err := c.Client.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no default ServiceAccount in %s after 60s: %v", ns, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 	if cr := c.Topology().Node.Credentials; cr != nil {
 		named, err := reference.ParseNormalizedNamed(c.WorkloadImage())
 		if err != nil {
