@@ -11,6 +11,7 @@ import (
 
 	azaudit "github.com/pullpath/pullpath/internal/audit/azure"
 	"github.com/pullpath/pullpath/internal/audit/azure/armfake"
+	"github.com/pullpath/pullpath/internal/audit/azure/synth"
 	"github.com/pullpath/pullpath/internal/report"
 )
 
@@ -144,5 +145,36 @@ func TestLiveRegistryByName(t *testing.T) {
 		Credential: armfake.Credential{}, ClientOptions: srv.ClientOptions()})
 	if err == nil || !strings.Contains(err.Error(), "az aks show -g rg-aks -n nope: 404 ResourceNotFound") {
 		t.Fatalf("Collect(missing cluster) = %v, want a one-line 404 naming the command", err)
+	}
+}
+
+// Live API calls grow with pools (subnets, route tables, NSGs, NICs),
+// never with routes, rules or zone records.
+func TestLiveCallsDoNotGrowWithRoutesRulesRecords(t *testing.T) {
+	count := func(s synth.Size) int64 {
+		m, err := synth.Account(os.DirFS("testdata/valid-healthy"), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := armfake.New(m)
+		srv.PageSize = 100
+		defer srv.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		_, st, warns, err := azaudit.Collect(ctx, azaudit.LiveOptions{Subscription: "3f2b6c1e-8d4a-4b7e-9c1f-2a5d6e7f8a9b", ResourceGroup: "rg-aks", Cluster: "aks-prod",
+			Credential: armfake.Credential{}, ClientOptions: srv.ClientOptions()})
+		if err != nil || len(warns) != 0 {
+			t.Fatalf("Collect(%+v) = %v, %v", s, err, warns)
+		}
+		return st.Requests
+	}
+	small := count(synth.Size{Pools: 4, Routes: 2, Rules: 2, Records: 2})
+	big := count(synth.Size{Pools: 4, Routes: 400, Rules: 200, Records: 2000})
+	more := count(synth.Size{Pools: 8, Routes: 2, Rules: 2, Records: 2})
+	if small != big {
+		t.Errorf("requests: %d with 2 routes/rules/records, %d with 400/200/2000; want equal", small, big)
+	}
+	if more != small+4*4 {
+		t.Errorf("requests: %d for 4 pools, %d for 8; want 4 more per pool (subnet, route table, NSG, effective routes)", small, more)
 	}
 }
