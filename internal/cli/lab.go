@@ -272,6 +272,7 @@ func (o *labTestOptions) Run(ctx context.Context) error {
 type labUpOptions struct {
 	streams Streams
 	probe   bool
+	images  []string
 	topo    *lab.Topology
 }
 
@@ -284,6 +285,7 @@ func newLabUpCommand(s Streams) *cobra.Command {
 		RunE:  runE(o),
 	}
 	cmd.Flags().BoolVar(&o.probe, "probe", false, "also run the probe once and print its verdict")
+	cmd.Flags().StringArrayVar(&o.images, "import-image", nil, "an image tarball to import into every node of a cluster scenario (e.g. pullpath's own, from go run ./hack/image --tarball FILE), so sweep and diagnose run there; repeatable")
 	return cmd
 }
 
@@ -293,13 +295,23 @@ func (o *labUpOptions) Complete(_ *cobra.Command, args []string) error {
 	return err
 }
 
-func (o *labUpOptions) Validate() error { return needRoot("lab up") }
+func (o *labUpOptions) Validate() error {
+	for _, img := range o.images {
+		if o.topo != nil && o.topo.Cluster == nil {
+			return fmt.Errorf("--import-image %s: scenario %s has no cluster to import it into", img, o.topo.Name)
+		}
+		if st, err := os.Stat(img); err != nil || st.IsDir() {
+			return fmt.Errorf("--import-image %s: want an image tarball file (go run ./hack/image --tarball FILE)", img)
+		}
+	}
+	return needRoot("lab up")
+}
 
 func (o *labUpOptions) Run(ctx context.Context) error {
 	out, t := o.streams.Out, o.topo
 	ctx, cancel := labContext(ctx)
 	defer cancel()
-	r, kept := lab.Up(ctx, t, lab.Options{NoProbe: !o.probe})
+	r, kept := lab.Up(ctx, t, lab.Options{NoProbe: !o.probe, Images: o.images})
 	if r.Result == report.LabError && kept == nil {
 		return errors.New(r.Error)
 	}

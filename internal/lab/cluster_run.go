@@ -51,6 +51,12 @@ func runClusterScenario(ctx context.Context, t *Topology, o Options) (*report.La
 		}
 		r.Timings.TotalMS = msSince(start)
 	}()
+	for _, img := range o.Images {
+		if err := c.ImportImage(ctx, img); err != nil {
+			fail(fmt.Errorf("import %s: %v", img, err))
+			return r, kept
+		}
+	}
 	if o.Keep {
 		ks, _ := KeptRuns()
 		for i := range ks {

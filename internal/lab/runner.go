@@ -76,6 +76,10 @@ type Options struct {
 	Keep bool
 	// NoProbe skips the probe (lab up without a probe).
 	NoProbe bool
+	// Images are image tarballs (docker or OCI, os/architecture set) to
+	// import into every node of a cluster scenario before its workload
+	// runs: pullpath's own image, so that sweep and diagnose run on it.
+	Images []string
 }
 
 func (o *Options) self() (string, error) {
