@@ -184,19 +184,21 @@ func (e *env) sweep(o sweep.Options) *report.SweepReport {
 
 // noLeftovers waits up to d (0: not at all) for the run's objects to be
 // gone, then fails if any is left.
-func (e *env) noLeftovers(d time.Duration) {
-	e.t.Helper()
+func (e *env) noLeftovers(d time.Duration) { e.noLeftoversT(e.t, d) }
+
+func (e *env) noLeftoversT(t *testing.T, d time.Duration) {
+	t.Helper()
 	deadline := time.Now().Add(d)
 	for {
 		pods, owners, err := sweep.Leftovers(context.Background(), e.c.Client, ns)
 		if err != nil {
-			e.t.Fatal(err)
+			t.Fatal(err)
 		}
 		if pods == 0 && owners == 0 {
 			return
 		}
 		if time.Now().After(deadline) {
-			e.t.Fatalf("left behind after %s: %d Pod(s), %d owner(s); want none", d, pods, owners)
+			t.Fatalf("left behind after %s: %d Pod(s), %d owner(s); want none", d, pods, owners)
 		}
 		time.Sleep(time.Second)
 	}
@@ -368,18 +370,18 @@ func TestLabCleanupAndReporting(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			e.waitPods(1, 30*time.Second)
+			e.waitPods(t, 1, 30*time.Second)
 			_ = cmd.Process.Signal(sig)
 			err := cmd.Wait()
 			t.Logf("%s: %v; stderr: %s", sig, err, errOut.String())
 			if sig == syscall.SIGKILL {
-				e.noLeftovers(2 * time.Minute) // deadline 20s + 30s, then TTL and GC
+				e.noLeftoversT(t, 2*time.Minute) // deadline 20s + 30s, then TTL and GC
 				return
 			}
 			if !strings.Contains(errOut.String(), "sweep interrupted; every object of run") {
 				t.Errorf("stderr = %q, want the interruption said", errOut.String())
 			}
-			e.noLeftovers(0)
+			e.noLeftoversT(t, 0)
 		})
 	}
 
@@ -406,16 +408,16 @@ func TestLabCleanupAndReporting(t *testing.T) {
 	}
 }
 
-func (e *env) waitPods(n int, d time.Duration) {
-	e.t.Helper()
+func (e *env) waitPods(t *testing.T, n int, d time.Duration) {
+	t.Helper()
 	deadline := time.Now().Add(d)
 	for {
-		l, err := e.c.Client.CoreV1().Pods(ns).List(e.t.Context(), metav1.ListOptions{LabelSelector: sweep.CleanupSelector})
+		l, err := e.c.Client.CoreV1().Pods(ns).List(t.Context(), metav1.ListOptions{LabelSelector: sweep.CleanupSelector})
 		if err == nil && len(l.Items) >= n {
 			return
 		}
 		if time.Now().After(deadline) {
-			e.t.Fatalf("no sweep Pod after %s (%v)", d, err)
+			t.Fatalf("no sweep Pod after %s (%v)", d, err)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
