@@ -63,6 +63,9 @@ func (d *diagnosis) walk(ctx context.Context) {
 		s := d.step("walk", report.DiagnoseFailed, "the walk could not run", took)
 		s.Reason = oneLine(err)
 		s.Next = d.probeByHand(image)
+		if strings.Contains(s.Reason, `namespaces "`+d.o.Sweep.Namespace+`" not found`) {
+			s.Next = "kubectl apply -f deploy/sweep/ (the namespace, with the Pod Security label hostNetwork needs, and the RBAC), or --sweep-namespace; by hand: " + s.Next
+		}
 		return
 	}
 	d.r.Sweep = sw
