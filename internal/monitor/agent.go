@@ -301,9 +301,8 @@ func (a *Agent) walk(ctx context.Context, t target, quick bool) {
 	var rep *report.ProbeReport
 	var err error
 	if a.kid != nil {
-		// one walk at a time: the runner's redaction hook is this walk's
-		// (ProbeAsKubelet chains onto what it finds there)
-		a.kid.Plugins.Secrets = nil
+		// one walk at a time (ProbeAsKubelet sets the runner's redaction
+		// hook for its walk and puts the previous one back)
 		po.Credentials, po.DockerConfig = nil, ""
 		rep, err = pull.ProbeAsKubelet(wctx, po, a.kid, report.ProbeIdentity{ProviderConfig: o.ProviderConfig, ProviderBinDir: o.ProviderBinDir, From: "--image-credential-provider-config"})
 	} else {

@@ -24,6 +24,9 @@ import (
 func ProbeAsKubelet(ctx context.Context, opts Options, id *runtimecfg.KubeletIdentity, ident report.ProbeIdentity) (*report.ProbeReport, error) {
 	sec := redact.NewSecrets()
 	if id.Plugins != nil {
+		// This walk's secrets hook, for this walk only: a long-running
+		// caller (the node agent) keeps one runner across walks, and a
+		// hook left chained would grow with every walk.
 		prev := id.Plugins.Secrets
 		id.Plugins.Secrets = func(v ...string) {
 			sec.Add(v...)
@@ -31,6 +34,7 @@ func ProbeAsKubelet(ctx context.Context, opts Options, id *runtimecfg.KubeletIde
 				prev(v...)
 			}
 		}
+		defer func() { id.Plugins.Secrets = prev }()
 		for _, p := range id.Plugins.Config.Providers {
 			for _, e := range p.Env {
 				if secretEnv(e) {
