@@ -105,9 +105,6 @@ func start(t *testing.T, scenario string) *env {
 		t.Fatal(err)
 	}
 	e := &env{t: t, c: c}
-	for _, h := range c.Hosts() {
-		e.prepare(h)
-	}
 	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns,
 		Labels: map[string]string{"pod-security.kubernetes.io/enforce": "privileged"}}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -138,23 +135,6 @@ func start(t *testing.T, scenario string) *env {
 		}
 	}
 	return e
-}
-
-// prepare puts the node's registry directory where a real node has it:
-// the lab's containerd reads NODE_DIR/certs.d; inside the node's own mount
-// namespace (nothing of the machine changes) a tmpfs over /etc/containerd
-// gets it at /etc/containerd/certs.d, beside an empty docker certs.d.
-func (e *env) prepare(host string) {
-	e.t.Helper()
-	nodeDir := filepath.Join(filepath.Dir(e.c.Logs()), "nodes", host)
-	script := fmt.Sprintf("mount -t tmpfs -o mode=0755 tmpfs /etc/containerd && mkdir -p /etc/containerd/certs.d /etc/containerd/docker-certs.d && mount --bind %s/certs.d /etc/containerd/certs.d", nodeDir)
-	cmd, err := e.c.Exec(e.t.Context(), host, "sh", "-c", script)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if out, err := cmd.CombinedOutput(); err != nil {
-		e.t.Fatalf("prepare node %s: %v: %s", host, err, out)
-	}
 }
 
 func (e *env) options() sweep.Options {
@@ -260,7 +240,6 @@ func TestLabScaleUpNewSubnet(t *testing.T) {
 	if err := e.c.AddNode(ctx, "node-c"); err != nil {
 		t.Fatal(err)
 	}
-	e.prepare("node-c")
 	newNode := e.c.NodeName("node-c")
 
 	o := e.options()
