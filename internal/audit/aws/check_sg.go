@@ -51,9 +51,11 @@ func checkSGEndpoint(m *Model, ns *NodeSubnet) report.Check {
 		for _, g := range p.iface.Groups {
 			groups = append(groups, str(g.GroupId))
 		}
+		partial := false
 		for _, g := range groups {
 			if _, ok := m.SGs[g]; !ok {
 				unknown = append(unknown, g)
+				partial = true
 			}
 		}
 		var denied []string
@@ -67,7 +69,9 @@ func checkSGEndpoint(m *Model, ns *NodeSubnet) report.Check {
 					}
 				}
 			}
-			if !ok {
+			// Security groups add up: a group not in the file may be the
+			// one that admits the node, so only a fully known set denies.
+			if !ok && !partial {
 				denied = append(denied, n.Name)
 			}
 		}
@@ -155,11 +159,14 @@ func checkSGNodeEgress(m *Model, ns *NodeSubnet) report.Check {
 			unknown = append(unknown, n.Name+" has no known security group")
 			continue
 		}
+		partial := false
 		for _, g := range n.SGs {
 			if _, ok := m.SGs[g]; !ok {
 				unknown = append(unknown, g+" is not in "+FileSecurityGroups)
+				partial = true
 			}
 		}
+
 		for _, d := range m.destinations(ns) {
 			for _, pr := range d.peers {
 				ok := false
@@ -172,6 +179,11 @@ func checkSGNodeEgress(m *Model, ns *NodeSubnet) report.Check {
 				}
 				if ok {
 					continue
+				}
+				if partial {
+					// A group not described may be the one that allows
+					// the egress: warn (below), never fail on a partial set.
+					break
 				}
 				bad = append(bad, fmt.Sprintf("%s (groups %s) may not send TCP 443 to %s: %s", n.Name, strings.Join(n.SGs, ","), d.what, pr.name))
 				cidr := pr.prefix.String()

@@ -307,7 +307,9 @@ func (m *Model) indexRouteTables(raw *Raw) {
 			if a.AssociationState != nil && a.AssociationState.State != "" && a.AssociationState.State != ec2types.RouteTableAssociationStateCodeAssociated {
 				continue
 			}
-			if a.Main != nil && *a.Main {
+			// A folder written without the VPC filter holds other
+			// VPCs' main tables: only the cluster VPC's is the fallback.
+			if a.Main != nil && *a.Main && m.inVPC(rt.VpcId) {
 				m.MainRT = id
 			}
 			if sid := str(a.SubnetId); sid != "" {
@@ -319,6 +321,12 @@ func (m *Model) indexRouteTables(raw *Raw) {
 			}
 		}
 	}
+}
+
+// inVPC says whether an object's VpcId is the cluster's VPC (an object
+// without one, or a model without a VPC, is taken as in it).
+func (m *Model) inVPC(vpc *string) bool {
+	return m.VPC == "" || vpc == nil || *vpc == "" || *vpc == m.VPC
 }
 
 func (m *Model) indexEndpoints(raw *Raw) {
@@ -368,7 +376,9 @@ func (m *Model) indexACLs(raw *Raw) {
 			continue
 		}
 		m.ACLs[id] = a
-		if a.IsDefault != nil && *a.IsDefault {
+		// Every VPC has a default ACL: only the cluster VPC's is the
+		// fallback for a subnet with no association in the file.
+		if a.IsDefault != nil && *a.IsDefault && m.inVPC(a.VpcId) {
 			m.DefaultACL = id
 		}
 		for _, as := range a.Associations {
