@@ -12,6 +12,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/explain"
 	"github.com/pullpath/pullpath/internal/lab"
+	"github.com/pullpath/pullpath/internal/testenv/kwait"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -40,31 +41,22 @@ func TestClusterKubeletStatuses(t *testing.T) {
 	}
 	ns, name := c.WorkloadName()
 	image := c.WorkloadImage()
-	// the kubelet's back-off: ErrImagePull, then ImagePullBackOff (bounded)
-	var pods *corev1.PodList
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		pods, err = c.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + name})
-		backoff := 0
-		if err == nil {
-			for _, p := range pods.Items {
-				for _, cs := range p.Status.ContainerStatuses {
-					if w := cs.State.Waiting; w != nil && w.Reason == "ImagePullBackOff" {
-						backoff++
-					}
-				}
+	// the kubelet's back-off: ErrImagePull, then ImagePullBackOff (watched, bounded)
+	backoff := func(p *corev1.Pod) bool {
+		for _, cs := range p.Status.ContainerStatuses {
+			if w := cs.State.Waiting; w != nil && w.Reason == "ImagePullBackOff" {
+				return true
 			}
 		}
-		if backoff == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			c.SaveLogs("")
-			t.Fatalf("%d of 2 containers in ImagePullBackOff after 90s", backoff)
-		}
-		time.Sleep(250 * time.Millisecond)
+		return false
 	}
-	for _, p := range pods.Items {
+	pods, err := kwait.Wait(ctx, 90*time.Second, "both workload containers in ImagePullBackOff", kwait.Pods(c.Client, ns, "app="+name),
+		func(ps []*corev1.Pod) bool { return len(ps) == 2 && backoff(ps[0]) && backoff(ps[1]) })
+	if err != nil {
+		c.SaveLogs("")
+		t.Fatal(err)
+	}
+	for _, p := range pods {
 		w := p.Status.ContainerStatuses[0].State.Waiting
 		t.Logf("pod %s waiting %s: %s", p.Name, w.Reason, w.Message)
 		if want := "Back-off pulling image \"" + image + "\""; !strings.HasPrefix(w.Message, want) {

@@ -28,6 +28,7 @@ import (
 	"github.com/pullpath/pullpath/internal/lab"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/testenv"
+	"github.com/pullpath/pullpath/internal/testenv/kwait"
 )
 
 // clusterScenarios are the built-in scenarios with a cluster section.
@@ -283,24 +284,12 @@ func execOut(t *testing.T, c *lab.Cluster, host string, argv ...string) string {
 	return string(b)
 }
 
-// waitNodeReady waits, bounded, until the node's Ready condition is want.
+// waitNodeReady waits (watching the Node, bounded by d) until the node's
+// Ready condition is want.
 func waitNodeReady(t *testing.T, c *lab.Cluster, host string, want corev1.ConditionStatus, d time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		n, err := c.Client.CoreV1().Nodes().Get(t.Context(), c.NodeName(host), metav1.GetOptions{})
-		if err == nil {
-			for _, cond := range n.Status.Conditions {
-				if cond.Type == corev1.NodeReady && cond.Status == want {
-					return
-				}
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("node %s Ready is not %s after %s", host, want, d)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+	kwait.One(t.Context(), t, d, "node "+host+" Ready="+string(want), kwait.Node(c.Client, c.NodeName(host)),
+		func(n *corev1.Node) bool { return kwait.NodeReady(n) == want })
 }
 
 // prefixWriter catches the run prefix from StartCluster's first progress
