@@ -5,6 +5,7 @@
 //	go run ./hack/image --oci-layout out/pullpath-oci --tag ghcr.io/pullpath/pullpath:v0.1.0
 //	go run ./hack/image --push registry.example.com/tools/pullpath:v0.1.0
 //	go run ./hack/image --tarball out/pullpath.tar --platforms linux/amd64 --tag registry.lab.test/tools/pullpath:lab
+//	go run ./hack/image --program pullpath-agent --oci-layout out/agent-oci   # deploy/monitor's agent
 //
 // Mirror the published image into a private registry with crane:
 //
@@ -19,6 +20,7 @@ import (
 	"os/signal"
 	"strings"
 
+	"github.com/pullpath/pullpath/internal/monitor/agentimage"
 	"github.com/pullpath/pullpath/internal/selfimage"
 )
 
@@ -28,17 +30,30 @@ func main() {
 		layoutDir = flag.String("oci-layout", "", "write the index to this OCI layout directory")
 		tarPath   = flag.String("tarball", "", "write a single-platform image tarball here (for ctr images import); needs exactly one --platforms")
 		push      = flag.String("push", "", "push the index to this reference")
-		tag       = flag.String("tag", "ghcr.io/pullpath/pullpath:latest", "the reference named in the layout or tarball")
+		tag       = flag.String("tag", "", "the reference named in the layout or tarball (default ghcr.io/pullpath/pullpath:latest, or "+agentimage.Ref+" for the agent)")
 		module    = flag.String("module", ".", "the pullpath module to build from")
+		program   = flag.String("program", "pullpath", "which image: pullpath (the CLI, sweep's and diagnose's Pods) or pullpath-agent (deploy/monitor's DaemonSet)")
 	)
 	flag.Parse()
-	if err := run(*platforms, *layoutDir, *tarPath, *push, *tag, *module); err != nil {
+	prog, defTag := selfimage.Pullpath, "ghcr.io/pullpath/pullpath:latest"
+	switch *program {
+	case "pullpath":
+	case "pullpath-agent":
+		prog, defTag = agentimage.Program, agentimage.Ref
+	default:
+		fmt.Fprintf(os.Stderr, "hack/image: --program %q: want pullpath or pullpath-agent\n", *program)
+		os.Exit(1)
+	}
+	if *tag == "" {
+		*tag = defTag
+	}
+	if err := run(prog, *platforms, *layoutDir, *tarPath, *push, *tag, *module); err != nil {
 		fmt.Fprintf(os.Stderr, "hack/image: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(platforms, layoutDir, tarPath, push, tag, module string) error {
+func run(prog selfimage.Program, platforms, layoutDir, tarPath, push, tag, module string) error {
 	if layoutDir == "" && tarPath == "" && push == "" {
 		return fmt.Errorf("nothing to write: want --oci-layout DIR, --tarball FILE or --push REF")
 	}
@@ -55,14 +70,14 @@ func run(platforms, layoutDir, tarPath, push, tag, module string) error {
 	defer os.RemoveAll(dir)
 	bins := map[string]string{}
 	for _, p := range ps {
-		b, err := selfimage.BuildBinary(ctx, module, dir, strings.TrimSpace(p))
+		b, err := prog.Build(ctx, module, dir, strings.TrimSpace(p))
 		if err != nil {
 			return err
 		}
 		bins[strings.TrimSpace(p)] = b
 	}
 	if tarPath != "" {
-		img, err := selfimage.Image(bins[strings.TrimSpace(ps[0])], strings.TrimSpace(ps[0]))
+		img, err := prog.Image(bins[strings.TrimSpace(ps[0])], strings.TrimSpace(ps[0]))
 		if err != nil {
 			return err
 		}
@@ -74,7 +89,7 @@ func run(platforms, layoutDir, tarPath, push, tag, module string) error {
 	if layoutDir == "" && push == "" {
 		return nil
 	}
-	idx, err := selfimage.Index(bins)
+	idx, err := prog.Index(bins)
 	if err != nil {
 		return err
 	}

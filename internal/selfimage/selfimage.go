@@ -41,31 +41,52 @@ const User = "65532:65532"
 // DefaultPlatforms are the platforms of the published index.
 var DefaultPlatforms = []string{"linux/amd64", "linux/arm64"}
 
+// Program is one of pullpath's programs as an image: the package to build
+// and the name of its binary, which is also the image's entrypoint.
+type Program struct {
+	Package string   // ./cmd/pullpath
+	Name    string   // pullpath
+	Cmd     []string // the default arguments
+}
+
+// Pullpath is the CLI, the image sweep's and diagnose's Pods run.
+var Pullpath = Program{Package: "./cmd/pullpath", Name: "pullpath", Cmd: []string{"--help"}}
+
 // BuildBinary builds a static pullpath binary for platform (linux/ARCH)
 // from the module at moduleDir into dir, and returns its path.
 func BuildBinary(ctx context.Context, moduleDir, dir, platform string) (string, error) {
+	return Pullpath.Build(ctx, moduleDir, dir, platform)
+}
+
+// Image is one platform's image from a pullpath binary.
+func Image(binary, platform string) (v1.Image, error) { return Pullpath.Image(binary, platform) }
+
+// Build builds the program, static, for platform (linux/ARCH) from the
+// module at moduleDir into dir, and returns the binary's path.
+func (p Program) Build(ctx context.Context, moduleDir, dir, platform string) (string, error) {
 	osName, arch, ok := strings.Cut(platform, "/")
 	if !ok || osName != "linux" || (arch != "amd64" && arch != "arm64") {
 		return "", fmt.Errorf("platform %q: want linux/amd64 or linux/arm64", platform)
 	}
-	out := filepath.Join(dir, "pullpath-"+arch)
-	cmd := exec.CommandContext(ctx, "go", "build", "-ldflags", "-s -w", "-o", out, "./cmd/pullpath")
+	out := filepath.Join(dir, p.Name+"-"+arch)
+	cmd := exec.CommandContext(ctx, "go", "build", "-ldflags", "-s -w", "-o", out, p.Package)
 	cmd.Dir = moduleDir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch)
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build pullpath for %s: %v\n%s", platform, err, b)
+		return "", fmt.Errorf("go build %s for %s: %v\n%s", p.Name, platform, err, b)
 	}
 	return out, nil
 }
 
-// Image is one platform's image from a pullpath binary.
-func Image(binary, platform string) (v1.Image, error) {
+// Image is one platform's image of the program's binary: one layer with
+// /NAME and the non-root user, no shell.
+func (p Program) Image(binary, platform string) (v1.Image, error) {
 	osName, arch, _ := strings.Cut(platform, "/")
 	bin, err := os.ReadFile(binary)
 	if err != nil {
-		return nil, fmt.Errorf("pullpath binary: %v", err)
+		return nil, fmt.Errorf("%s binary: %v", p.Name, err)
 	}
-	layerTar, err := rootfs(bin)
+	layerTar, err := rootfs(p.Name, bin)
 	if err != nil {
 		return nil, err
 	}
@@ -83,12 +104,12 @@ func Image(binary, platform string) (v1.Image, error) {
 		RootFS:  v1.RootFS{Type: "layers"},
 		Config: v1.Config{
 			User:       User,
-			Entrypoint: []string{"/pullpath"},
-			Cmd:        []string{"--help"},
+			Entrypoint: []string{"/" + p.Name},
+			Cmd:        p.Cmd,
 			WorkingDir: "/",
 			Env:        []string{"PATH=/"},
 			Labels: map[string]string{
-				"org.opencontainers.image.title":  "pullpath",
+				"org.opencontainers.image.title":  p.Name,
 				"org.opencontainers.image.source": "https://github.com/pullpath/pullpath",
 			},
 		},
@@ -105,7 +126,7 @@ func Image(binary, platform string) (v1.Image, error) {
 
 // rootfs is the layer's tar: the binary and the user's entries, with fixed
 // times so that the same binary gives the same digest.
-func rootfs(bin []byte) ([]byte, error) {
+func rootfs(name string, bin []byte) ([]byte, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	epoch := time.Unix(0, 0)
@@ -118,7 +139,7 @@ func rootfs(bin []byte) ([]byte, error) {
 		{name: "etc/", mode: 0o755, dir: true},
 		{name: "etc/passwd", mode: 0o644, data: []byte("root:x:0:0:root:/:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/:/sbin/nologin\n")},
 		{name: "etc/group", mode: 0o644, data: []byte("root:x:0:\nnonroot:x:65532:\n")},
-		{name: "pullpath", mode: 0o755, data: bin},
+		{name: name, mode: 0o755, data: bin},
 	}
 	for _, f := range files {
 		h := &tar.Header{Name: f.name, Mode: f.mode, ModTime: epoch, Format: tar.FormatPAX}
@@ -140,11 +161,14 @@ func rootfs(bin []byte) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// Index puts one image per platform into an OCI index.
-func Index(binaries map[string]string) (v1.ImageIndex, error) {
+// Index puts one pullpath image per platform into an OCI index.
+func Index(binaries map[string]string) (v1.ImageIndex, error) { return Pullpath.Index(binaries) }
+
+// Index puts one image of the program per platform into an OCI index.
+func (prog Program) Index(binaries map[string]string) (v1.ImageIndex, error) {
 	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
 	for _, p := range sortedKeys(binaries) {
-		img, err := Image(binaries[p], p)
+		img, err := prog.Image(binaries[p], p)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", p, err)
 		}

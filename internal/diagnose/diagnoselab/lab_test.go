@@ -9,19 +9,14 @@ package diagnoselab_test
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/distribution/reference"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/pullpath/pullpath/internal/diagnose"
@@ -30,7 +25,6 @@ import (
 	"github.com/pullpath/pullpath/internal/lab/labtest"
 	"github.com/pullpath/pullpath/internal/printers"
 	"github.com/pullpath/pullpath/internal/report"
-	"github.com/pullpath/pullpath/internal/selfimage"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -39,48 +33,11 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 func TestMain(m *testing.M) { labtest.Main(m) }
 
 const (
-	probeImage = "ghcr.io/pullpath/pullpath:lab"
+	probeImage = labtest.PullpathImageRef
 	sweepNS    = "pullpath-sweep"
 	secretName = "registry-creds"
 	s3Host     = "prod-ap-northeast-2-starport-layer-bucket.s3.ap-northeast-2.amazonaws.com"
 )
-
-var (
-	buildOnce sync.Once
-	tarPath   string
-	buildErr  error
-)
-
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	d, _ := os.Getwd()
-	for ; d != filepath.Dir(d); d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d
-		}
-	}
-	t.Fatal("no go.mod above the test")
-	return ""
-}
-
-// probeTarball builds pullpath's image once per test binary.
-func probeTarball(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "pullpath-diagnoselab-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
-		defer cancel()
-		tarPath, buildErr = selfimage.LabTarball(ctx, moduleRoot(t), dir, probeImage)
-	})
-	if buildErr != nil {
-		t.Fatalf("build pullpath's image: %v", buildErr)
-	}
-	return tarPath
-}
 
 // story brings the scenario's cluster up, runs its workload's story (the
 // pre-pull, the Deployment, the scale-up) until the kubelets have said
@@ -91,29 +48,14 @@ func story(t *testing.T, scenario string, withProbe bool) *lab.Cluster {
 	c := labtest.Require(t, scenario)
 	ctx := t.Context()
 	if withProbe {
-		if err := c.ImportImage(ctx, probeTarball(t)); err != nil {
+		if err := c.ImportImage(ctx, labtest.PullpathImage(t)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if _, err := c.RunWorkload(ctx); err != nil {
 		t.Fatalf("the scenario's story: %v", err)
 	}
-	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: sweepNS,
-		Labels: map[string]string{"pod-security.kubernetes.io/enforce": "privileged"}}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if cr := c.Topology().Node.Credentials; cr != nil {
-		named, err := reference.ParseNormalizedNamed(c.WorkloadImage())
-		if err != nil {
-			t.Fatal(err)
-		}
-		auth := base64.StdEncoding.EncodeToString([]byte(cr.Username + ":" + cr.Password))
-		cfg, _ := json.Marshal(map[string]any{"auths": map[string]any{reference.Domain(named): map[string]string{"auth": auth}}})
-		if _, err := c.Client.CoreV1().Secrets(sweepNS).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secretName},
-			Type: corev1.SecretTypeDockerConfigJson, Data: map[string][]byte{corev1.DockerConfigJsonKey: cfg}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	labtest.WalkNamespace(t, c, sweepNS, secretName)
 	return c
 }
 

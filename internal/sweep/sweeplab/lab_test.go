@@ -7,7 +7,6 @@ package sweeplab_test
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -19,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/distribution/reference"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -27,7 +25,6 @@ import (
 	"github.com/pullpath/pullpath/internal/lab/labtest"
 	"github.com/pullpath/pullpath/internal/printers"
 	"github.com/pullpath/pullpath/internal/report"
-	"github.com/pullpath/pullpath/internal/selfimage"
 	"github.com/pullpath/pullpath/internal/sweep"
 	"github.com/pullpath/pullpath/internal/sweep/deploytest"
 	"github.com/pullpath/pullpath/internal/verdict"
@@ -36,33 +33,20 @@ import (
 func TestMain(m *testing.M) { labtest.Main(m) }
 
 const (
-	probeImage = "ghcr.io/pullpath/pullpath:lab"
+	probeImage = labtest.PullpathImageRef
 	ns         = "pullpath-sweep"
 	secretName = "registry-creds"
 )
 
 var (
 	buildOnce sync.Once
-	tarPath   string
 	binPath   string
 	buildErr  error
 )
 
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	d, _ := os.Getwd()
-	for ; d != filepath.Dir(d); d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d
-		}
-	}
-	t.Fatal("no go.mod above the test")
-	return ""
-}
-
-// artifacts builds, once per test binary, pullpath's image tarball (what
-// the nodes run) and a pullpath binary for this machine (the CLI under
-// signals).
+// artifacts are pullpath's image tarball (what the nodes run, built once
+// per test binary by labtest) and a pullpath binary for this machine (the
+// CLI under signals), built once too.
 func artifacts(t *testing.T) (tarball, bin string) {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -73,20 +57,17 @@ func artifacts(t *testing.T) (tarball, bin string) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 		defer cancel()
-		if tarPath, buildErr = selfimage.LabTarball(ctx, moduleRoot(t), dir, probeImage); buildErr != nil {
-			return
-		}
 		binPath = filepath.Join(dir, "pullpath-sweep-cli")
 		cmd := exec.CommandContext(ctx, "go", "build", "-o", binPath, "./cmd/pullpath")
-		cmd.Dir = moduleRoot(t)
+		cmd.Dir = labtest.ModuleRoot(t)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}
 	})
 	if buildErr != nil {
-		t.Fatalf("build pullpath's image: %v", buildErr)
+		t.Fatalf("build pullpath: %v", buildErr)
 	}
-	return tarPath, binPath
+	return labtest.PullpathImage(t), binPath
 }
 
 type env struct {
@@ -105,35 +86,7 @@ func start(t *testing.T, scenario string) *env {
 		t.Fatal(err)
 	}
 	e := &env{t: t, c: c}
-	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns,
-		Labels: map[string]string{"pod-security.kubernetes.io/enforce": "privileged"}}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	// Pods need the namespace's default ServiceAccount, which the
-	// controller-manager makes a moment after the namespace.
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		_, err := c.Client.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no default ServiceAccount in %s after 60s: %v", ns, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	if cr := c.Topology().Node.Credentials; cr != nil {
-		named, err := reference.ParseNormalizedNamed(c.WorkloadImage())
-		if err != nil {
-			t.Fatal(err)
-		}
-		auth := base64.StdEncoding.EncodeToString([]byte(cr.Username + ":" + cr.Password))
-		cfg, _ := json.Marshal(map[string]any{"auths": map[string]any{reference.Domain(named): map[string]string{"auth": auth}}})
-		if _, err := c.Client.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secretName},
-			Type: corev1.SecretTypeDockerConfigJson, Data: map[string][]byte{corev1.DockerConfigJsonKey: cfg}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	labtest.WalkNamespace(t, c, ns, secretName)
 	return e
 }
 

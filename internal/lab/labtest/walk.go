@@ -1,0 +1,97 @@
+package labtest
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/distribution/reference"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/pullpath/pullpath/internal/lab"
+	"github.com/pullpath/pullpath/internal/selfimage"
+	"github.com/pullpath/pullpath/internal/testenv/kwait"
+)
+
+// PullpathImageRef is the tag pullpath's own image has on the lab's nodes.
+const PullpathImageRef = "ghcr.io/pullpath/pullpath:lab"
+
+var (
+	imageOnce sync.Once
+	imageTar  string
+	imageErr  error
+)
+
+// PullpathImage builds pullpath's own image (what sweep's and diagnose's
+// Pods run) once per test binary, as a tarball for Cluster.ImportImage,
+// tagged PullpathImageRef.
+func PullpathImage(t testing.TB) string {
+	t.Helper()
+	imageOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "pullpath-labimage-")
+		if err != nil {
+			imageErr = err
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+		defer cancel()
+		imageTar, imageErr = selfimage.LabTarball(ctx, ModuleRoot(t), dir, PullpathImageRef)
+	})
+	if imageErr != nil {
+		t.Fatalf("build pullpath's image: %v", imageErr)
+	}
+	return imageTar
+}
+
+// ModuleRoot is the folder of the go.mod above the test.
+func ModuleRoot(t testing.TB) string {
+	t.Helper()
+	d, _ := os.Getwd()
+	for ; d != filepath.Dir(d); d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+	}
+	t.Fatal("no go.mod above the test")
+	return ""
+}
+
+// WalkNamespace readies ns for Pods that walk the pull (sweep's, diagnose's):
+// the Pod Security label hostNetwork and hostPath need, its default
+// ServiceAccount (the controller-manager makes it a moment after the
+// namespace; a Pod created before is refused), and, when the scenario's
+// node has registry credentials, a kubernetes.io/dockerconfigjson Secret
+// named secret holding them. It reports whether it made the Secret.
+func WalkNamespace(t testing.TB, c *lab.Cluster, ns, secret string) bool {
+	t.Helper()
+	ctx := t.Context()
+	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns,
+		Labels: map[string]string{"pod-security.kubernetes.io/enforce": "privileged"}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	sa := cache.NewListWatchFromClient(c.Client.CoreV1().RESTClient(), "serviceaccounts", ns, fields.OneTermEqualSelector("metadata.name", "default"))
+	kwait.One(ctx, t, 60*time.Second, "the default ServiceAccount of "+ns, sa, func(*corev1.ServiceAccount) bool { return true })
+	cr := c.Topology().Node.Credentials
+	if cr == nil {
+		return false
+	}
+	named, err := reference.ParseNormalizedNamed(c.WorkloadImage())
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth := base64.StdEncoding.EncodeToString([]byte(cr.Username + ":" + cr.Password))
+	cfg, _ := json.Marshal(map[string]any{"auths": map[string]any{reference.Domain(named): map[string]string{"auth": auth}}})
+	if _, err := c.Client.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secret},
+		Type: corev1.SecretTypeDockerConfigJson, Data: map[string][]byte{corev1.DockerConfigJsonKey: cfg}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return true
+}
