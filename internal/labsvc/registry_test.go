@@ -146,14 +146,24 @@ func TestServicesFromFiles(t *testing.T) {
 
 	// Cancelling the context stops every service.
 	cancel()
-	time.Sleep(100 * time.Millisecond)
+	// a listener closes a moment after its context ends: retry each dial,
+	// bounded (5s), until it is refused
 	for what, addr := range map[string]string{"registry": reg.Addr(), "token": tok.Addr(), "blob": blob.Addr(), "dns/tcp": dnsSrv.Addr()} {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			c, err := net.DialTimeout("tcp", addr, time.Second)
+			if err != nil {
+				if !errors.Is(err, syscall.ECONNREFUSED) {
+					t.Errorf("dial %s %s after the context ended = %v, want connection refused", what, addr, err)
+				}
+				break
+			}
 			c.Close()
-			t.Errorf("%s still accepts on %s after the context ended", what, addr)
-		} else if !errors.Is(err, syscall.ECONNREFUSED) {
-			t.Errorf("dial %s %s after the context ended = %v, want connection refused", what, addr, err)
+			if time.Now().After(deadline) {
+				t.Errorf("%s still accepts on %s 5s after the context ended", what, addr)
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
 	}
 }
