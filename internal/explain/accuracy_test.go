@@ -141,7 +141,7 @@ func BenchmarkClassify(b *testing.B) {
 // against (testdata/valid-heldout.txt) and prints the per-cause table;
 // it fails only if the figure falls below 60%.
 func TestHeldOut(t *testing.T) {
-	for _, f := range []string{"valid-heldout.txt", "valid-heldout-2.txt"} {
+	for _, f := range []string{"valid-heldout.txt", "valid-heldout-2.txt", "valid-heldout-3.txt"} {
 		t.Run(f, func(t *testing.T) { heldOut(t, f) })
 	}
 }

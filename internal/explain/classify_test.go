@@ -321,6 +321,28 @@ var classifyCases = []classifyCase{
 		`Failed to pull image "example.com/app:1": writing blob: storing blob to file "/var/tmp/storage1/1": happened during read: unexpected EOF`,
 		want{Code: verdict.ConnectReset, Stage: verdict.StageBlob}},
 
+	// ---- third held-out set (testdata/valid-heldout-3.txt): one row per fix
+	// containerd/containerd#2410 (containerd 1.1 wording, platform named)
+	{"containerd11/platform-current",
+		`no match for current platform linux/arm/v7 in manifest sha256:32efb15cbb8a46f4b564857e534fd4c26a4a15813885f91b1a95b5758fea3fd5: not found`,
+		want{Code: verdict.PlatformNotFound, Condition: verdict.ConditionImage}},
+	// moby/moby#37127 (Docker for Windows: Winsock WSAECONNREFUSED text after connectex)
+	{"windows/connectex-refused",
+		`Error response from daemon: Get https://registry-1.docker.io/v2/: dial tcp 35.169.231.249:443: connectex: No connection could be made because the target machine actively refused it.`,
+		want{Code: verdict.ConnectRefused, Host: "registry-1.docker.io", Address: "35.169.231.249:443"}},
+	// built: WSAETIMEDOUT's text after connectex (Windows FormatMessage)
+	{"windows/connectex-timeout",
+		`Error response from daemon: Get "https://myacr.azurecr.io/v2/": dial tcp 20.49.102.151:443: connectex: A connection attempt failed because the connected party did not properly respond after a period of time, or established connection failed because connected host has failed to respond.`,
+		want{Code: verdict.ConnectTimeout, Host: acr}},
+	// built: WSAECONNRESET's text after wsarecv (Windows FormatMessage)
+	{"windows/wsarecv-reset",
+		`Error response from daemon: Get "https://myacr.azurecr.io/v2/": read tcp 10.0.0.4:50123->20.49.102.151:443: wsarecv: An existing connection was forcibly closed by the remote host.`,
+		want{Code: verdict.ConnectReset, Host: acr}},
+	// docker-archive-public/docker.kitematic#1838 (EINVAL from a nonsense proxy address)
+	{"docker/connect-invalid-argument",
+		`Error while pulling image: Get https://index.docker.io/v1/repositories/kitematic/hello-world-nginx/images: dial tcp 0.0.8.90:443: connect: invalid argument`,
+		want{Code: verdict.ConnectError, Address: "0.0.8.90:443"}},
+
 	// ---- kubelet's own reasons
 	// hystax/optscale#701
 	{"kubelet/never-pull",

@@ -153,7 +153,7 @@ var Rules = []Rule{
 			"The pull worked: no route, resolver, certificate or credential is involved. Compare the platforms the image was built for (`docker buildx imagetools inspect IMAGE`) with the node's architecture (`kubectl get node NODE -o jsonpath='{.status.nodeInfo.architecture}'`): a single-platform image built on amd64 and run on an arm64 pool (or an index entry whose binaries are for another architecture) pulls fine and fails here.",
 		},
 		Source: "runc standard_init_linux.go (exec user process caused: exec format error); kubelet CrashLoopBackOff after Pulled"},
-	{ID: "platform-no-match", Any: []string{"no match for platform in manifest", "no matching manifest for", "no image found in image index for architecture", "no image found in manifest list for architecture"},
+	{ID: "platform-no-match", Any: []string{"no match for platform in manifest", "no match for current platform", "no matching manifest for", "no image found in image index for architecture", "no image found in manifest list for architecture"},
 		Code: verdict.PlatformNotFound, Step: StepManifest,
 		Says:   "the image index has no manifest for the node's platform",
 		Source: "containerd images/image.go (#2410); kubewarden/adm-controller#1378; moby/moby#46765; CRI-O c/image"},
@@ -188,18 +188,32 @@ var Rules = []Rule{
 	{ID: "tls-handshake-timeout", Any: []string{"tls handshake timeout"},
 		Code: verdict.TLSHandshakeTimeout,
 		Says: "TCP connected but the TLS handshake did not finish", Source: "docker-archive-public/docker.kitematic#2771; NVIDIA/nvidia-docker#684"},
-	{ID: "connect-timeout", Re: regexp.MustCompile(`(?i)dial tcp (?:\S+: )?(?:connect: )?(?:i/o timeout|connection timed out)|request canceled while waiting for connection|connect: connection timed out`),
-		Hint: []string{"dial tcp ", "request canceled while waiting for connection", "connect: connection timed out"}, Code: verdict.ConnectTimeout,
+	// Go on Windows prints the Winsock errno text from FormatMessage after
+	// "connectex: " / "wsarecv: ": WSAETIMEDOUT "A connection attempt failed
+	// because the connected party did not properly respond after a period of
+	// time...", WSAECONNREFUSED "No connection could be made because the
+	// target machine actively refused it.", WSAECONNRESET "An existing
+	// connection was forcibly closed by the remote host.", WSAENETUNREACH /
+	// WSAEHOSTUNREACH "A socket operation was attempted to an unreachable
+	// network|host." (moby/moby#37127).
+	{ID: "connect-timeout", Re: regexp.MustCompile(`(?i)dial tcp (?:\S+: )?(?:connect: )?(?:i/o timeout|connection timed out)|request canceled while waiting for connection|connect: connection timed out|connected party did not properly respond after a period of time`),
+		Hint: []string{"dial tcp ", "request canceled while waiting for connection", "connect: connection timed out", "did not properly respond"}, Code: verdict.ConnectTimeout,
 		Says: "the TCP connection timed out (packets leave, nothing comes back)", Source: "containerd-in-netns notes (registry and blob host black-holed); cri-o/cri-o#2723"},
-	{ID: "connect-refused", Any: []string{"connection refused"},
+	{ID: "connect-refused", Any: []string{"connection refused", "actively refused it"},
 		Code: verdict.ConnectRefused,
 		Says: "the TCP connection was refused", Source: "containerd-in-netns notes (refused)"},
-	{ID: "connect-unreachable", Any: []string{"no route to host", "network is unreachable", "host is unreachable", "host unreachable"},
+	{ID: "connect-unreachable", Any: []string{"no route to host", "network is unreachable", "host is unreachable", "host unreachable", "attempted to an unreachable network", "attempted to an unreachable host"},
 		Code: verdict.ConnectUnreachable,
 		Says: "the node has no route to the address", Source: "containerd-in-netns notes (unused address on the node's subnet)"},
-	{ID: "connect-reset", Any: []string{"connection reset by peer", "broken pipe"},
+	{ID: "connect-reset", Any: []string{"connection reset by peer", "broken pipe", "forcibly closed by the remote host"},
 		Code: verdict.ConnectReset,
 		Says: "the connection was reset", Source: "Go syscall ECONNRESET in net.OpError"},
+	// Go's dialer wraps every other socket errno the same way
+	// (net.OpError "dial tcp ADDR: " + os.SyscallError "connect: "/"connectex: "/
+	// "socket: "/"getsockopt: "), e.g. EINVAL from a nonsense proxy address.
+	{ID: "connect-other", Re: regexp.MustCompile(`(?i)dial tcp \S*: (?:connect|connectex|getsockopt|socket|bind): `),
+		Hint: []string{"dial tcp "}, Code: verdict.ConnectError,
+		Says: "the TCP connection failed with a socket error other than refused, reset, unreachable or timed out", Source: "Go net.OpError/os.SyscallError; docker-archive-public/docker.kitematic#1838 (connect: invalid argument)"},
 
 	// --- TLS verification (Go's crypto/x509 texts, with or without the Go >= 1.20 "tls: failed to verify certificate:" prefix)
 	{ID: "tls-unknown-authority", Any: []string{"certificate signed by unknown authority", "unable to get local issuer certificate", "self signed certificate in certificate chain", "self-signed certificate"},
@@ -360,7 +374,7 @@ var Rules = []Rule{
 	{ID: "kubelet-backoff", Any: []string{"back-off pulling image", "imagepullbackoff", "error: errimagepull"},
 		Code: verdict.Other,
 		Says: "the kubelet reports the pull failed or is backing off; the cause is in the Failed event that carries the runtime's message", Source: "kubelet image_manager.go (BackOff: Back-off pulling image; Failed: Error: ErrImagePull)"},
-	{ID: "unclassified-pull-failure", Any: []string{"errimagepull", "failed to pull image", "failed to pull and unpack image", "pulling image failed", "error pulling image", "failed to resolve reference", "failed to copy"},
+	{ID: "unclassified-pull-failure", Any: []string{"errimagepull", "failed to pull image", "failed to pull and unpack image", "pulling image failed", "error pulling image", "error while pulling image", "failed to resolve reference", "failed to copy"},
 		Code: verdict.Other,
 		Says: "the pull failed for a reason this classifier does not know", Source: "kubelet ErrImagePull"},
 }
