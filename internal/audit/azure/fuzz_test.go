@@ -10,6 +10,7 @@ import (
 // FuzzLoad puts arbitrary bytes in one file of a healthy account: Load
 // either returns one line naming the file, or a model the audit runs on;
 // nothing panics.
+// fuzz budget: 2000x
 func FuzzLoad(f *testing.F) {
 	base := fixtureFS(f, "valid-healthy")
 	names := make([]string, 0, len(base))
