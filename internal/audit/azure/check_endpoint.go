@@ -72,6 +72,14 @@ func checkPrivateEndpoint(m *Model, n *nodeSubnet) report.Check {
 			if len(m.PrivateEndpoints) == 0 {
 				break // no endpoint described: the addresses are unknown, not missing
 			}
+			if !m.peAddressesShown() {
+				// A private endpoint with a private DNS zone group and
+				// dynamic addresses prints customDnsConfigs empty and no
+				// ipConfigurations: its addresses are on its NIC only, so
+				// they are unknown here, not missing.
+				c.Evidence = append(c.Evidence, "the private endpoints list no customDnsConfigs or static ipConfigurations: their addresses are unknown (az network nic show on their NICs has them)")
+				break
+			}
 			peID := ""
 			for _, pc := range conns {
 				if pc != nil && pc.Properties != nil && pc.Properties.PrivateEndpoint != nil {

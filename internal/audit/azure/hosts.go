@@ -113,6 +113,19 @@ func (m *Model) hosts() []*pullHost {
 	return out
 }
 
+// peAddressesShown says whether any described private endpoint prints an
+// address (customDnsConfigs or static ipConfigurations).
+func (m *Model) peAddressesShown() bool {
+	for _, pe := range m.PrivateEndpoints {
+		for _, c := range peCustomDNS(pe, m.LoginServer()) {
+			if c != nil && len(c.IPAddresses) > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // peCustomDNS is a private endpoint's customDnsConfigs, or, when it has
 // none, its static IP configurations read by ACR's member names
 // ("registry" is the login server, "registry_data_REGION" the data
