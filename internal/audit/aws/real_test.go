@@ -1,6 +1,7 @@
 package aws
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -181,6 +182,81 @@ func TestRealCLIOutputs(t *testing.T) {
 				t.Errorf("verdict fail on objects the file does not describe: %s", r.Verdict.Summary)
 			}
 			t.Logf("verdict %s: %s (%d warnings)", r.Verdict.Status, r.Verdict.Summary, len(r.Warnings))
+		})
+	}
+}
+
+// Shapes the real EC2 API prints beside what the audit reads (from the
+// describe-* examples in testdata/real-cli): added to the healthy account,
+// they change nothing on the nodes' IPv4 path, so it must still pass with
+// no warning.
+func TestRealShapesBesideTheIPv4Path(t *testing.T) {
+	type obj = map[string]any
+	tests := []struct {
+		name, file string
+		edit       func(v obj)
+	}{
+		{"IPv6 deny-all NACL entries before every rule", FileNetworkACLs, func(v obj) {
+			for _, a := range v["NetworkAcls"].([]any) {
+				a := a.(obj)
+				for _, eg := range []bool{true, false} {
+					a["Entries"] = append(a["Entries"].([]any), obj{"Egress": eg, "Ipv6CidrBlock": "::/0", "Protocol": "-1", "RuleAction": "deny", "RuleNumber": 1})
+				}
+			}
+		}},
+		{"propagated VGW route and IPv6 default route", FileRouteTables, func(v obj) {
+			for _, rt := range v["RouteTables"].([]any) {
+				rt := rt.(obj)
+				rt["PropagatingVgws"] = []any{obj{"GatewayId": "vgw-0123456789abcdef0"}}
+				rt["Routes"] = append(rt["Routes"].([]any),
+					obj{"DestinationCidrBlock": "192.168.0.0/16", "GatewayId": "vgw-0123456789abcdef0", "Origin": "EnableVgwRoutePropagation", "State": "active"},
+					obj{"DestinationIpv6CidrBlock": "::/0", "EgressOnlyInternetGatewayId": "eigw-0123456789abcdef0", "Origin": "CreateRoute", "State": "active"})
+			}
+		}},
+		{"SG rules with only UserIdGroupPairs or PrefixListIds, IPv6 ranges", FileSecurityGroups, func(v obj) {
+			for _, g := range v["SecurityGroups"].([]any) {
+				g := g.(obj)
+				g["IpPermissions"] = append(g["IpPermissions"].([]any),
+					obj{"IpProtocol": "tcp", "FromPort": 22, "ToPort": 22, "IpRanges": []any{}, "Ipv6Ranges": []any{obj{"CidrIpv6": "::/0"}}, "PrefixListIds": []any{}, "UserIdGroupPairs": []any{obj{"GroupId": "sg-0aaaaaaaaaaaaaaa0", "UserId": "111122223333"}}})
+				g["IpPermissionsEgress"] = append(g["IpPermissionsEgress"].([]any),
+					obj{"IpProtocol": "tcp", "FromPort": 5432, "ToPort": 5432, "IpRanges": []any{}, "Ipv6Ranges": []any{}, "PrefixListIds": []any{obj{"PrefixListId": "pl-0bbbbbbbbbbbbbbb0"}}, "UserIdGroupPairs": []any{}})
+			}
+		}},
+		{"subnets with an IPv6 CIDR association", FileSubnets, func(v obj) {
+			for _, s := range v["Subnets"].([]any) {
+				s.(obj)["Ipv6CidrBlockAssociationSet"] = []any{obj{"AssociationId": "subnet-cidr-assoc-0", "Ipv6CidrBlock": "2600:1f18:1234:5600::/64", "Ipv6CidrBlockState": obj{"State": "associated"}}}
+				s.(obj)["AssignIpv6AddressOnCreation"] = false
+			}
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := copyDir(t, "testdata/valid-healthy")
+			p := filepath.Join(dir, tc.file)
+			data, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var v obj
+			if err := json.Unmarshal(data, &v); err != nil {
+				t.Fatal(err)
+			}
+			tc.edit(v)
+			out, _ := json.MarshalIndent(v, "", "  ")
+			if err := os.WriteFile(p, out, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r := auditDir(t, dir)
+			if r.Verdict.Status != report.CheckPass || len(r.Warnings) != 0 {
+				for _, s := range r.Subnets {
+					for _, c := range s.Checks {
+						if c.Status != report.CheckPass && c.Status != report.CheckSkip {
+							t.Errorf("%s %s = %s: %s", s.ID, c.ID, c.Status, c.Summary)
+						}
+					}
+				}
+				t.Fatalf("verdict %s (%s), warnings %v: want pass", r.Verdict.Status, r.Verdict.Summary, r.Warnings)
+			}
 		})
 	}
 }
