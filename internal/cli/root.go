@@ -108,12 +108,16 @@ resolve with the node's resolver, route both ways, pass TLS and authorize.
            the proof: read, walk and audit in one command
   probe    walk the whole pull from this node, name the first broken link
   explain  read kubelet/runtime messages, correlate failing and healthy nodes
-  sweep    walk the pull from every pool, zone and subnet as Pods, with the kubelet's own pull
-  lab      reproduce every fault for real, in network namespaces
-  aws      audit the EKS node path to ECR and S3 subnet by subnet (offline or live)
+  sweep    walk the pull from every pool, zone and subnet as Pods, with the
+           kubelet's own pull beside it
+  aws      audit the EKS node path to ECR and S3, subnet by subnet (offline or live)
+  azure    audit the AKS node path to ACR over private link, pool by pool
+  monitor  keep walking from every node (a DaemonSet agent), Prometheus metrics
+  lab      reproduce every fault for real, in network namespaces and a real cluster
 
-Exit codes (diagnose, probe, explain, sweep, lab run, lab test): the report's dominant
-repair direction, so scripts and Jobs can act without parsing output.
+Exit codes (diagnose, probe, explain, sweep, aws/azure audit, monitor status,
+lab run, lab test): the report's dominant repair direction, so scripts and
+Jobs can act without parsing output.
 ` + exitHelp(exitTable...)
 
 // NewRootCommand builds the command tree.
