@@ -207,6 +207,14 @@ func stepOf(lower string, req request) string {
 	case strings.Contains(lower, "error pulling image configuration"):
 		return StepConfig
 	case req.Path == "blobs":
+		// containerd's Resolve of a digest reference falls back from HEAD
+		// /manifests/DIGEST to HEAD /blobs/DIGEST (core/remotes/docker/
+		// resolver.go): under "failed to resolve" that blobs URL is the
+		// reference lookup on the registry host, not a layer download.
+		if strings.Contains(lower, "failed to resolve") && !strings.Contains(lower, "failed to copy") &&
+			!strings.Contains(lower, "httpreadseeker") && !strings.Contains(lower, "httpreaderseeker") {
+			return StepResolve
+		}
 		return StepBlob
 	case req.Path == "manifests":
 		if strings.Contains(lower, "failed to resolve") {

@@ -338,6 +338,11 @@ var classifyCases = []classifyCase{
 	{"windows/wsarecv-reset",
 		`Error response from daemon: Get "https://myacr.azurecr.io/v2/": read tcp 10.0.0.4:50123->20.49.102.151:443: wsarecv: An existing connection was forcibly closed by the remote host.`,
 		want{Code: verdict.ConnectReset, Host: acr}},
+	// aws-samples/bedrock-access-gateway#114 (ECS agent: a digest reference resolved
+	// by containerd's HEAD /blobs/DIGEST fallback, refused by ECR)
+	{"ecs/resolve-digest-blobs-403",
+		`CannotPullContainerError: pull image manifest has been retried 1 time(s): failed to resolve ref 366590864501.dkr.ecr.us-west-2.amazonaws.com/bedrock-proxy-api-ecs:latest@sha256:5de487da52320ad9978f3a7a4f6700910342956c7dcb3b6f955222b4cccbd600: unexpected status from HEAD request to https://366590864501.dkr.ecr.us-west-2.amazonaws.com/v2/bedrock-proxy-api-ecs/blobs/sha256:5de487da52320ad9978f3a7a4f6700910342956c7dcb3b6f955222b4cccbd600: 403 Forbidden`,
+		want{Code: verdict.RegistryForbidden, Step: StepResolve, Stage: verdict.StageRegistry}},
 	// docker-archive-public/docker.kitematic#1838 (EINVAL from a nonsense proxy address)
 	{"docker/connect-invalid-argument",
 		`Error while pulling image: Get https://index.docker.io/v1/repositories/kitematic/hello-world-nginx/images: dial tcp 0.0.8.90:443: connect: invalid argument`,
