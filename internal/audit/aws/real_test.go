@@ -178,6 +178,18 @@ func TestRealCLIOutputs(t *testing.T) {
 			if tc.notPass && r.Verdict.Status == report.CheckPass {
 				t.Errorf("verdict pass on a file that describes none of the cluster's objects: %s", r.Verdict.Summary)
 			}
+			// The example's tables and ACLs are of other VPCs: no check
+			// may take one for the cluster's (main-table / default-ACL
+			// fallback).
+			for _, s := range r.Subnets {
+				for _, c := range s.Checks {
+					for _, foreign := range []string{"rtb-a1eec7de", "rtb-09ba434c1bEXAMPLE", "acl-0ea1f54ca7EXAMPLE"} {
+						if strings.Contains(c.Summary, foreign) {
+							t.Errorf("%s %s takes %s of another VPC for the cluster's: %s", s.ID, c.ID, foreign, c.Summary)
+						}
+					}
+				}
+			}
 			if tc.notFail && r.Verdict.Status == report.CheckFail {
 				t.Errorf("verdict fail on objects the file does not describe: %s", r.Verdict.Summary)
 			}
