@@ -55,6 +55,11 @@ func newLabCommand(s Streams) *cobra.Command {
 		Long:    labLong,
 		Example: labExample,
 		Args:    cobra.NoArgs,
+		// Labs are network namespaces: off Linux every lab command says so
+		// in one line instead of failing half-way.
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			return lab.Supported()
+		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return cmd.Help()
 		},

@@ -35,7 +35,7 @@ func Cleanup(dir string) error {
 		errs = append(errs, err)
 	}
 	for _, m := range mounts {
-		if err := unix.Unmount(m, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
+		if err := unmountDetach(m); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
 			errs = append(errs, fmt.Errorf("crirun: unmount %s: %w", m, err))
 		}
 	}

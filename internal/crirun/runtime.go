@@ -70,6 +70,9 @@ const cleanPath = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:
 // bounded, until its CRI image service answers. On error nothing is left
 // running and WorkDir is removed.
 func Start(ctx context.Context, o Options) (*Runtime, error) {
+	if err := needLinux(); err != nil {
+		return nil, err
+	}
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
@@ -122,7 +125,8 @@ func Start(ctx context.Context, o Options) (*Runtime, error) {
 	cmd.WaitDelay = 2 * time.Second
 	// Its own process group (a terminal's Ctrl-C reaches us, and we stop
 	// it in order); killed with us if we die without Stop.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	setPdeathsig(cmd.SysProcAttr)
 	if err := cmd.Start(); err != nil {
 		_ = os.RemoveAll(l.dir)
 		return nil, fmt.Errorf("crirun: start containerd in netns %s: %w", o.Netns, err)

@@ -158,6 +158,9 @@ func (c *Cluster) logf(format string, a ...any) {
 // node that is not `later`, and returns when all of them are Ready. On
 // error everything it started is torn down.
 func StartCluster(ctx context.Context, t *Topology, o ClusterOptions) (cl *Cluster, err error) {
+	if err := needLinux(); err != nil {
+		return nil, err
+	}
 	if t.Cluster == nil {
 		return nil, fmt.Errorf("scenario %s has no cluster section", t.Name)
 	}
@@ -470,7 +473,8 @@ func (c *Cluster) Exec(ctx context.Context, host string, argv ...string) (*exec.
 	pid := strings.TrimSpace(string(b))
 	cmd := exec.CommandContext(ctx, "nsenter", append([]string{"--target", pid, "--net", "--mount", "--uts", "--"}, argv...)...)
 	cmd.Env = cleanEnv()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	setPdeathsig(cmd.SysProcAttr)
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second
 	return cmd, nil

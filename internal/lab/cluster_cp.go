@@ -38,7 +38,7 @@ func startProc(name, logFile string, keep bool, argv ...string) (*clusterProc, e
 	cmd.Stdout, cmd.Stderr = lf, lf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if !keep {
-		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+		setPdeathsig(cmd.SysProcAttr)
 	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %v", name, err)

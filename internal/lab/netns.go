@@ -169,6 +169,9 @@ func sysctls(forward bool) []string {
 // Build creates the namespaces, links, addresses, routes and firewall rules
 // of t under prefix. On error the caller tears down by prefix (Teardown).
 func Build(ctx context.Context, t *Topology, prefix string) (*Network, error) {
+	if err := needLinux(); err != nil {
+		return nil, err
+	}
 	n := &Network{Prefix: prefix, Topo: t, NS: map[string]string{}, Timings: map[string]time.Duration{}}
 	hosts := sortedKeys(t.Hosts)
 	for _, h := range hosts {

@@ -37,6 +37,9 @@ func ReadServeConfig(file string) (*ServeConfig, error) {
 // Serve starts the services of c, writes "ready" to readyFile (when set)
 // once all of them listen, and serves until ctx ends. Logs go to log.
 func Serve(ctx context.Context, c *ServeConfig, readyFile string, log io.Writer) error {
+	if err := needLinux(); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var closers []io.Closer

@@ -52,7 +52,7 @@ func startServices(ctx context.Context, n *Network, self, runDir string, configs
 		cmd.Stdout, cmd.Stderr = log, log
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		if !keep {
-			cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+			setPdeathsig(cmd.SysProcAttr)
 		}
 		if err := cmd.Start(); err != nil {
 			log.Close()

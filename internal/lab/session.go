@@ -37,6 +37,9 @@ type Session struct {
 // NewSession sweeps leftovers of dead runs and claims a fresh prefix. It
 // needs root.
 func NewSession(ctx context.Context) (*Session, error) {
+	if err := needLinux(); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(StateDir, 0o700); err != nil {
 		return nil, fmt.Errorf("lab state folder %s: %v", StateDir, errors.Unwrap(err))
 	}
@@ -135,6 +138,9 @@ type KeptRun struct {
 
 // KeptRuns lists the runs left up by `lab up`.
 func KeptRuns() ([]KeptRun, error) {
+	if err := needLinux(); err != nil {
+		return nil, err
+	}
 	ents, err := os.ReadDir(StateDir)
 	if err != nil {
 		if os.IsNotExist(err) {
@@ -161,6 +167,9 @@ func KeptRuns() ([]KeptRun, error) {
 
 // Down tears down a kept run.
 func Down(k KeptRun) error {
+	if err := needLinux(); err != nil {
+		return err
+	}
 	g, err := lockFile(filepath.Join(StateDir, ".lock"), true)
 	if err != nil {
 		return err
@@ -176,6 +185,9 @@ func Down(k KeptRun) error {
 // (their lock is free and they were not kept by `lab up`), and returns the
 // prefixes it removed.
 func Sweep(ctx context.Context) ([]string, error) {
+	if err := needLinux(); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(StateDir, 0o700); err != nil {
 		return nil, err
 	}
