@@ -167,6 +167,37 @@ func Node(c kubernetes.Interface, name string) cache.ListerWatcher {
 	}
 }
 
+// DaemonSet lists and watches the one DaemonSet ns/name (a metadata.name
+// field selector).
+func DaemonSet(c kubernetes.Interface, ns, name string) cache.ListerWatcher {
+	mod := func(o metav1.ListOptions) metav1.ListOptions {
+		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
+		return o
+	}
+	return &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return c.AppsV1().DaemonSets(ns).List(ctx, mod(o))
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return c.AppsV1().DaemonSets(ns).Watch(ctx, mod(o))
+		},
+	}
+}
+
+// Events lists and watches the Events in ns that match the field selector
+// (involvedObject.name=node-a, for instance).
+func Events(c kubernetes.Interface, ns, fieldSelector string) cache.ListerWatcher {
+	mod := func(o metav1.ListOptions) metav1.ListOptions { o.FieldSelector = fieldSelector; return o }
+	return &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return c.CoreV1().Events(ns).List(ctx, mod(o))
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return c.CoreV1().Events(ns).Watch(ctx, mod(o))
+		},
+	}
+}
+
 // NodeReady reports the status of a Node's Ready condition ("" when the
 // node reports none).
 func NodeReady(n *corev1.Node) corev1.ConditionStatus {
