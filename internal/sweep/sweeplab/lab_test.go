@@ -12,14 +12,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/pullpath/pullpath/internal/lab"
 	"github.com/pullpath/pullpath/internal/lab/labtest"
@@ -27,6 +28,7 @@ import (
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/sweep"
 	"github.com/pullpath/pullpath/internal/sweep/deploytest"
+	"github.com/pullpath/pullpath/internal/testenv/kwait"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -121,19 +123,20 @@ func (e *env) noLeftovers(d time.Duration) { e.noLeftoversT(e.t, d) }
 
 func (e *env) noLeftoversT(t *testing.T, d time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		pods, owners, err := sweep.Leftovers(context.Background(), e.c.Client, ns)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if pods == 0 && owners == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("left behind after %s: %d Pod(s), %d owner(s); want none", d, pods, owners)
-		}
-		time.Sleep(time.Second)
+	if d > 0 {
+		// watched, bounded by d: the run's Pods gone, then its owners
+		end := time.Now().Add(d)
+		kwait.Until(context.Background(), t, d, "the run's Pods gone", kwait.Pods(e.c.Client, ns, sweep.CleanupSelector),
+			func(ps []*corev1.Pod) bool { return len(ps) == 0 })
+		kwait.Until(context.Background(), t, max(time.Until(end), time.Second), "the run's owner Jobs gone", kwait.Jobs(e.c.Client, ns, sweep.CleanupSelector),
+			func(js []*batchv1.Job) bool { return len(js) == 0 })
+	}
+	pods, owners, err := sweep.Leftovers(context.Background(), e.c.Client, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pods != 0 || owners != 0 {
+		t.Fatalf("left behind after %s: %d Pod(s), %d owner(s); want none", d, pods, owners)
 	}
 }
 
@@ -151,27 +154,17 @@ func node(r *report.SweepReport, name string) *report.SweepNode {
 func (e *env) waitImageListed(image string, nodes ...string) {
 	e.t.Helper()
 	want := strings.TrimPrefix(image, "docker.io/")
-	deadline := time.Now().Add(90 * time.Second)
+	end := time.Now().Add(90 * time.Second)
 	for _, n := range nodes {
-		for {
-			nd, err := e.c.Client.CoreV1().Nodes().Get(e.t.Context(), n, metav1.GetOptions{})
-			if err != nil {
-				e.t.Fatal(err)
-			}
-			found := false
-			for _, img := range nd.Status.Images {
-				for _, nm := range img.Names {
-					found = found || nm == want
+		kwait.One(e.t.Context(), e.t, max(time.Until(end), time.Second), "node "+n+" lists "+want+" in status.images", kwait.Node(e.c.Client, n),
+			func(nd *corev1.Node) bool {
+				for _, img := range nd.Status.Images {
+					if slices.Contains(img.Names, want) {
+						return true
+					}
 				}
-			}
-			if found {
-				break
-			}
-			if time.Now().After(deadline) {
-				e.t.Fatalf("node %s does not list %s in status.images after 90s", n, image)
-			}
-			time.Sleep(time.Second)
-		}
+				return false
+			})
 	}
 }
 
@@ -342,37 +335,14 @@ func TestLabCleanupAndReporting(t *testing.T) {
 
 func (e *env) waitPods(t *testing.T, n int, d time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		l, err := e.c.Client.CoreV1().Pods(ns).List(t.Context(), metav1.ListOptions{LabelSelector: sweep.CleanupSelector})
-		if err == nil && len(l.Items) >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no sweep Pod after %s (%v)", d, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	kwait.Until(t.Context(), t, d, fmt.Sprintf("%d sweep Pod(s)", n), kwait.Pods(e.c.Client, ns, sweep.CleanupSelector),
+		func(ps []*corev1.Pod) bool { return len(ps) >= n })
 }
 
 func (e *env) waitNotReady(name string, d time.Duration) {
 	e.t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		n, err := e.c.Client.CoreV1().Nodes().Get(e.t.Context(), name, metav1.GetOptions{})
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		for _, c := range n.Status.Conditions {
-			if c.Type == corev1.NodeReady && c.Status != corev1.ConditionTrue {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("node %s still Ready after %s", name, d)
-		}
-		time.Sleep(time.Second)
-	}
+	kwait.One(e.t.Context(), e.t, d, "node "+name+" not Ready", kwait.Node(e.c.Client, name),
+		func(n *corev1.Node) bool { r := kwait.NodeReady(n); return r != "" && r != corev1.ConditionTrue })
 }
 
 func applyDeploy(t *testing.T, e *env) {
