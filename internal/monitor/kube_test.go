@@ -2,6 +2,7 @@ package monitor_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -23,6 +24,7 @@ import (
 	"github.com/pullpath/pullpath/internal/monitor"
 	"github.com/pullpath/pullpath/internal/monitor/fleet"
 	"github.com/pullpath/pullpath/internal/testenv/controlplane"
+	"github.com/pullpath/pullpath/internal/testenv/kwait"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -323,21 +325,11 @@ func TestAgentWithRealAPIServer(t *testing.T) {
 	}
 	waitEvents := func(n int, reason string) {
 		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		tick := time.NewTicker(100 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			ev := events()
-			if len(ev) >= n {
-				if len(ev) != n || ev[n-1].Reason != reason {
-					t.Fatalf("events on node-t = %d, last %q, want %d, last %s", len(ev), ev[len(ev)-1].Reason, n, reason)
-				}
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("waiting for event %d (%s) on node-t: have %d", n, reason, len(ev))
-			}
-			<-tick.C
+		// watched, bounded: the n-th Event on node-t, then exactly n
+		ev := kwait.Until(ctx, t, 30*time.Second, fmt.Sprintf("event %d (%s) on node-t", n, reason),
+			kwait.Events(cs, "default", "involvedObject.name=node-t"), func(ev []*corev1.Event) bool { return len(ev) >= n })
+		if len(ev) != n || ev[n-1].Reason != reason {
+			t.Fatalf("events on node-t = %d, last %q, want %d, last %s", len(ev), ev[len(ev)-1].Reason, n, reason)
 		}
 	}
 	waitEvents(1, monitor.ReasonOK)

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -28,6 +29,7 @@ import (
 	"github.com/pullpath/pullpath/internal/lab"
 	"github.com/pullpath/pullpath/internal/lab/labtest"
 	"github.com/pullpath/pullpath/internal/monitor/agentimage"
+	"github.com/pullpath/pullpath/internal/testenv/kwait"
 )
 
 func TestMain(m *testing.M) { labtest.Main(m) }
@@ -179,54 +181,47 @@ func TestDaemonSetRunsOnEveryLabNode(t *testing.T) {
 	if len(want) < 2 {
 		t.Fatalf("the lab cluster has %d nodes, want at least 2", len(want))
 	}
-	var pods []corev1.Pod
-	last := ""
-	for {
-		ds, err := c.Client.AppsV1().DaemonSets("pullpath-monitor").Get(ctx, "pullpath-monitor", metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		pl, err := c.Client.CoreV1().Pods("pullpath-monitor").List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=pullpath-monitor"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		running := map[string]bool{}
-		var states []string
-		for _, p := range pl.Items {
+	// watched, bounded by ctx: a ready, running agent Pod on every node,
+	// and the DaemonSet counting them all ready
+	end, _ := ctx.Deadline()
+	running := func(pl []*corev1.Pod) map[string]bool {
+		on := map[string]bool{}
+		for _, p := range pl {
 			ready := false
 			for _, cs := range p.Status.ContainerStatuses {
 				ready = cs.Ready && cs.State.Running != nil
-				if cs.State.Waiting != nil {
-					states = append(states, p.Spec.NodeName+": "+cs.State.Waiting.Reason+" "+cs.State.Waiting.Message)
-				}
 			}
 			if p.Status.Phase == corev1.PodRunning && ready {
-				running[p.Spec.NodeName] = true
+				on[p.Spec.NodeName] = true
 			}
 		}
-		last = fmt.Sprintf("desired %d, ready %d, running on %v; %s", ds.Status.DesiredNumberScheduled, ds.Status.NumberReady, running, strings.Join(states, "; "))
-		all := len(running) == len(want)
-		for n := range want {
-			all = all && running[n]
-		}
-		if all && int(ds.Status.NumberReady) == len(want) {
-			pods = pl.Items
-			break
-		}
-		select {
-		case <-ctx.Done():
-			for _, p := range pl.Items {
-				b, _ := c.Client.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{Previous: true}).DoRaw(t.Context())
-				t.Logf("logs of %s on %s (previous container):\n%s", p.Name, p.Spec.NodeName, b)
-			}
-			t.Fatalf("the DaemonSet did not run on every lab node: %s", last)
-		case <-time.After(time.Second):
-		}
+		return on
 	}
+	everyNode := func(on map[string]bool) bool {
+		all := len(on) == len(want)
+		for n := range want {
+			all = all && on[n]
+		}
+		return all
+	}
+	pl, err := kwait.Wait(ctx, time.Until(end), "an agent Pod running and ready on every lab node",
+		kwait.Pods(c.Client, "pullpath-monitor", "app.kubernetes.io/name=pullpath-monitor"),
+		func(pl []*corev1.Pod) bool { return everyNode(running(pl)) })
+	if err != nil {
+		for _, p := range pl {
+			b, _ := c.Client.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{Previous: true}).DoRaw(t.Context())
+			t.Logf("logs of %s on %s (previous container):\n%s", p.Name, p.Spec.NodeName, b)
+		}
+		t.Fatalf("the DaemonSet did not run on every lab node: %v", err)
+	}
+	ds := kwait.One(ctx, t, time.Until(end), fmt.Sprintf("DaemonSet pullpath-monitor: %d ready", len(want)),
+		kwait.DaemonSet(c.Client, "pullpath-monitor", "pullpath-monitor"),
+		func(ds *appsv1.DaemonSet) bool { return int(ds.Status.NumberReady) == len(want) })
+	last := fmt.Sprintf("desired %d, ready %d, running on %v", ds.Status.DesiredNumberScheduled, ds.Status.NumberReady, running(pl))
 	t.Logf("DaemonSet running: %s", last)
 
 	// A scrape of one agent, from inside its node's network namespace.
-	p := pods[0]
+	p := pl[0]
 	host := ""
 	for _, h := range c.Hosts() {
 		if c.NodeName(h) == p.Spec.NodeName {
