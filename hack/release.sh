@@ -8,9 +8,9 @@
 #
 # Usage: hack/release.sh [--version V] [--platform OS/ARCH]... [--out DIR] [--dev]
 #   --version   default: git describe --tags --always --dirty
-#   --platform  default: linux/amd64 linux/arm64 (the platforms of
-#               plugins/pullpath.yaml; darwin waits for build tags on the
-#               Linux-only lab and runtime driver)
+#   --platform  default: linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+#               (the platforms of plugins/pullpath.yaml; on darwin every
+#               command but lab runs, lab says it needs Linux)
 #   --out       default: dist
 #   --dev       build as go test does (cgo as the environment has it, no
 #               -trimpath), so the build cache of the tests is reused and
@@ -37,7 +37,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ -n "$version" ] || version="$(git describe --tags --always --dirty 2>/dev/null || echo v0.0.0-dev)"
-[ "${#platforms[@]}" -gt 0 ] || platforms=(linux/amd64 linux/arm64)
+[ "${#platforms[@]}" -gt 0 ] || platforms=(linux/amd64 linux/arm64 darwin/amd64 darwin/arm64)
 commit="$(git rev-parse HEAD 2>/dev/null || echo unknown)"
 pkg=github.com/pullpath/pullpath/internal/cli
 mtime="$(git log -1 --format=%cI 2>/dev/null || echo 2026-01-01T00:00:00Z)"
@@ -69,7 +69,7 @@ done
 # The krew manifest, once every platform it names has its archive.
 manifest="$(cat plugins/pullpath.yaml)"
 manifest="${manifest//\$\{VERSION\}/$version}"
-for p in linux/amd64 linux/arm64; do
+for p in linux/amd64 linux/arm64 darwin/amd64 darwin/arm64; do
   os="${p%/*}" arch="${p#*/}"
   a="$out/pullpath_${version}_${os}_${arch}.tar.gz"
   if [ ! -f "$a" ]; then

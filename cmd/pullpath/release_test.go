@@ -119,7 +119,7 @@ func TestKrewManifest(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := strings.ReplaceAll(string(b), "${VERSION}", "v9.9.9")
-	platforms := []string{"linux/amd64", "linux/arm64"}
+	platforms := []string{"linux/amd64", "linux/arm64", "darwin/amd64", "darwin/arm64"}
 	for _, p := range platforms {
 		s = strings.ReplaceAll(s, "${SHA256_"+strings.Replace(p, "/", "_", 1)+"}", strings.Repeat(p[:1], 64))
 	}
