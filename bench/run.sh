@@ -6,6 +6,16 @@
 #   sudo bash bench/run.sh throughput             # one part; several may be named
 #   ROUNDS=5 OUT=/tmp/pullbench bash bench/run.sh throughput
 #   NODES=1000 PODS=10000 EVENTS=10000 bash bench/run.sh explain
+#   bash bench/run.sh aws azure agent sweep       # the parts not run by default
+#
+# Parts: throughput, deadpath, explain (the default set, pullbench), and
+#   aws    bench/cmd/awsbench: `pullpath aws audit` offline + live API calls
+#   azure  bench/cmd/azurebench: `pullpath azure audit` offline + ARM requests
+#   agent  bench/cmd/agentbench: the node agent's RSS/CPU, beside
+#          prometheus-node-exporter when that is installed (not installed
+#          here: its package brings a systemd unit)
+#   sweep  bench/cmd/sweepbench: `pullpath sweep` over SWEEP_NODES (5000)
+#          simulated nodes on the real apiserver (hack/controlplane.sh)
 #
 # Each part prints its Markdown tables (also written to $OUT/PART.md) and
 # every figure as JSON ($OUT/PART.json). It exits non-zero only when a run
@@ -28,8 +38,8 @@ if [ "${#parts[@]}" -eq 0 ]; then
 fi
 for p in "${parts[@]}"; do
   case "$p" in
-    throughput|deadpath|explain) ;;
-    *) echo "bench/run.sh: unknown part \"$p\", want throughput, deadpath or explain" >&2; exit 1 ;;
+    throughput|deadpath|explain|aws|azure|agent|sweep) ;;
+    *) echo "bench/run.sh: unknown part \"$p\", want throughput, deadpath, explain, aws, azure, agent or sweep" >&2; exit 1 ;;
   esac
 done
 
@@ -47,7 +57,7 @@ for p in "${parts[@]}"; do
         exit 1
       fi
       crictl_ensure ;;
-    explain)
+    explain|sweep)
       bash hack/controlplane.sh ;;
   esac
 done
@@ -60,6 +70,20 @@ go build -o "$bin/pullbench" ./bench/cmd/pullbench
 mkdir -p "$OUT"
 
 for p in "${parts[@]}"; do
+  case "$p" in
+    aws|azure)
+      log "${p}bench -pullpath $bin/pullpath -rounds ${ROUNDS}"
+      go run "./bench/cmd/${p}bench" -pullpath "$bin/pullpath" -rounds "$ROUNDS" | tee "$OUT/$p.md"
+      continue ;;
+    agent)
+      log "agentbench -rounds ${AGENT_ROUNDS:-20} -out $OUT/agent"
+      go run ./bench/cmd/agentbench -rounds "${AGENT_ROUNDS:-20}" -out "$OUT/agent" | tee "$OUT/agent.md"
+      continue ;;
+    sweep)
+      log "sweepbench --pullpath $bin/pullpath --nodes ${SWEEP_NODES:-5000}"
+      go run ./bench/cmd/sweepbench --pullpath "$bin/pullpath" --nodes "${SWEEP_NODES:-5000}" | tee "$OUT/sweep.json"
+      continue ;;
+  esac
   args=(-rounds "$ROUNDS" -pullpath "$bin/pullpath" -json "$OUT/$p.json")
   case "$p" in
     throughput) [ -n "${LAYERS_MIB:-}" ] && args+=(-layers-mib "$LAYERS_MIB") ;;
