@@ -62,7 +62,7 @@ func TestRBACExactlyDeploySweep(t *testing.T) {
 	w.node(nodeSpec{name: "b", pool: "web", zone: "z2", subnet: "s2"})
 	w.sim(func(p *corev1.Pod) simkubelet.Action { return okProbe })
 
-	cfg := rest.CopyConfig(cp.Config)
+	cfg := rest.CopyConfig(shared.CP.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: deploySA, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + deployNS, "system:authenticated"}}
 	sa, err := kubernetes.NewForConfig(cfg)
 	if err != nil {

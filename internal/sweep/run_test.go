@@ -25,43 +25,12 @@ import (
 
 // One real etcd + kube-apiserver for the package. Nothing runs Pods here:
 // the tests write what a kubelet would (internal/sweep/simkubelet); the lab
-// cluster's tests (lab_test.go) run real kubelets.
-var (
-	cp      *controlplane.ControlPlane
-	cpErr   error
-	cpSkip  string
-	clients kubernetes.Interface
-)
+// cluster's tests (internal/sweep/sweeplab) run real kubelets.
+var shared controlplane.Shared
 
-func TestMain(m *testing.M) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	cp, cpErr = controlplane.Start(ctx, controlplane.Options{})
-	cancel()
-	if cpErr != nil && errors.Is(cpErr, controlplane.ErrBinariesMissing) && os.Getenv("CI") != "true" {
-		cpSkip, cpErr = cpErr.Error(), nil
-	}
-	if cp != nil {
-		clients, cpErr = cp.Client()
-	}
-	code := m.Run()
-	if cp != nil {
-		if err := cp.Stop(); err != nil {
-			fmt.Fprintf(os.Stderr, "stop control plane: %v\n", err)
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(shared.Main(m)) }
 
-func need(t *testing.T) kubernetes.Interface {
-	t.Helper()
-	if cpSkip != "" {
-		t.Skipf("real control plane unavailable, run hack/controlplane.sh: %s", cpSkip)
-	}
-	if cpErr != nil {
-		t.Fatalf("control plane: %v", cpErr)
-	}
-	return clients
-}
+func need(t *testing.T) kubernetes.Interface { return shared.Client(t) }
 
 // world is one test's nodes (their names carry the test's prefix) and
 // namespace.
@@ -488,7 +457,7 @@ func (w *world) userWithRules(t *testing.T, user string, rules, clusterRules []r
 		_ = w.c.RbacV1().ClusterRoles().Delete(context.Background(), name, metav1.DeleteOptions{})
 		_ = w.c.RbacV1().ClusterRoleBindings().Delete(context.Background(), name, metav1.DeleteOptions{})
 	})
-	cfg := rest.CopyConfig(cp.Config)
+	cfg := rest.CopyConfig(shared.CP.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: name}
 	c, err := kubernetes.NewForConfig(cfg)
 	if err != nil {

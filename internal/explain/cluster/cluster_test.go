@@ -1,8 +1,6 @@
 package cluster
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -15,49 +13,16 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/pullpath/pullpath/internal/report"
-	"github.com/pullpath/pullpath/internal/testenv"
 	"github.com/pullpath/pullpath/internal/testenv/controlplane"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
 // One real etcd + kube-apiserver for every test of the package.
-var (
-	cp      *controlplane.ControlPlane
-	cpErr   error
-	cpSkip  string
-	clients kubernetes.Interface
-)
+var shared controlplane.Shared
 
-func TestMain(m *testing.M) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	cp, cpErr = controlplane.Start(ctx, controlplane.Options{})
-	cancel()
-	if cpErr != nil && errors.Is(cpErr, controlplane.ErrBinariesMissing) && !testenv.CI() {
-		cpSkip = cpErr.Error()
-		cpErr = nil
-	}
-	if cp != nil {
-		clients, cpErr = cp.Client()
-	}
-	code := m.Run()
-	if cp != nil {
-		if err := cp.Stop(); err != nil {
-			fmt.Fprintf(os.Stderr, "stop control plane: %v\n", err)
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(shared.Main(m)) }
 
-func need(t *testing.T) kubernetes.Interface {
-	t.Helper()
-	if cpSkip != "" {
-		t.Skipf("real control plane unavailable, run hack/controlplane.sh: %s", cpSkip)
-	}
-	if cpErr != nil {
-		t.Fatalf("control plane: %v", cpErr)
-	}
-	return clients
-}
+func need(t *testing.T) kubernetes.Interface { return shared.Client(t) }
 
 // fixture writes what a kubelet and the scheduler would have written.
 type fixture struct {

@@ -30,7 +30,7 @@ func startProcess(name, bin string, args []string, logs *logBuffer) (*process, e
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout = logs
 	cmd.Stderr = logs
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = procAttr()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s (%s): %w", name, bin, err)
 	}
