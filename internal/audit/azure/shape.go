@@ -103,33 +103,33 @@ func deref(t reflect.Type) reflect.Type {
 	return t
 }
 
+// elements applies f to each element of v, a slice or map of t's element
+// type (renest and flatten walk containers alike); anything else is v as it is.
+func elements(v any, t reflect.Type, f func(any, reflect.Type) any) any {
+	switch t.Kind() {
+	case reflect.Slice:
+		if arr, ok := v.([]any); ok {
+			for i := range arr {
+				arr[i] = f(arr[i], t.Elem())
+			}
+		}
+	case reflect.Map:
+		if obj, ok := v.(map[string]any); ok {
+			for k, e := range obj {
+				obj[k] = f(e, t.Elem())
+			}
+		}
+	}
+	return v
+}
+
 // renest rewrites v (decoded JSON) in place into ARM shape for type t and
 // returns it. Null values are dropped, so SDK-style nulls and AAZ-style
 // omissions read the same.
 func renest(v any, t reflect.Type) any {
 	t = deref(t)
-	switch t.Kind() {
-	case reflect.Slice:
-		arr, ok := v.([]any)
-		if !ok {
-			return v
-		}
-		for i := range arr {
-			arr[i] = renest(arr[i], t.Elem())
-		}
-		return arr
-	case reflect.Map:
-		obj, ok := v.(map[string]any)
-		if !ok {
-			return v
-		}
-		for k, e := range obj {
-			obj[k] = renest(e, t.Elem())
-		}
-		return obj
-	case reflect.Struct:
-	default:
-		return v
+	if t.Kind() != reflect.Struct {
+		return elements(v, t, renest)
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
@@ -190,28 +190,8 @@ func renest(v any, t reflect.Type) any {
 // every id that names one, as the CLI adds.
 func flatten(v any, t reflect.Type) any {
 	t = deref(t)
-	switch t.Kind() {
-	case reflect.Slice:
-		arr, ok := v.([]any)
-		if !ok {
-			return v
-		}
-		for i := range arr {
-			arr[i] = flatten(arr[i], t.Elem())
-		}
-		return arr
-	case reflect.Map:
-		obj, ok := v.(map[string]any)
-		if !ok {
-			return v
-		}
-		for k, e := range obj {
-			obj[k] = flatten(e, t.Elem())
-		}
-		return obj
-	case reflect.Struct:
-	default:
-		return v
+	if t.Kind() != reflect.Struct {
+		return elements(v, t, flatten)
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
