@@ -10,7 +10,6 @@ import (
 
 	"github.com/distribution/reference"
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/pullpath/pullpath/internal/diagnose"
@@ -170,21 +169,9 @@ func (o *diagnoseOptions) Validate() error {
 }
 
 func (o *diagnoseOptions) Run(ctx context.Context) error {
-	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(o.loading, o.overrides)
-	cfg, err := cc.ClientConfig()
+	client, ns, _, err := kubeClient(o.loading, o.overrides)
 	if err != nil {
-		return fmt.Errorf("kubeconfig: %v", oneLineErr(err))
-	}
-	if cfg.QPS == 0 {
-		cfg.QPS, cfg.Burst = 50, 300 // kubectl's limits (explain.go)
-	}
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return fmt.Errorf("kubernetes client: %v", oneLineErr(err))
-	}
-	ns, _, err := cc.Namespace()
-	if err != nil {
-		return fmt.Errorf("namespace: %v", oneLineErr(err))
+		return err
 	}
 	auditors := map[string]diagnose.Auditor{}
 	if o.fromAWS != "" {

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/pullpath/pullpath/internal/explain"
@@ -171,24 +170,9 @@ func (o *explainOptions) offline() (*report.ExplainReport, error) {
 }
 
 func (o *explainOptions) cluster(ctx context.Context) (*report.ExplainReport, error) {
-	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(o.loading, o.overrides)
-	cfg, err := cc.ClientConfig()
+	client, ns, _, err := kubeClient(o.loading, o.overrides)
 	if err != nil {
-		return nil, fmt.Errorf("kubeconfig: %v", oneLineErr(err))
-	}
-	if cfg.QPS == 0 {
-		// client-go's default (5 requests/s, burst 10) turns the ~200 paged
-		// Lists of a 5,000-node cluster into 40 s of waiting; kubectl's own
-		// limits are these.
-		cfg.QPS, cfg.Burst = 50, 300
-	}
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("kubernetes client: %v", oneLineErr(err))
-	}
-	ns, _, err := cc.Namespace()
-	if err != nil {
-		return nil, fmt.Errorf("namespace: %v", oneLineErr(err))
+		return nil, err
 	}
 	t := cluster.Target{Kind: o.kind, Name: o.name, Namespace: ns, AllNamespaces: o.all}
 	return cluster.Explain(ctx, client, t, cluster.Options{PageSize: o.page})

@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/pullpath/pullpath/internal/monitor"
@@ -122,14 +121,9 @@ failing condition (3 route, 4 dns, 5 endpoint-set, 6 tls-identity, 7 image,
 			if o.page <= 0 {
 				return fmt.Errorf("--page-size %d: want a positive number", o.page)
 			}
-			cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(o.loading, o.overrides)
-			cfg, err := cc.ClientConfig()
+			client, _, _, err := kubeClient(o.loading, o.overrides)
 			if err != nil {
-				return fmt.Errorf("kubeconfig: %v", oneLineErr(err))
-			}
-			client, err := kubernetes.NewForConfig(cfg)
-			if err != nil {
-				return fmt.Errorf("kubernetes client: %v", oneLineErr(err))
+				return err
 			}
 			r, err := fleet.Status(cmd.Context(), client, fleet.Options{EventNamespace: o.eventNS, PageSize: o.page})
 			if err != nil {

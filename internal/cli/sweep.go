@@ -227,21 +227,9 @@ func (o *sweepOptions) Validate() error {
 }
 
 func (o *sweepOptions) client() (kubernetes.Interface, string, error) {
-	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(o.loading, o.overrides)
-	cfg, err := cc.ClientConfig()
+	c, ns, explicit, err := kubeClient(o.loading, o.overrides)
 	if err != nil {
-		return nil, "", fmt.Errorf("kubeconfig: %v", oneLineErr(err))
-	}
-	if cfg.QPS == 0 {
-		cfg.QPS, cfg.Burst = 50, 300 // kubectl's limits (explain.go)
-	}
-	c, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, "", fmt.Errorf("kubernetes client: %v", oneLineErr(err))
-	}
-	ns, explicit, err := cc.Namespace()
-	if err != nil {
-		return nil, "", fmt.Errorf("namespace: %v", oneLineErr(err))
+		return nil, "", err
 	}
 	if !explicit && o.overrides.Context.Namespace == "" {
 		ns = DefaultSweepNamespace
