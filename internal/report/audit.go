@@ -12,6 +12,7 @@ import (
 const (
 	KindAWSAudit   = "AWSAuditReport"
 	KindAzureAudit = "AzureAuditReport"
+	KindGCPAudit   = "GCPAuditReport"
 )
 
 // CheckStatus is the outcome of one audit check on one subnet.

@@ -1,0 +1,194 @@
+package gcp
+
+import (
+	"fmt"
+	"strings"
+
+	artifactregistry "google.golang.org/api/artifactregistry/v1"
+	cloudresourcemanager "google.golang.org/api/cloudresourcemanager/v1"
+
+	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/verdict"
+)
+
+// Access scopes that let the node's token read images: the kubelet's
+// credential provider asks the metadata server for a token with the node's
+// scopes; without one of these the registry sees no usable credential and
+// the pull goes out anonymously (401/403).
+var pullScopes = []string{
+	"https://www.googleapis.com/auth/cloud-platform",
+	"https://www.googleapis.com/auth/devstorage.read_only",
+	"https://www.googleapis.com/auth/devstorage.read_write",
+	"https://www.googleapis.com/auth/devstorage.full_control",
+}
+
+func hasPullScope(scopes []string) bool {
+	for _, s := range scopes {
+		if contains(pullScopes, s) || contains(pullScopes, "https://www.googleapis.com/auth/"+s) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkScopes: every set of nodes in the subnet carries a scope that
+// reads images (GKE's defaults do: devstorage.read_only for the default
+// service account, cloud-platform for a custom one).
+func checkScopes(m *Model, ns *nodeSubnet) report.Check {
+	if len(ns.Profiles) == 0 {
+		return skip("no node pool or node in the subnet")
+	}
+	var ok []string
+	for _, p := range ns.Profiles {
+		if p.FromConfig && len(p.Scopes) == 0 {
+			ok = append(ok, profileName(p)+": GKE's default scopes")
+			continue
+		}
+		if !hasPullScope(p.Scopes) {
+			c := fail(verdict.ConditionTLSIdentity, fmt.Sprintf("the nodes of %s have no storage or cloud-platform access scope (%s): the kubelet's credential provider gets no token that reads images, and the pull goes out anonymously (401/403)", profileName(p), shortScopes(p.Scopes)))
+			pool := p.Pool
+			if pool == "" {
+				pool = "POOL"
+			}
+			sa := p.SA
+			if sa == "" {
+				sa = "SERVICE_ACCOUNT"
+			}
+			return with(c, "", []string{"nodePools/" + pool}, report.Change{Resource: "nodePools/" + pool, Kind: "node-pool",
+				Action:  fmt.Sprintf("access scopes of an existing node pool cannot change: create a pool with the cloud-platform scope (IAM then decides) and move the workloads off %s", pool),
+				Command: fmt.Sprintf("gcloud container node-pools create %s-v2 --cluster %s --location %s --project %s --service-account %s --scopes https://www.googleapis.com/auth/cloud-platform", pool, m.Cluster.Name, m.Location(), m.ClusterProject(), sa)})
+		}
+		ok = append(ok, profileName(p)+": "+shortScopes(p.Scopes))
+	}
+	return pass(strings.Join(ok, "; "))
+}
+
+func shortScopes(s []string) string {
+	var out []string
+	for _, x := range s {
+		out = append(out, strings.TrimPrefix(x, "https://www.googleapis.com/auth/"))
+	}
+	if len(out) == 0 {
+		return "no scopes"
+	}
+	return strings.Join(out, ", ")
+}
+
+// Roles that hold artifactregistry.repositories.downloadArtifacts (reader
+// or above), and for images still in a Container Registry bucket, the
+// storage roles that read objects.
+var (
+	arReaderRoles = []string{"roles/artifactregistry.reader", "roles/artifactregistry.writer", "roles/artifactregistry.repoAdmin",
+		"roles/artifactregistry.createOnPushWriter", "roles/artifactregistry.createOnPushRepoAdmin", "roles/artifactregistry.admin",
+		"roles/owner", "roles/editor"}
+	gcsReaderRoles = []string{"roles/storage.objectViewer", "roles/storage.objectAdmin", "roles/storage.admin", "roles/storage.legacyObjectReader"}
+)
+
+type binding struct {
+	Role, Where string
+	Members     []string
+	Conditional bool
+}
+
+func repoBindings(p *artifactregistry.Policy, where string) []binding {
+	var out []binding
+	if p == nil {
+		return nil
+	}
+	for _, b := range p.Bindings {
+		if b != nil {
+			out = append(out, binding{b.Role, where, b.Members, b.Condition != nil})
+		}
+	}
+	return out
+}
+
+func projectBindings(p *cloudresourcemanager.Policy, where string) []binding {
+	var out []binding
+	if p == nil {
+		return nil
+	}
+	for _, b := range p.Bindings {
+		if b != nil {
+			out = append(out, binding{b.Role, where, b.Members, b.Condition != nil})
+		}
+	}
+	return out
+}
+
+// checkIdentity: each node service account holds a role with
+// artifactregistry.repositories.downloadArtifacts on the repository or its
+// project (or, for gcr.io, a storage reader role on the project).
+func checkIdentity(m *Model, ns *nodeSubnet) report.Check {
+	t := m.target
+	repoPolicy, haveRepo := m.RepoPolicies[t.Repo]
+	if !haveRepo && m.ProjectPolicy == nil {
+		return missing(FileProjectPolicy, cmdProjectPolicy(t.Project))
+	}
+	roles := arReaderRoles
+	if t.Kind == KindGCR {
+		roles = append(append([]string(nil), arReaderRoles...), gcsReaderRoles...)
+	}
+	var bs []binding
+	bs = append(bs, repoBindings(repoPolicy, "repository "+t.Repo)...)
+	bs = append(bs, projectBindings(m.ProjectPolicy, "project "+t.Project)...)
+	var ok []string
+	seen := map[string]bool{}
+	for _, p := range ns.Profiles {
+		if seen[p.SA] {
+			continue
+		}
+		seen[p.SA] = true
+		if p.SA == "" {
+			return warn(fmt.Sprintf("%s runs as the Compute Engine default service account of %s, whose number is unknown (%s of that project, or %s)", profileName(p), m.ClusterProject(), FileProject, FileInstances))
+		}
+		member := "serviceAccount:" + p.SA
+		var hit, maybe *binding
+		for i := range bs {
+			b := &bs[i]
+			if !contains(roles, b.Role) {
+				continue
+			}
+			for _, mem := range b.Members {
+				switch {
+				case mem == member || mem == "allUsers" || mem == "allAuthenticatedUsers":
+					if b.Conditional {
+						maybe = b
+					} else if hit == nil {
+						hit = b
+					}
+				case strings.HasPrefix(mem, "group:") || strings.HasPrefix(mem, "domain:") || strings.HasPrefix(mem, "principalSet:"):
+					if maybe == nil {
+						maybe = b
+					}
+				}
+			}
+		}
+		switch {
+		case hit != nil:
+			ok = append(ok, fmt.Sprintf("%s holds %s on %s", p.SA, hit.Role, hit.Where))
+		case maybe != nil:
+			return warn(fmt.Sprintf("%s holds no reader role by name; %s on %s goes to %s (a group, domain or condition this audit does not resolve)", p.SA, maybe.Role, maybe.Where, strings.Join(maybe.Members, ", ")))
+		case !haveRepo && t.Kind == KindArtifactRegistry:
+			return warn(fmt.Sprintf("%s holds no reader role on project %s; the repository's own policy is not given (%s)", p.SA, t.Project, cmdRepoPolicy(t.Repo, t.Location, t.Project)))
+		default:
+			where := "repository " + t.Repo + " or project " + t.Project
+			c := fail(verdict.ConditionTLSIdentity, fmt.Sprintf("%s (the nodes of %s) holds no role with artifactregistry.repositories.downloadArtifacts on %s: the pull is denied (403 Permission \"artifactregistry.repositories.downloadArtifacts\" denied)", p.SA, profileName(p), where))
+			return with(c, t.Host, []string{"projects/" + t.Project + "/locations/" + t.Location + "/repositories/" + t.Repo, p.SA}, readerChange(t, p.SA))
+		}
+	}
+	if len(ok) == 0 {
+		return skip("no node pool or node in the subnet")
+	}
+	return pass(strings.Join(ok, "; "))
+}
+
+func readerChange(t Target, sa string) report.Change {
+	repo := t.Repo
+	if repo == "" {
+		repo = "REPOSITORY"
+	}
+	return report.Change{Resource: "projects/" + t.Project + "/locations/" + t.Location + "/repositories/" + repo, Kind: "artifact-registry-repository",
+		Action:  "grant the node service account Artifact Registry Reader on the repository",
+		Command: fmt.Sprintf("gcloud artifacts repositories add-iam-policy-binding %s --location %s --project %s --member=serviceAccount:%s --role=roles/artifactregistry.reader", repo, t.Location, t.Project, sa)}
+}

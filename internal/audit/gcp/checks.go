@@ -1,0 +1,111 @@
+package gcp
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pullpath/pullpath/internal/audit"
+	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/verdict"
+)
+
+// Check ids, in the order of a pull: names first (the node's resolver is
+// Cloud DNS, which the network's server policy and bound private zones
+// decide), then where packets go (Private Google Access, routes, the
+// egress firewall, Cloud NAT), then who may pull (access scopes, IAM, VPC
+// Service Controls).
+const (
+	CheckDNSPolicy      = "dns-policy"
+	CheckDNSZone        = "dns-zone"
+	CheckPGA            = "private-google-access"
+	CheckRoute          = "route"
+	CheckFirewall       = "firewall-egress-443"
+	CheckNAT            = "cloud-nat"
+	CheckScopes         = "access-scopes"
+	CheckIdentity       = "identity-reader"
+	CheckVPCSC          = "vpc-sc"
+	CheckSubnetDescribe = "subnet-described"
+)
+
+// Checks are the audit's checks, in report order.
+var Checks = []audit.Check[*Model, *nodeSubnet]{
+	audit.New(CheckDNSPolicy, "the network's DNS server policy", checkDNSPolicy),
+	audit.New(CheckDNSZone, "private zones for pkg.dev, gcr.io, googleapis.com answer the VIP", checkDNSZone),
+	audit.New(CheckPGA, "Private Google Access on the node subnet", checkPGA),
+	audit.New(CheckRoute, "a route via the default internet gateway to each address", checkRoute),
+	audit.New(CheckFirewall, "VPC firewall lets TCP 443 out to each address", checkFirewall),
+	audit.New(CheckNAT, "Cloud NAT covers the subnet, with ports for its nodes", checkNAT),
+	audit.New(CheckScopes, "node access scopes carry a storage or cloud-platform scope", checkScopes),
+	audit.New(CheckIdentity, "node service account reads the repository", checkIdentity),
+	audit.New(CheckVPCSC, "VPC Service Controls perimeters let the nodes' project reach the registry's", checkVPCSC),
+}
+
+// CheckIDs lists the check ids in order.
+func CheckIDs() []string {
+	out := make([]string, len(Checks))
+	for i, c := range Checks {
+		out[i] = c.ID()
+	}
+	return out
+}
+
+func pass(summary string, evidence ...string) report.Check {
+	return report.Check{Status: report.CheckPass, Summary: summary, Evidence: evidence}
+}
+
+func skip(summary string) report.Check {
+	return report.Check{Status: report.CheckSkip, Summary: summary}
+}
+
+func warn(summary string, evidence ...string) report.Check {
+	return report.Check{Status: report.CheckWarn, Summary: summary, Evidence: evidence}
+}
+
+func fail(cond verdict.Condition, summary string, evidence ...string) report.Check {
+	return report.Check{Status: report.CheckFail, Condition: cond, Summary: summary, Evidence: evidence}
+}
+
+// missing is the warn of a check whose input file was not given.
+func missing(file, cmd string) report.Check {
+	return warn(fmt.Sprintf("%s not given: cannot decide (%s)", file, cmd))
+}
+
+// pathCondition is the repair direction of a path failure on h: the
+// registry's own host is the route; another host the registry hands out
+// (Cloud Storage for GCR layers) is the endpoint set.
+func pathCondition(h *pullHost) verdict.Condition {
+	for _, r := range h.Roles {
+		if r == verdict.RoleRegistry {
+			return verdict.ConditionRoute
+		}
+	}
+	return verdict.ConditionEndpointSet
+}
+
+func with(c report.Check, host string, resources []string, changes ...report.Change) report.Check {
+	c.Host = host
+	c.Resources = append(c.Resources, resources...)
+	c.Changes = append(c.Changes, changes...)
+	return c
+}
+
+func profileName(p *nodeProfile) string {
+	if p.Pool == "" {
+		return "nodes without a pool label"
+	}
+	return "pool " + p.Pool
+}
+
+// nodeTag is the tag a firewall rule or route for the nodes should target:
+// GKE's own node tag (gke-CLUSTER-HASH-node) when the nodes carry it.
+func nodeTag(p *nodeProfile) string {
+	for _, t := range p.Tags {
+		if strings.HasPrefix(t, "gke-") && strings.HasSuffix(t, "-node") {
+			return t
+		}
+	}
+	if len(p.Tags) > 0 {
+		return p.Tags[0]
+	}
+	return ""
+}

@@ -1,0 +1,177 @@
+package gcp_test
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	gcpaudit "github.com/pullpath/pullpath/internal/audit/gcp"
+	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/verdict"
+)
+
+const (
+	imageAR     = "us-central1-docker.pkg.dev/shop-prod/apps/web:1.4.2"
+	imageGCR    = "gcr.io/shop-prod/web:1.4.2"
+	imageShared = "europe-west1-docker.pkg.dev/shared-artifacts/base/runtime:3.2"
+	imageOther  = "us-central1-docker.pkg.dev/shop-artifacts/apps/web:1.4.2"
+)
+
+type fixture struct {
+	dir, image string
+	// want is "check id" -> the subnets where it does not pass (fail, or
+	// warn for the checks that can only warn); every other check on every
+	// subnet passes or does not apply.
+	want   map[string][]string
+	status report.CheckStatus
+	cond   verdict.Condition
+}
+
+var fixtures = []fixture{
+	{dir: "valid-healthy", image: imageAR},
+	{dir: "valid-nat", image: imageAR},
+	{dir: "valid-shared-vpc", image: imageShared},
+	{dir: "valid-gcr", image: imageGCR},
+	{dir: "valid-vpc-sc-both-inside", image: imageOther},
+	{dir: "invalid-dns-zone-no-wildcard", image: imageAR, want: map[string][]string{gcpaudit.CheckDNSZone: {"nodes-a", "nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionDNS},
+	{dir: "invalid-dns-zone-public-answer", image: imageAR, want: map[string][]string{gcpaudit.CheckDNSZone: {"nodes-a", "nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionDNS},
+	{dir: "invalid-gcr-storage-no-wildcard", image: imageGCR, want: map[string][]string{gcpaudit.CheckDNSZone: {"nodes-a", "nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionDNS},
+	{dir: "invalid-dns-policy-alternative-servers", image: imageAR, want: map[string][]string{gcpaudit.CheckDNSPolicy: {"nodes-a", "nodes-b"}}, status: report.CheckWarn},
+	{dir: "invalid-pga-off", image: imageAR, want: map[string][]string{gcpaudit.CheckPGA: {"nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionRoute},
+	{dir: "invalid-pga-off-no-nat", image: imageAR, want: map[string][]string{gcpaudit.CheckPGA: {"nodes-a", "nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionRoute},
+	{dir: "invalid-route-no-vip-route", image: imageAR, want: map[string][]string{gcpaudit.CheckRoute: {"nodes-a", "nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionRoute},
+	{dir: "invalid-route-appliance", image: imageAR, want: map[string][]string{gcpaudit.CheckRoute: {"nodes-a", "nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionRoute},
+	{dir: "invalid-firewall-deny-443", image: imageAR, want: map[string][]string{gcpaudit.CheckFirewall: {"nodes-a", "nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionRoute},
+	{dir: "invalid-nat-not-covering", image: imageAR, want: map[string][]string{gcpaudit.CheckNAT: {"nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionRoute},
+	{dir: "invalid-nat-ports", image: imageAR, want: map[string][]string{gcpaudit.CheckNAT: {"nodes-a", "nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionRoute},
+	{dir: "invalid-access-scopes", image: imageAR, want: map[string][]string{gcpaudit.CheckScopes: {"nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionTLSIdentity},
+	{dir: "invalid-identity-no-reader", image: imageAR, want: map[string][]string{gcpaudit.CheckIdentity: {"nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionTLSIdentity},
+	{dir: "invalid-vpc-sc-outside-perimeter", image: imageOther, want: map[string][]string{gcpaudit.CheckVPCSC: {"nodes-a", "nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionTLSIdentity},
+}
+
+func loadDir(t *testing.T, dir string) *gcpaudit.Model {
+	t.Helper()
+	m, err := gcpaudit.Load(os.DirFS(filepath.Join("testdata", dir)))
+	if err != nil {
+		t.Fatalf("Load(%s) = %v", dir, err)
+	}
+	return m
+}
+
+func audit(t *testing.T, f fixture) *report.AuditReport {
+	t.Helper()
+	r, err := gcpaudit.Audit(loadDir(t, f.dir), gcpaudit.Options{Source: f.dir, Image: f.image})
+	if err != nil {
+		t.Fatalf("Audit(%s) = %v", f.dir, err)
+	}
+	return r
+}
+
+// Every check has a fixture that fails (or, for the server policy, warns)
+// it alone, on the subnets it names; the healthy fixtures pass everything.
+func TestFixtures(t *testing.T) {
+	covered := map[string]bool{}
+	for _, f := range fixtures {
+		t.Run(f.dir, func(t *testing.T) {
+			r := audit(t, f)
+			if len(r.Subnets) != 2 {
+				t.Fatalf("%d subnets, want 2", len(r.Subnets))
+			}
+			for _, w := range r.Warnings {
+				t.Errorf("warning %q", w.Message)
+			}
+			for _, s := range r.Subnets {
+				for _, c := range s.Checks {
+					bad := c.Status == report.CheckFail || c.Status == report.CheckWarn
+					wantBad := contains(f.want[c.ID], s.ID)
+					switch {
+					case wantBad && c.Status != f.status:
+						t.Errorf("%s %s = %s (%s), want %s", s.ID, c.ID, c.Status, c.Summary, f.status)
+					case wantBad && c.Status == report.CheckFail && c.Condition != f.cond:
+						t.Errorf("%s %s condition %q, want %q", s.ID, c.ID, c.Condition, f.cond)
+					case wantBad && c.Status == report.CheckFail && len(c.Changes) == 0:
+						t.Errorf("%s %s fails with no change", s.ID, c.ID)
+					case !wantBad && bad:
+						t.Errorf("%s %s = %s: %s", s.ID, c.ID, c.Status, c.Summary)
+					}
+					if wantBad {
+						covered[c.ID] = true
+					}
+				}
+			}
+			if len(f.want) == 0 && r.Verdict.Status != report.CheckPass {
+				t.Errorf("verdict %s: %s", r.Verdict.Status, r.Verdict.Summary)
+			}
+			if f.status == report.CheckFail && r.Verdict.Condition != f.cond {
+				t.Errorf("verdict condition %q, want %q (%s)", r.Verdict.Condition, f.cond, r.Verdict.Summary)
+			}
+			if t.Failed() {
+				for _, s := range r.Subnets {
+					for _, c := range s.Checks {
+						t.Logf("%s %-22s %-4s %s", s.ID, c.ID, c.Status, c.Summary)
+					}
+				}
+			}
+		})
+	}
+	for _, id := range gcpaudit.CheckIDs() {
+		if !covered[id] {
+			t.Errorf("check %s has no fixture that fails it", id)
+		}
+	}
+}
+
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// A failing subnet is set beside a healthy one, and the changes carry the
+// gcloud command that fixes the failing one.
+func TestFailingBesideHealthy(t *testing.T) {
+	cases := map[string]struct{ check, command string }{
+		"invalid-pga-off":            {gcpaudit.CheckPGA, "gcloud compute networks subnets update nodes-b --region us-central1 --project shop-prod --enable-private-ip-google-access"},
+		"invalid-nat-not-covering":   {gcpaudit.CheckNAT, "gcloud compute routers nats update prod-nat --router prod-vpc-router --region us-central1 --project shop-prod --nat-custom-subnet-ip-ranges nodes-a,nodes-b"},
+		"invalid-access-scopes":      {gcpaudit.CheckScopes, "gcloud container node-pools create batch-v2 --cluster prod --location us-central1 --project shop-prod --service-account 412345678901-compute@developer.gserviceaccount.com --scopes https://www.googleapis.com/auth/cloud-platform"},
+		"invalid-identity-no-reader": {gcpaudit.CheckIdentity, "gcloud artifacts repositories add-iam-policy-binding apps --location us-central1 --project shop-prod --member=serviceAccount:batch-nodes@shop-prod.iam.gserviceaccount.com --role=roles/artifactregistry.reader"},
+	}
+	for _, f := range fixtures {
+		want, ok := cases[f.dir]
+		if !ok {
+			continue
+		}
+		t.Run(f.dir, func(t *testing.T) {
+			r := audit(t, f)
+			if r.Comparison == nil || r.Comparison.Failing != "nodes-b" || r.Comparison.Healthy != "nodes-a" {
+				t.Fatalf("comparison = %+v, want nodes-b beside nodes-a", r.Comparison)
+			}
+			var differs []string
+			for _, row := range r.Comparison.Rows {
+				if row.Differs {
+					differs = append(differs, row.Check)
+				}
+			}
+			if len(differs) != 1 || differs[0] != want.check {
+				t.Errorf("rows that differ = %v, want [%s]", differs, want.check)
+			}
+			if r.Verdict.Scope != "some-subnets" {
+				t.Errorf("scope %q: %s", r.Verdict.Scope, r.Verdict.Summary)
+			}
+			var cmds []string
+			for _, c := range r.Changes {
+				cmds = append(cmds, c.Command)
+				if c.Check == want.check && c.Command == want.command && len(c.Subnets) == 1 && c.Subnets[0] == "nodes-b" {
+					return
+				}
+			}
+			sort.Strings(cmds)
+			t.Errorf("changes = \n%s\nwant %s for nodes-b", strings.Join(cmds, "\n"), want.command)
+		})
+	}
+}

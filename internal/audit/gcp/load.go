@@ -1,0 +1,185 @@
+package gcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"strings"
+
+	artifactregistry "google.golang.org/api/artifactregistry/v1"
+	compute "google.golang.org/api/compute/v1"
+	dns "google.golang.org/api/dns/v1"
+
+	"github.com/pullpath/pullpath/internal/report"
+)
+
+// maxFile bounds one input file: gcloud's JSON for the largest network is
+// a few MiB; anything bigger is not what the contract names.
+const maxFile = 256 << 20
+
+// Load reads the contract's files from fsys (a --from folder, or the files
+// collect wrote). The cluster file is required; every other missing file is
+// a warning naming the command that writes it, and the checks that needed
+// it warn. A file that is not the JSON gcloud prints is an error naming
+// the file and what was expected.
+func Load(fsys fs.FS) (*Model, error) {
+	m := &Model{Subnets: map[string]*compute.Subnetwork{}, Records: map[string][]*dns.ResourceRecordSet{}, RepoPolicies: map[string]*artifactregistry.Policy{}}
+	if err := readObject(fsys, FileCluster, "gcloud container clusters describe CLUSTER --location L --format=json", &m.Cluster); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: missing: the audit starts from the cluster (gcloud container clusters describe CLUSTER --location L --format=json)", FileCluster)
+		}
+		return nil, err
+	}
+	if m.Cluster == nil || (m.Cluster.Name == "" && m.Cluster.SelfLink == "") {
+		return nil, fmt.Errorf("%s: no cluster name or selfLink: want the output of gcloud container clusters describe CLUSTER --location L --format=json", FileCluster)
+	}
+	proj, netProj, net := m.ClusterProject(), m.NetworkProject(), m.NetworkName()
+	warn := func(file, what, cmd string) {
+		m.Warnings = append(m.Warnings, report.AuditWarning{Message: fmt.Sprintf("%s is missing: %s", file, what), File: file, Command: cmd})
+	}
+	var err error
+	if m.InstancesKnown, err = readList(fsys, FileInstances, cmdInstances(proj, m.Cluster.Name), &m.Instances); err != nil {
+		return nil, err
+	} else if !m.InstancesKnown {
+		warn(FileInstances, "the nodes' subnets, tags, service accounts and scopes come from the node pools' configuration instead", cmdInstances(proj, m.Cluster.Name))
+	}
+	if err := readObject(fsys, FileNetwork, cmdNetwork(netProj, net), &m.Network); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	if m.RoutesKnown, err = readList(fsys, FileRoutes, cmdRoutes(netProj, net), &m.Routes); err != nil {
+		return nil, err
+	} else if !m.RoutesKnown {
+		warn(FileRoutes, "the route check cannot decide", cmdRoutes(netProj, net))
+	}
+	if m.FirewallsKnown, err = readList(fsys, FileFirewalls, cmdFirewalls(netProj, net), &m.Firewalls); err != nil {
+		return nil, err
+	} else if !m.FirewallsKnown {
+		warn(FileFirewalls, "the egress firewall check cannot decide", cmdFirewalls(netProj, net))
+	}
+	if m.RoutersKnown, err = readList(fsys, FileRouters, cmdRouters(netProj, net), &m.Routers); err != nil {
+		return nil, err
+	} else if !m.RoutersKnown {
+		warn(FileRouters, "Cloud NAT coverage cannot be decided", cmdRouters(netProj, net))
+	}
+	if m.ZonesKnown, err = readList(fsys, FileZones, cmdZones(netProj), &m.Zones); err != nil {
+		return nil, err
+	} else if !m.ZonesKnown {
+		warn(FileZones, "the private zones bound to the network are unknown", cmdZones(netProj))
+	}
+	if m.PolicyKnown, err = readList(fsys, FileDNSPolicies, cmdDNSPolicies(netProj), &m.Policies); err != nil {
+		return nil, err
+	}
+	if err := readObject(fsys, FileProjectPolicy, "gcloud projects get-iam-policy REGISTRY_PROJECT --format=json", &m.ProjectPolicy); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	if err := readObject(fsys, FileProject, "gcloud projects describe REGISTRY_PROJECT --format=json", &m.Project); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	if m.PerimetersKnown, err = readList(fsys, FilePerimeters, cmdPerimeters(""), &m.Perimeters); err != nil {
+		return nil, err
+	}
+	entries, err := fs.ReadDir(fsys, ".")
+	if err != nil {
+		return nil, fmt.Errorf("reading the folder: %v", err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !strings.HasSuffix(name, fileSuffix) {
+			continue
+		}
+		base := strings.TrimSuffix(name, fileSuffix)
+		switch {
+		case strings.HasPrefix(name, filePrefSubnet):
+			var s *compute.Subnetwork
+			if err := readObject(fsys, name, cmdSubnet(netProj, "REGION", strings.TrimPrefix(base, filePrefSubnet)), &s); err != nil {
+				return nil, err
+			}
+			if s == nil || s.SelfLink == "" {
+				return nil, fmt.Errorf("%s: no selfLink: want the output of gcloud compute networks subnets describe NAME --region R --format=json", name)
+			}
+			m.Subnets[strings.ToLower(resPath(s.SelfLink))] = s
+		case strings.HasPrefix(name, filePrefRecords):
+			zone := strings.TrimPrefix(base, filePrefRecords)
+			var rs []*dns.ResourceRecordSet
+			if _, err := readList(fsys, name, cmdRecords(netProj, zone), &rs); err != nil {
+				return nil, err
+			}
+			m.Records[zone] = rs
+		case strings.HasPrefix(name, filePrefRepoPolicy):
+			var p *artifactregistry.Policy
+			if err := readObject(fsys, name, cmdRepoPolicy(strings.TrimPrefix(base, filePrefRepoPolicy), "L", "REGISTRY_PROJECT"), &p); err != nil {
+				return nil, err
+			}
+			m.RepoPolicies[strings.TrimPrefix(base, filePrefRepoPolicy)] = p
+		}
+	}
+	for _, s := range m.NodeSubnetPaths() {
+		if m.subnet(s) == nil {
+			warn(FileSubnet(lastSeg(s)), "the node subnet "+lastSeg(s)+" is not described: its checks cannot decide", cmdSubnet(segment(s, "projects"), segment(s, "regions"), lastSeg(s)))
+		}
+	}
+	return m, nil
+}
+
+func readFile(fsys fs.FS, name string) ([]byte, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	if len(data) > maxFile {
+		return nil, fmt.Errorf("%s: larger than %d MiB: not a gcloud --format=json output", name, maxFile>>20)
+	}
+	return data, nil
+}
+
+// readObject decodes one JSON object (a gcloud describe).
+func readObject[T any](fsys fs.FS, name, cmd string, into *T) error {
+	data, err := readFile(fsys, name)
+	if err != nil {
+		return err
+	}
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || data[0] != '{' {
+		return fmt.Errorf("%s: not a JSON object: want the output of %s", name, cmd)
+	}
+	if err := json.Unmarshal(data, into); err != nil {
+		return fmt.Errorf("%s: %s: want the output of %s", name, oneLine(err.Error()), cmd)
+	}
+	return nil
+}
+
+// readList decodes one JSON array (a gcloud list); false when the file is
+// absent.
+func readList[T any](fsys fs.FS, name, cmd string, into *[]T) (bool, error) {
+	data, err := readFile(fsys, name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || data[0] != '[' {
+		return false, fmt.Errorf("%s: not a JSON array: want the output of %s", name, cmd)
+	}
+	if err := json.Unmarshal(data, into); err != nil {
+		return false, fmt.Errorf("%s: %s: want the output of %s", name, oneLine(err.Error()), cmd)
+	}
+	return true, nil
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 200 {
+		s = s[:200] + "..."
+	}
+	return s
+}
