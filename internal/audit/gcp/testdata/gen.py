@@ -312,6 +312,7 @@ def main():
     out["valid-shared-vpc"] = sf
     # gcr.io images: the project grants the node account Storage Object Viewer (Container Registry's buckets)
     g = copy.deepcopy(f)
+    del g["artifacts-repositories-get-iam-policy-apps.json"]  # optional for gcr.io
     g["projects-get-iam-policy.json"]["bindings"].append({"members": [f"serviceAccount:{w.sa}"], "role": "roles/storage.objectViewer"})
     out["valid-gcr"] = g  # audited with gcr.io/shop-prod/web:1.4.2
 

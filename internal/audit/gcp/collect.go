@@ -1,0 +1,477 @@
+package gcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing/fstest"
+
+	accesscontextmanager "google.golang.org/api/accesscontextmanager/v1"
+	artifactregistry "google.golang.org/api/artifactregistry/v1"
+	cloudresourcemanager "google.golang.org/api/cloudresourcemanager/v1"
+	compute "google.golang.org/api/compute/v1"
+	container "google.golang.org/api/container/v1"
+	dns "google.golang.org/api/dns/v1"
+	"google.golang.org/api/googleapi"
+	"google.golang.org/api/option"
+
+	"github.com/pullpath/pullpath/internal/report"
+)
+
+// LiveOptions name the cluster to collect and how to reach Google's APIs.
+type LiveOptions struct {
+	Project  string // the cluster's project
+	Location string // the cluster's region or zone
+	Cluster  string
+	// Image is the image the pods pull: its registry's IAM policies and
+	// project are collected. Empty: the cluster's region and project.
+	Image string
+	// Endpoint, when set, sends every API to this base URL (tests: a
+	// loopback server speaking the REST JSON), each service under its own
+	// prefix (/compute/v1/, /container/, /dns/, /artifactregistry/,
+	// /cloudresourcemanager/, /accesscontextmanager/).
+	Endpoint string
+	// ClientOptions are added to every client (tests: a static token);
+	// none means Application Default Credentials.
+	ClientOptions []option.ClientOption
+}
+
+// Files are the contract's files as collect writes them.
+type Files map[string][]byte
+
+// FS serves the files to Load.
+func (f Files) FS() fs.FS {
+	m := fstest.MapFS{}
+	for k, v := range f {
+		m[k] = &fstest.MapFile{Data: v, Mode: 0o644}
+	}
+	return m
+}
+
+// Write writes the files into dir, creating it.
+func (f Files) Write(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--out %s: %v", dir, errors.Unwrap(err))
+	}
+	for _, name := range sortedKeys(f) {
+		if err := os.WriteFile(filepath.Join(dir, name), f[name], 0o644); err != nil {
+			return fmt.Errorf("--out %s: %v", dir, errors.Unwrap(err))
+		}
+	}
+	return nil
+}
+
+// pageSize is the most items one list call asks for (Compute's maximum):
+// with it, calls grow by one per 500 routes or rules, not with each.
+const pageSize = 500
+
+type collector struct {
+	o        LiveOptions
+	files    Files
+	warnings []report.AuditWarning
+	compute  *compute.Service
+	dns      *dns.Service
+}
+
+func (c *collector) opts(prefix string) []option.ClientOption {
+	out := append([]option.ClientOption{option.WithUserAgent("pullpath")}, c.o.ClientOptions...)
+	if c.o.Endpoint != "" {
+		out = append(out, option.WithEndpoint(strings.TrimSuffix(c.o.Endpoint, "/")+"/"+prefix))
+	}
+	return out
+}
+
+func (c *collector) warn(msg, file, cmd string) {
+	c.warnings = append(c.warnings, report.AuditWarning{Message: msg, File: file, Command: cmd})
+}
+
+// Collect reads the cluster's pull path from Google's REST APIs with their
+// own Go clients (every list paged) and returns the contract's files in
+// gcloud's --format=json shape. API calls grow with node subnets, regions
+// and private zones, not with routes, rules or zone records: records are
+// fetched by name, lists in pages of 500. Clients are made here, only on
+// the gcp path.
+func Collect(ctx context.Context, o LiveOptions) (Files, []report.AuditWarning, error) {
+	c := &collector{o: o, files: Files{}}
+	err := c.run(ctx)
+	return c.files, c.warnings, err
+}
+
+func (c *collector) run(ctx context.Context) error {
+	o := c.o
+	// 1. The cluster.
+	cs, err := container.NewService(ctx, c.opts("container/")...)
+	if err != nil {
+		return fmt.Errorf("google credentials: %s", oneLine(err.Error()))
+	}
+	cl, err := cs.Projects.Locations.Clusters.Get(fmt.Sprintf("projects/%s/locations/%s/clusters/%s", o.Project, o.Location, o.Cluster)).Context(ctx).Do()
+	if err != nil {
+		return fmt.Errorf("%s: %s", cmdCluster(o.Cluster, o.Location), apiError(err))
+	}
+	if err := c.put(FileCluster, cl); err != nil {
+		return err
+	}
+	m := &Model{Cluster: cl, Subnets: map[string]*compute.Subnetwork{}, Records: map[string][]*dns.ResourceRecordSet{}}
+	netProj, net := m.NetworkProject(), m.NetworkName()
+	if c.compute, err = compute.NewService(ctx, c.opts("compute/v1/")...); err != nil {
+		return fmt.Errorf("google credentials: %s", oneLine(err.Error()))
+	}
+	// 2. The nodes as they are.
+	var ins []*compute.Instance
+	err = c.compute.Instances.AggregatedList(o.Project).Filter("labels.goog-k8s-cluster-name="+o.Cluster).MaxResults(pageSize).
+		ReturnPartialSuccess(true).Pages(ctx, func(l *compute.InstanceAggregatedList) error {
+		for _, scope := range sortedKeys(l.Items) {
+			for _, in := range l.Items[scope].Instances {
+				if in != nil && in.Labels[labelCluster] == o.Cluster {
+					ins = append(ins, in)
+				}
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		m.Instances, m.InstancesKnown = ins, true
+		if err := putList(c, FileInstances, ins); err != nil {
+			return err
+		}
+	} else {
+		c.warn("gcloud compute instances list: "+apiError(err), FileInstances, cmdInstances(o.Project, o.Cluster))
+	}
+	// 3. The network and each node subnet (in the host project with Shared VPC).
+	if n, err := c.compute.Networks.Get(netProj, net).Context(ctx).Do(); err == nil {
+		if err := c.put(FileNetwork, n); err != nil {
+			return err
+		}
+	} else {
+		c.warn("gcloud compute networks describe: "+apiError(err), FileNetwork, cmdNetwork(netProj, net))
+	}
+	regions := map[string]bool{}
+	for _, p := range m.NodeSubnetPaths() {
+		proj, region, name := segment(p, "projects"), segment(p, "regions"), lastSeg(p)
+		regions[region] = true
+		s, err := c.compute.Subnetworks.Get(proj, region, name).Context(ctx).Do()
+		if err != nil {
+			c.warn("gcloud compute networks subnets describe: "+apiError(err), FileSubnet(name), cmdSubnet(proj, region, name))
+			continue
+		}
+		if err := c.put(FileSubnet(name), s); err != nil {
+			return err
+		}
+	}
+	// 4. Routes, firewall rules and routers of the network.
+	netFilter := fmt.Sprintf("network=%q", "https://www.googleapis.com/compute/v1/"+m.NetworkPath())
+	var routes []*compute.Route
+	if err := c.compute.Routes.List(netProj).Filter(netFilter).MaxResults(pageSize).Pages(ctx, func(l *compute.RouteList) error {
+		for _, r := range l.Items {
+			if r != nil && sameRes(r.Network, m.NetworkPath()) {
+				routes = append(routes, r)
+			}
+		}
+		return nil
+	}); err != nil {
+		c.warn("gcloud compute routes list: "+apiError(err), FileRoutes, cmdRoutes(netProj, net))
+	} else if err := putList(c, FileRoutes, routes); err != nil {
+		return err
+	}
+	var fws []*compute.Firewall
+	if err := c.compute.Firewalls.List(netProj).Filter(netFilter).MaxResults(pageSize).Pages(ctx, func(l *compute.FirewallList) error {
+		for _, f := range l.Items {
+			if f != nil && sameRes(f.Network, m.NetworkPath()) {
+				fws = append(fws, f)
+			}
+		}
+		return nil
+	}); err != nil {
+		c.warn("gcloud compute firewall-rules list: "+apiError(err), FileFirewalls, cmdFirewalls(netProj, net))
+	} else if err := putList(c, FileFirewalls, fws); err != nil {
+		return err
+	}
+	var routers []*compute.Router
+	routersOK := true
+	for _, region := range sortedKeys(regions) {
+		if err := c.compute.Routers.List(netProj, region).Filter(netFilter).MaxResults(pageSize).Pages(ctx, func(l *compute.RouterList) error {
+			for _, r := range l.Items {
+				if r != nil && sameRes(r.Network, m.NetworkPath()) {
+					routers = append(routers, r)
+				}
+			}
+			return nil
+		}); err != nil {
+			c.warn("gcloud compute routers list: "+apiError(err), FileRouters, cmdRouters(netProj, net))
+			routersOK = false
+			break
+		}
+	}
+	if routersOK {
+		if err := putList(c, FileRouters, routers); err != nil {
+			return err
+		}
+	}
+	// 5. Cloud DNS: zones and server policies of the network's project, and
+	// the record sets the pull's names need, by name.
+	if c.dns, err = dns.NewService(ctx, c.opts("dns/")...); err != nil {
+		return fmt.Errorf("google credentials: %s", oneLine(err.Error()))
+	}
+	var zones []*dns.ManagedZone
+	if err := c.dns.ManagedZones.List(netProj).MaxResults(pageSize).Pages(ctx, func(l *dns.ManagedZonesListResponse) error {
+		zones = append(zones, l.ManagedZones...)
+		return nil
+	}); err != nil {
+		c.warn("gcloud dns managed-zones list: "+apiError(err), FileZones, cmdZones(netProj))
+	} else {
+		m.Zones, m.ZonesKnown = zones, true
+		if err := putList(c, FileZones, zones); err != nil {
+			return err
+		}
+	}
+	var pols []*dns.Policy
+	if err := c.dns.Policies.List(netProj).MaxResults(pageSize).Pages(ctx, func(l *dns.PoliciesListResponse) error {
+		pols = append(pols, l.Policies...)
+		return nil
+	}); err != nil {
+		c.warn("gcloud dns policies list: "+apiError(err), FileDNSPolicies, cmdDNSPolicies(netProj))
+	} else if err := putList(c, FileDNSPolicies, pols); err != nil {
+		return err
+	}
+	t, _ := m.guessTarget()
+	if o.Image != "" {
+		if t, err = ParseImage(o.Image); err != nil {
+			return err
+		}
+	}
+	if err := c.records(ctx, m, t); err != nil {
+		return err
+	}
+	// 6. The registry's IAM policies and project, and the perimeters.
+	return c.registry(ctx, t)
+}
+
+// records fetches, for each host of the pull, the record sets Cloud DNS
+// would look at in the bound zones: the name, the wildcards above it, and
+// the same for each CNAME target.
+func (c *collector) records(ctx context.Context, m *Model, t Target) error {
+	zones := m.boundZones()
+	got := map[string]map[string]bool{} // zone -> names fetched
+	for _, h := range t.hosts() {
+		queue := []string{fqdn(h.Name)}
+		for depth := 0; depth < 8 && len(queue) > 0; depth++ {
+			name := queue[0]
+			queue = queue[1:]
+			z := zoneFor(zones, name)
+			if z == nil || z.ForwardingConfig != nil || z.PeeringConfig != nil {
+				continue
+			}
+			if got[z.Name] == nil {
+				got[z.Name] = map[string]bool{}
+				m.Records[z.Name] = []*dns.ResourceRecordSet{}
+			}
+			for _, q := range append(candidates(name, fqdn(z.DnsName)), vipNames(fqdn(z.DnsName))...) {
+				if got[z.Name][q] {
+					continue
+				}
+				got[z.Name][q] = true
+				err := c.dns.ResourceRecordSets.List(m.NetworkProject(), z.Name).Name(q).MaxResults(pageSize).Pages(ctx, func(l *dns.ResourceRecordSetsListResponse) error {
+					m.Records[z.Name] = append(m.Records[z.Name], l.Rrsets...)
+					return nil
+				})
+				if err != nil {
+					c.warn("gcloud dns record-sets list: "+apiError(err), FileRecords(z.Name), cmdRecords(m.NetworkProject(), z.Name))
+					delete(m.Records, z.Name)
+					break
+				}
+			}
+			for _, r := range lookup(m.Records[z.Name], name, fqdn(z.DnsName)) {
+				if r.Type == "CNAME" && len(r.Rrdatas) > 0 {
+					queue = append(queue, fqdn(r.Rrdatas[0]))
+				}
+			}
+		}
+	}
+	for _, zone := range sortedKeys(m.Records) {
+		rs := m.Records[zone]
+		sort.SliceStable(rs, func(i, j int) bool {
+			return rs[i].Name < rs[j].Name || rs[i].Name == rs[j].Name && rs[i].Type < rs[j].Type
+		})
+		if err := putList(c, FileRecords(zone), rs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// candidates are the names whose record sets answer name in a zone: the
+// name itself and each *.PARENT up to the apex.
+func candidates(name, apex string) []string {
+	out := []string{name}
+	for n := name; n != apex; {
+		_, parent, ok := strings.Cut(n, ".")
+		if !ok || parent == "" {
+			break
+		}
+		out = append(out, "*."+parent)
+		n = parent
+	}
+	return out
+}
+
+// vipNames are the zone's own names a repair would point a wildcard at:
+// the apex (pkg.dev., gcr.io.) and, in a googleapis.com zone, the VIP
+// names.
+func vipNames(apex string) []string {
+	out := []string{apex}
+	if apex == "googleapis.com." {
+		out = append(out, "private.googleapis.com.", "restricted.googleapis.com.")
+	}
+	return out
+}
+
+func (c *collector) registry(ctx context.Context, t Target) error {
+	if t.Repo != "" {
+		ar, err := artifactregistry.NewService(ctx, c.opts("artifactregistry/")...)
+		if err != nil {
+			return fmt.Errorf("google credentials: %s", oneLine(err.Error()))
+		}
+		p, err := ar.Projects.Locations.Repositories.GetIamPolicy(fmt.Sprintf("projects/%s/locations/%s/repositories/%s", t.Project, t.Location, t.Repo)).Context(ctx).Do()
+		switch {
+		case err == nil:
+			if err := c.put(FileRepoPolicy(t.Repo), p); err != nil {
+				return err
+			}
+		case t.Kind == KindGCR && isStatus(err, http.StatusNotFound):
+			// a gcr.io image still in Container Registry has no repository
+		default:
+			c.warn("gcloud artifacts repositories get-iam-policy: "+apiError(err), FileRepoPolicy(t.Repo), cmdRepoPolicy(t.Repo, t.Location, t.Project))
+		}
+	}
+	crm, err := cloudresourcemanager.NewService(ctx, c.opts("cloudresourcemanager/")...)
+	if err != nil {
+		return fmt.Errorf("google credentials: %s", oneLine(err.Error()))
+	}
+	if p, err := crm.Projects.GetIamPolicy(t.Project, &cloudresourcemanager.GetIamPolicyRequest{}).Context(ctx).Do(); err == nil {
+		if err := c.put(FileProjectPolicy, p); err != nil {
+			return err
+		}
+	} else {
+		c.warn("gcloud projects get-iam-policy: "+apiError(err), FileProjectPolicy, cmdProjectPolicy(t.Project))
+	}
+	proj, err := crm.Projects.Get(t.Project).Context(ctx).Do()
+	if err != nil {
+		c.warn("gcloud projects describe: "+apiError(err), FileProject, cmdProject(t.Project))
+		return nil
+	}
+	if err := c.put(FileProject, proj); err != nil {
+		return err
+	}
+	// 7. The perimeters of the organization's access policies (optional).
+	org := ""
+	if proj.Parent != nil && proj.Parent.Type == "organization" {
+		org = proj.Parent.Id
+	} else if anc, err := crm.Projects.GetAncestry(t.Project, &cloudresourcemanager.GetAncestryRequest{}).Context(ctx).Do(); err == nil {
+		for _, a := range anc.Ancestor {
+			if a != nil && a.ResourceId != nil && a.ResourceId.Type == "organization" {
+				org = a.ResourceId.Id
+			}
+		}
+	}
+	if org == "" {
+		c.warn("no organization above project "+t.Project+": no access policy to list perimeters from", FilePerimeters, cmdPerimeters(""))
+		return nil
+	}
+	acm, err := accesscontextmanager.NewService(ctx, c.opts("accesscontextmanager/")...)
+	if err != nil {
+		return fmt.Errorf("google credentials: %s", oneLine(err.Error()))
+	}
+	var policies []string
+	if err := acm.AccessPolicies.List().Parent("organizations/"+org).PageSize(100).Pages(ctx, func(l *accesscontextmanager.ListAccessPoliciesResponse) error {
+		for _, p := range l.AccessPolicies {
+			if p != nil {
+				policies = append(policies, p.Name)
+			}
+		}
+		return nil
+	}); err != nil {
+		c.warn("gcloud access-context-manager policies list: "+apiError(err), FilePerimeters, cmdPerimeters(""))
+		return nil
+	}
+	perims := []*accesscontextmanager.ServicePerimeter{}
+	for _, pol := range policies {
+		if err := acm.AccessPolicies.ServicePerimeters.List(pol).PageSize(100).Pages(ctx, func(l *accesscontextmanager.ListServicePerimetersResponse) error {
+			perims = append(perims, l.ServicePerimeters...)
+			return nil
+		}); err != nil {
+			c.warn("gcloud access-context-manager perimeters list: "+apiError(err), FilePerimeters, cmdPerimeters(lastSeg(pol)))
+			return nil
+		}
+	}
+	return putList(c, FilePerimeters, perims)
+}
+
+func isStatus(err error, code int) bool {
+	var ge *googleapi.Error
+	return errors.As(err, &ge) && ge.Code == code
+}
+
+// apiError is a client error on one line: the status and Google's message.
+func apiError(err error) string {
+	var ge *googleapi.Error
+	if errors.As(err, &ge) {
+		msg := ge.Message
+		if msg == "" {
+			msg = http.StatusText(ge.Code)
+		}
+		return fmt.Sprintf("%d %s", ge.Code, oneLine(msg))
+	}
+	return oneLine(err.Error())
+}
+
+// put writes one API value as gcloud prints it with --format=json.
+func (c *collector) put(name string, v any) error {
+	data, err := encodeGcloud(v)
+	if err != nil {
+		return fmt.Errorf("%s: %v", name, err)
+	}
+	c.files[name] = data
+	return nil
+}
+
+// putList writes a list; nil is [] as gcloud prints an empty list.
+func putList[T any](c *collector, name string, items []T) error {
+	if items == nil {
+		items = []T{}
+	}
+	return c.put(name, items)
+}
+
+// encodeGcloud is gcloud's JSON printer: the resource as the API returned
+// it, keys sorted, 2-space indent, a final newline; an empty list is [].
+func encodeGcloud(v any) ([]byte, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var x any
+	if err := dec.Decode(&x); err != nil {
+		return nil, err
+	}
+	if x == nil {
+		x = []any{}
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(x); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
