@@ -1,13 +1,3 @@
-// Package audit is the cloud-neutral model of pullpath's cloud audits
-// (`pullpath aws audit`, `pullpath azure audit`): a check is a small value
-// with a stable id that reads a loaded model and returns its result for one
-// node subnet; no check calls an API. The package then decides each subnet's
-// verdict, the audit's scope ("every subnet fails alike: identity, not
-// network"), sets a failing subnet beside a healthy one and merges the
-// changes that fix what failed.
-//
-// It imports no cloud SDK: internal/audit/aws and internal/audit/azure build
-// their models and checks on it.
 package audit
 
 import "github.com/pullpath/pullpath/internal/report"
@@ -19,28 +9,28 @@ import "github.com/pullpath/pullpath/internal/report"
 type Check[M, S any] interface {
 	ID() string
 	Title() string
-	Run(m M, s S) report.Check
+	Run(m M, s S) report.CheckResult
 }
 
 // New makes a Check from a function.
-func New[M, S any](id, title string, run func(m M, s S) report.Check) Check[M, S] {
+func New[M, S any](id, title string, run func(m M, s S) report.CheckResult) Check[M, S] {
 	return funcCheck[M, S]{id: id, title: title, run: run}
 }
 
 type funcCheck[M, S any] struct {
 	id, title string
-	run       func(M, S) report.Check
+	run       func(M, S) report.CheckResult
 }
 
-func (c funcCheck[M, S]) ID() string                { return c.id }
-func (c funcCheck[M, S]) Title() string             { return c.title }
-func (c funcCheck[M, S]) Run(m M, s S) report.Check { return c.run(m, s) }
+func (c funcCheck[M, S]) ID() string                      { return c.id }
+func (c funcCheck[M, S]) Title() string                   { return c.title }
+func (c funcCheck[M, S]) Run(m M, s S) report.CheckResult { return c.run(m, s) }
 
 // RunAll runs every check on one subnet, in order, and returns the results
 // with ID and Title filled in. A check that returns no status is a warn (a
 // check must decide or say why it could not; never a silent pass).
-func RunAll[M, S any](checks []Check[M, S], m M, s S) []report.Check {
-	out := make([]report.Check, 0, len(checks))
+func RunAll[M, S any](checks []Check[M, S], m M, s S) []report.CheckResult {
+	out := make([]report.CheckResult, 0, len(checks))
 	for _, c := range checks {
 		r := c.Run(m, s)
 		if r.ID == "" {
@@ -80,7 +70,7 @@ func rank(s report.CheckStatus) int {
 
 // Worst is the worst status of checks: fail > warn > pass > skip. No checks
 // (or only skipped ones) is a pass.
-func Worst(checks []report.Check) report.CheckStatus {
+func Worst(checks []report.CheckResult) report.CheckStatus {
 	w := report.CheckPass
 	for _, c := range checks {
 		if rank(c.Status) > rank(w) {

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"fmt"
+	"net/netip"
 	"sort"
 	"strings"
 
@@ -16,20 +17,221 @@ const (
 	ScopeEverySubnet = "every-subnet"
 )
 
-// Finish completes a report whose Subnets hold their checks: each subnet's
-// verdict, the subnets ordered failing first, the audit verdict and its
-// scope, the failing-beside-healthy comparison and the merged changes.
-func Finish(r *report.AuditReport) {
+// Finish completes a report whose Subnets hold their checks; a cloud's
+// entry point calls it last, and nothing edits the report after it.
+//
+//  1. Each subnet's verdict: the worst of its checks.
+//  2. The order: the subnets holding the focus's nodes first, then failing
+//     before warning before passing, each group in the cloud's order.
+//  3. The focus in the target: the focused subnet, the failing host, the
+//     probe's code; a focus node in no audited subnet is a warning.
+//  4. The audit verdict and its scope (Decide, with the identity rule).
+//  5. What the focused subnet's checks say about the probe's code, ahead
+//     of the verdict's sentence.
+//  6. The first failing subnet beside a healthy one, the merged changes,
+//     each warning once.
+func Finish(r *report.AuditReport, f Focus) {
+	// 1. Verdicts.
 	for _, s := range r.Subnets {
 		s.Verdict = Worst(s.Checks)
 	}
+	// 2. Order.
+	focused := focusedSubnets(r.Subnets, f)
 	sort.SliceStable(r.Subnets, func(i, j int) bool {
-		return rank(r.Subnets[i].Verdict) > rank(r.Subnets[j].Verdict)
+		a, b := r.Subnets[i], r.Subnets[j]
+		if focused[a] != focused[b] {
+			return focused[a]
+		}
+		return rank(a.Verdict) > rank(b.Verdict)
 	})
+	// 3. The focus in the target.
+	var focus *report.AuditSubnet
+	if len(focused) > 0 {
+		focus = r.Subnets[0]
+	} else if len(f.Subnets) > 0 && len(r.Subnets) == 1 {
+		focus = r.Subnets[0] // --subnet kept one
+	}
+	if focus != nil {
+		r.Target.FocusSubnet = focus.ID
+	}
+	if f.Host != "" {
+		r.Target.FocusHost = f.Host
+	}
+	if f.Code != "" {
+		r.Target.ProbeVerdict = string(f.Code)
+	}
+	if lost := unplaced(r.Subnets, f); len(lost) > 0 {
+		r.Warnings = append(r.Warnings, report.AuditWarning{File: f.File,
+			Message: fmt.Sprintf("%s %s in none of the audited node subnets (no instance, pool or subnet range of the cluster holds %s)",
+				isAre(len(lost), "node", "nodes"), firstNames(lost, 3)+isAre(len(lost), " is", " are"), isAre(len(lost), "it", "them"))})
+	}
+	// 4. The verdict.
 	r.Verdict = Decide(r.Subnets)
+	// 5. The probe's code, on the focused subnet.
+	if len(focused) > 0 && f.Code != "" && f.Code != verdict.OK {
+		explainProbe(r, focus, f)
+	}
+	// 6. Comparison, changes, warnings.
 	r.Comparison = Compare(r.Subnets)
 	r.Changes = Changes(r.Subnets)
 	r.Warnings = dedupWarnings(r.Warnings)
+}
+
+// Keep returns the subnets f.Subnets names (all of them when it names
+// none), in the cloud's order, with a warning for each named subnet the
+// cluster has no nodes in. A cloud calls it before running its checks.
+func Keep[S any](f Focus, subnets []S, id func(S) string, cluster string) ([]S, []report.AuditWarning) {
+	if len(f.Subnets) == 0 {
+		return subnets, nil
+	}
+	var keep []S
+	for _, s := range subnets {
+		for _, want := range f.Subnets {
+			if sameID(id(s), want) {
+				keep = append(keep, s)
+				break
+			}
+		}
+	}
+	var ws []report.AuditWarning
+	for _, want := range f.Subnets {
+		found := false
+		for _, s := range keep {
+			found = found || sameID(id(s), want)
+		}
+		if !found {
+			ws = append(ws, report.AuditWarning{Message: fmt.Sprintf("--subnet %s is not a node subnet of cluster %s (no node pool or node in it)", want, cluster)})
+		}
+	}
+	return keep, ws
+}
+
+// sameID compares subnet ids as the clouds do: ARM ids without regard to
+// case, AWS ids are lowercase anyway.
+func sameID(a, b string) bool {
+	return a != "" && strings.EqualFold(strings.TrimSuffix(a, "/"), strings.TrimSuffix(b, "/"))
+}
+
+// focusedSubnets are the subnets holding one of the focus's nodes: by
+// subnet id, by address inside the subnet's range, or by pool.
+func focusedSubnets(subnets []*report.AuditSubnet, f Focus) map[*report.AuditSubnet]bool {
+	out := map[*report.AuditSubnet]bool{}
+	for _, n := range f.Nodes {
+		for _, s := range subnets {
+			if holds(s, n) {
+				out[s] = true
+			}
+		}
+	}
+	return out
+}
+
+func holds(s *report.AuditSubnet, n Node) bool {
+	if n.Subnet != "" {
+		return sameID(s.ID, n.Subnet)
+	}
+	for _, p := range strings.Split(s.CIDR, ",") {
+		pfx, err := netip.ParsePrefix(strings.TrimSpace(p))
+		if err != nil {
+			continue
+		}
+		for _, a := range n.Addresses {
+			if pfx.Contains(a.Unmap()) {
+				return true
+			}
+		}
+	}
+	for _, p := range s.Pools {
+		if n.Pool != "" && strings.EqualFold(p, n.Pool) {
+			return true
+		}
+	}
+	return false
+}
+
+// unplaced are the names of the focus's nodes no audited subnet holds.
+func unplaced(subnets []*report.AuditSubnet, f Focus) []string {
+	var out []string
+	for _, n := range f.Nodes {
+		placed := false
+		for _, s := range subnets {
+			placed = placed || holds(s, n)
+		}
+		if !placed && n.Name != "" {
+			out = append(out, n.Name)
+		}
+	}
+	return out
+}
+
+// explainProbe puts ahead of the verdict which check of the focused subnet
+// explains what the probe saw: a failing check about the probed host in
+// the probe code's repair direction, else one in that direction, else one
+// about the host, else the first failure. With none, a passing subnet says
+// the fault is outside what the configuration shows.
+func explainProbe(r *report.AuditReport, s *report.AuditSubnet, f Focus) {
+	host := f.Host
+	if host == "" {
+		host = "the registry"
+	}
+	c, ok := explaining(s, f)
+	if !ok {
+		if s.Verdict == report.CheckPass {
+			r.Verdict.Summary = fmt.Sprintf("the probed node's subnet %s passes every check; the probe's %s on %s is outside what the configuration shows (a node-local setting, a hosts-file entry, or the far side); %s",
+				nameOf(s), f.Code, host, r.Verdict.Summary)
+		}
+		return
+	}
+	where := strings.Join(s.Pools, ", ")
+	if where == "" {
+		where = nameOf(s)
+	}
+	r.Verdict.Summary = fmt.Sprintf("the probe's %s on %s from %s: %s (%s); %s", f.Code, host, where, c.Summary, c.ID, r.Verdict.Summary)
+	if c.Condition != "" {
+		r.Verdict.Condition = c.Condition
+	}
+}
+
+func explaining(s *report.AuditSubnet, f Focus) (report.CheckResult, bool) {
+	info, _ := verdict.Lookup(f.Code)
+	about := func(c report.CheckResult) bool { return f.Host == "" || c.Host == "" || HostOf(c.Host) == f.Host }
+	direction := func(c report.CheckResult) bool { return sameDirection(c.Condition, info.Condition) }
+	for _, take := range []func(report.CheckResult) bool{
+		func(c report.CheckResult) bool { return about(c) && direction(c) },
+		direction,
+		about,
+		func(report.CheckResult) bool { return true },
+	} {
+		for _, c := range s.Checks {
+			if c.Status == report.CheckFail && take(c) {
+				return c, true
+			}
+		}
+	}
+	return report.CheckResult{}, false
+}
+
+// sameDirection: a route and an endpoint set are one direction for a
+// check (a timeout to a private endpoint is either).
+func sameDirection(a, b verdict.Condition) bool {
+	path := func(c verdict.Condition) bool {
+		return c == verdict.ConditionRoute || c == verdict.ConditionEndpointSet
+	}
+	return a != "" && (a == b || path(a) && path(b))
+}
+
+func nameOf(s *report.AuditSubnet) string {
+	if s.Name != "" {
+		return s.Name
+	}
+	return s.ID
+}
+
+func firstNames(list []string, n int) string {
+	if len(list) <= n {
+		return strings.Join(list, ", ")
+	}
+	return strings.Join(list[:n], ", ") + fmt.Sprintf(" and %d more", len(list)-n)
 }
 
 // Decide is the audit's one answer over its subnets, with the scope rule of
@@ -117,8 +319,8 @@ func Condition(r *report.AuditReport) (verdict.Condition, bool) {
 
 // commonFailures are the checks, in the first subnet's order, that fail on
 // every subnet.
-func commonFailures(subnets []*report.AuditSubnet) []report.Check {
-	var out []report.Check
+func commonFailures(subnets []*report.AuditSubnet) []report.CheckResult {
+	var out []report.CheckResult
 	for _, c := range subnets[0].Checks {
 		if c.Status != report.CheckFail {
 			continue
@@ -142,13 +344,13 @@ func commonFailures(subnets []*report.AuditSubnet) []report.Check {
 	return out
 }
 
-func firstFailure(s *report.AuditSubnet) report.Check {
+func firstFailure(s *report.AuditSubnet) report.CheckResult {
 	for _, c := range s.Checks {
 		if c.Status == report.CheckFail {
 			return c
 		}
 	}
-	return report.Check{}
+	return report.CheckResult{}
 }
 
 func statusOf(s *report.AuditSubnet, id string) (report.CheckStatus, bool) {
@@ -160,13 +362,13 @@ func statusOf(s *report.AuditSubnet, id string) (report.CheckStatus, bool) {
 	return "", false
 }
 
-func checkOf(s *report.AuditSubnet, id string) (report.Check, bool) {
+func checkOf(s *report.AuditSubnet, id string) (report.CheckResult, bool) {
 	for _, c := range s.Checks {
 		if c.ID == id {
 			return c, true
 		}
 	}
-	return report.Check{}, false
+	return report.CheckResult{}, false
 }
 
 // Compare sets the first failing subnet beside a healthy one, check by

@@ -12,21 +12,21 @@ import (
 type model struct{ denied map[string]bool }
 
 var (
-	routeCheck = New("route", "route to the registry", func(m model, s string) report.Check {
+	routeCheck = New("route", "route to the registry", func(m model, s string) report.CheckResult {
 		if m.denied["route:"+s] {
-			return report.Check{Status: report.CheckFail, Condition: verdict.ConditionRoute, Summary: "rtb-" + s + " has no route",
+			return report.CheckResult{Status: report.CheckFail, Condition: verdict.ConditionRoute, Summary: "rtb-" + s + " has no route",
 				Changes: []report.Change{{Resource: "rtb-" + s, Action: "add the route"}}}
 		}
-		return report.Check{Status: report.CheckPass, Summary: "route ok"}
+		return report.CheckResult{Status: report.CheckPass, Summary: "route ok"}
 	})
-	identityCheck = New("identity", "node role", func(m model, s string) report.Check {
+	identityCheck = New("identity", "node role", func(m model, s string) report.CheckResult {
 		if m.denied["identity"] {
-			return report.Check{Status: report.CheckFail, Condition: verdict.ConditionTLSIdentity, Summary: "role lacks ecr:BatchGetImage",
+			return report.CheckResult{Status: report.CheckFail, Condition: verdict.ConditionTLSIdentity, Summary: "role lacks ecr:BatchGetImage",
 				Changes: []report.Change{{Resource: "arn:aws:iam::1:role/node", Action: "attach AmazonEC2ContainerRegistryReadOnly", Command: "aws iam attach-role-policy"}}}
 		}
-		return report.Check{Status: report.CheckPass, Summary: "role ok"}
+		return report.CheckResult{Status: report.CheckPass, Summary: "role ok"}
 	})
-	silentCheck = New("silent", "says nothing", func(model, string) report.Check { return report.Check{} })
+	silentCheck = New("silent", "says nothing", func(model, string) report.CheckResult { return report.CheckResult{} })
 )
 
 func build(m model, subnets ...string) *report.AuditReport {
@@ -35,7 +35,7 @@ func build(m model, subnets ...string) *report.AuditReport {
 		r.Subnets = append(r.Subnets, &report.AuditSubnet{ID: s, Pools: []string{"ng"},
 			Checks: RunAll([]Check[model, string]{routeCheck, identityCheck}, m, s)})
 	}
-	Finish(r)
+	Finish(r, Focus{})
 	return r
 }
 
@@ -60,9 +60,9 @@ func TestWorst(t *testing.T) {
 		{[]report.CheckStatus{report.CheckFail, report.CheckWarn, report.CheckPass}, report.CheckFail},
 	}
 	for _, tt := range tests {
-		var cs []report.Check
+		var cs []report.CheckResult
 		for _, s := range tt.in {
-			cs = append(cs, report.Check{Status: s})
+			cs = append(cs, report.CheckResult{Status: s})
 		}
 		if got := Worst(cs); got != tt.want {
 			t.Errorf("Worst(%v) = %s, want %s", tt.in, got, tt.want)
@@ -135,7 +135,7 @@ func TestAllPass(t *testing.T) {
 
 func TestNoSubnetsWarns(t *testing.T) {
 	r := &report.AuditReport{}
-	Finish(r)
+	Finish(r, Focus{})
 	if _, failed := Condition(r); failed || r.Verdict.Status != report.CheckWarn {
 		t.Errorf("verdict = %+v, want warn", r.Verdict)
 	}

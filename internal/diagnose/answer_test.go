@@ -67,7 +67,7 @@ func TestAnswerChangesFromTheAudit(t *testing.T) {
 	r := &report.DiagnoseReport{Image: ecrImage, Explain: explainScaleUp(), Sweep: sweepScaleUp(), Audit: &report.AuditReport{
 		Target: report.AuditTarget{Cloud: "aws"},
 		Subnets: []*report.AuditSubnet{
-			{ID: "subnet-0c", CIDR: "10.0.30.0/24", Verdict: report.CheckFail, Checks: []report.Check{{ID: "s3-route", Status: report.CheckFail, Condition: verdict.ConditionEndpointSet}, {ID: "nacl", Status: report.CheckWarn, Condition: verdict.ConditionRoute}}},
+			{ID: "subnet-0c", CIDR: "10.0.30.0/24", Verdict: report.CheckFail, Checks: []report.CheckResult{{ID: "s3-route", Status: report.CheckFail, Condition: verdict.ConditionEndpointSet}, {ID: "nacl", Status: report.CheckWarn, Condition: verdict.ConditionRoute}}},
 			{ID: "subnet-0a", CIDR: "10.0.10.0/24", Verdict: report.CheckFail},
 		},
 		// The audit finds both subnets failing; the walk failed only on

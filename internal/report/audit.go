@@ -83,18 +83,19 @@ type AuditHost struct {
 // AuditSubnet is one node subnet (an AKS pool's subnet, an EKS subnet with
 // nodes) and its checks.
 type AuditSubnet struct {
-	ID      string      `json:"id"` // subnet-0abc..., or the full ARM subnet id
-	Name    string      `json:"name,omitempty"`
-	CIDR    string      `json:"cidr,omitempty"`
-	Zone    string      `json:"zone,omitempty"`
-	Pools   []string    `json:"pools,omitempty"` // nodegroups / agent pools with nodes here
-	Nodes   int         `json:"nodes,omitempty"` // instances seen in the subnet
-	Verdict CheckStatus `json:"verdict"`         // worst of its checks
-	Checks  []Check     `json:"checks"`
+	ID      string        `json:"id"` // subnet-0abc..., or the full ARM subnet id
+	Name    string        `json:"name,omitempty"`
+	CIDR    string        `json:"cidr,omitempty"`
+	Zone    string        `json:"zone,omitempty"`
+	Pools   []string      `json:"pools,omitempty"` // nodegroups / agent pools with nodes here
+	Nodes   int           `json:"nodes,omitempty"` // instances seen in the subnet
+	Verdict CheckStatus   `json:"verdict"`         // worst of its checks
+	Checks  []CheckResult `json:"checks"`
 }
 
-// Check is one audit check's result on one subnet.
-type Check struct {
+// CheckResult is one audit check's result on one subnet (the check itself is
+// internal/audit.Check).
+type CheckResult struct {
 	ID        string            `json:"id"` // stable kebab-case: dns-private-dns, endpoint-ecr-dkr, s3-route, nacl-egress-443, identity-ecr-actions, ...
 	Title     string            `json:"title,omitempty"`
 	Status    CheckStatus       `json:"status"`
@@ -141,12 +142,16 @@ type AuditVerdict struct {
 
 // Change is one object to change, and how.
 type Change struct {
-	Resource string   `json:"resource"` // id or ARN / ARM id
-	Kind     string   `json:"kind,omitempty"`
-	Action   string   `json:"action"`            // what to do, one sentence
-	Command  string   `json:"command,omitempty"` // the CLI command that makes or shows it
-	Check    string   `json:"check"`             // the check id that asked for it
-	Subnets  []string `json:"subnets,omitempty"`
+	Resource string `json:"resource"` // id or ARN / ARM id
+	Kind     string `json:"kind,omitempty"`
+	Action   string `json:"action"`            // what to do, one sentence
+	Command  string `json:"command,omitempty"` // the CLI command that makes or shows it
+	// Touches names the other objects the change touches: the dead target
+	// of a route it replaces (a deleted NAT gateway, a detached appliance),
+	// beside the table it edits.
+	Touches []string `json:"touches,omitempty"`
+	Check   string   `json:"check"` // the check id that asked for it
+	Subnets []string `json:"subnets,omitempty"`
 }
 
 // AuditWarning is a fact that did not decide a check.

@@ -83,7 +83,7 @@ func Audit(raw *Raw, o Options) (*report.AuditReport, error) {
 			s.Name = nameTag(ns.Subnet.Tags)
 			s.Checks = audit.RunAll(Checks, m, ns)
 		} else {
-			s.Checks = []report.Check{{ID: CheckSubnetDescribed, Title: "subnet described", Status: report.CheckWarn,
+			s.Checks = []report.CheckResult{{ID: CheckSubnetDescribed, Title: "subnet described", Status: report.CheckWarn,
 				Summary: fmt.Sprintf("%s is referenced but not described in %s: nothing can be checked", ns.ID, FileSubnets), Resources: []string{ns.ID}}}
 		}
 		if o.Focus != nil && o.Focus.Host != "" {
@@ -92,7 +92,7 @@ func Audit(raw *Raw, o Options) (*report.AuditReport, error) {
 		r.Subnets = append(r.Subnets, s)
 	}
 	r.Hosts = hosts(m, subnets)
-	audit.Finish(r)
+	audit.Finish(r, audit.Focus{})
 	r.Cost = costNote(m, subnets, o)
 	r.DurationMS = float64(now().Sub(start).Microseconds()) / 1000
 	return r, nil

@@ -25,7 +25,7 @@ func (m *Model) privateDNSEndpoints() []string {
 
 // checkDNSAttributes: the Amazon resolver answers only with enableDnsSupport;
 // interface endpoints' private DNS names need enableDnsHostnames too.
-func checkDNSAttributes(m *Model, ns *NodeSubnet) report.Check {
+func checkDNSAttributes(m *Model, ns *NodeSubnet) report.CheckResult {
 	if !m.Have[FileDNSSupport] && !m.Have[FileDNSHostnames] {
 		return m.missing(FileDNSSupport)
 	}
@@ -74,7 +74,7 @@ func onOff(b *bool) string {
 
 // checkDHCPOptions: custom name servers must forward to the VPC resolver,
 // or the endpoints' private names vanish; public resolvers never can.
-func checkDHCPOptions(m *Model, ns *NodeSubnet) report.Check {
+func checkDHCPOptions(m *Model, ns *NodeSubnet) report.CheckResult {
 	if !m.Have[FileDHCPOptions] {
 		return m.missing(FileDHCPOptions)
 	}
@@ -129,12 +129,12 @@ func checkDHCPOptions(m *Model, ns *NodeSubnet) report.Check {
 
 // checkPrivateDNS: an ECR interface endpoint with private DNS off leaves
 // the registry names on their public addresses.
-func checkPrivateDNS(m *Model, ns *NodeSubnet) report.Check {
+func checkPrivateDNS(m *Model, ns *NodeSubnet) report.CheckResult {
 	if !m.Have[FileEndpoints] {
 		return m.missing(FileEndpoints)
 	}
 	var on, off []string
-	var c report.Check
+	var c report.CheckResult
 	for _, svc := range []string{SvcECRAPI, SvcECRDKR} {
 		e := pickInterface(m.endpointsFor(svc, "Interface"))
 		if e == nil {

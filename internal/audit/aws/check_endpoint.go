@@ -15,7 +15,7 @@ func available(e *ec2types.VpcEndpoint) bool { return strings.EqualFold(string(e
 // ENI in the subnet, or at least in its AZ (an interface endpoint has one
 // ENI per selected subnet, one subnet per AZ; a subnet added later and not
 // added to the endpoint resolves the name but has no ENI near it).
-func checkEndpoint(m *Model, ns *NodeSubnet, svc string) report.Check {
+func checkEndpoint(m *Model, ns *NodeSubnet, svc string) report.CheckResult {
 	if !m.Have[FileEndpoints] {
 		return m.missing(FileEndpoints)
 	}
@@ -35,7 +35,7 @@ func checkEndpoint(m *Model, ns *NodeSubnet, svc string) report.Check {
 	}
 	id := str(e.VpcEndpointId)
 	ev := []string{fmt.Sprintf("%s state=%s privateDns=%s subnets=%s enis=%d", id, e.State, boolString(e.PrivateDnsEnabled), strings.Join(e.SubnetIds, ","), len(e.NetworkInterfaceIds))}
-	sev := func(c report.Check) report.Check {
+	sev := func(c report.CheckResult) report.CheckResult {
 		// An endpoint the nodes do not use (private DNS off, a working
 		// NAT) is a risk, not today's failure.
 		if !p.captured && c.Status == report.CheckFail {
@@ -74,11 +74,11 @@ func checkEndpoint(m *Model, ns *NodeSubnet, svc string) report.Check {
 // checkECRPolicy: the ECR interface endpoints' policies must allow the
 // node role the four actions (a policy of the endpoint applies on top of
 // the role's).
-func checkECRPolicy(m *Model, ns *NodeSubnet) report.Check {
+func checkECRPolicy(m *Model, ns *NodeSubnet) report.CheckResult {
 	if !m.Have[FileEndpoints] {
 		return m.missing(FileEndpoints)
 	}
-	var c report.Check
+	var c report.CheckResult
 	var fails, unsure, oks []string
 	used := false
 	for _, svc := range []string{SvcECRAPI, SvcECRDKR} {
@@ -113,7 +113,7 @@ func checkECRPolicy(m *Model, ns *NodeSubnet) report.Check {
 	if !used {
 		return skip("no ECR interface endpoint is in use: no endpoint policy applies")
 	}
-	var r report.Check
+	var r report.CheckResult
 	switch {
 	case len(fails) > 0:
 		r = fail(verdict.ConditionTLSIdentity, "endpoint policy refuses the pull: "+fails[0], append(fails[1:], unsure...)...)

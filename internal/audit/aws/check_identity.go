@@ -12,7 +12,7 @@ import (
 // checkIdentity: the node role's simulated decision for each of the four
 // ECR actions must be "allowed". The role is the same for every subnet, so
 // a fault here fails them all alike (identity, not network).
-func checkIdentity(m *Model, ns *NodeSubnet) report.Check {
+func checkIdentity(m *Model, ns *NodeSubnet) report.CheckResult {
 	if m.Simulate == nil && !m.Have[FileSimulate] {
 		return m.missing(FileSimulate)
 	}

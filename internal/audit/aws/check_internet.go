@@ -14,7 +14,7 @@ import (
 // that is available, public, in the subnet's AZ and whose own subnet
 // reaches an internet gateway; or to an internet gateway, with public
 // addresses on the nodes. A blackhole there is the finding.
-func checkInternet(m *Model, ns *NodeSubnet) report.Check {
+func checkInternet(m *Model, ns *NodeSubnet) report.CheckResult {
 	var need, carried []string
 	for _, svc := range []string{SvcECRAPI, SvcECRDKR, SvcS3} {
 		p := m.path(ns, svc)

@@ -101,7 +101,7 @@ func freeRule(acl *ec2types.NetworkAcl, egress bool, below int32) int32 {
 // checkNACLNode: the node subnet's ACL lets 443 out to each destination
 // and the replies in on ephemeral ports, rule by rule in number order.
 // Traffic to an ENI in the same subnet never crosses the ACL.
-func checkNACLNode(m *Model, ns *NodeSubnet) report.Check {
+func checkNACLNode(m *Model, ns *NodeSubnet) report.CheckResult {
 	if !m.Have[FileNetworkACLs] {
 		return m.missing(FileNetworkACLs)
 	}
@@ -125,7 +125,7 @@ func checkNACLNode(m *Model, ns *NodeSubnet) report.Check {
 		}
 	}
 	fails, warns, change := m.evalFlows(ns.ACL, flows)
-	var c report.Check
+	var c report.CheckResult
 	switch {
 	case len(fails) > 0:
 		c = fail(verdict.ConditionRoute, fails[0], append(fails[1:], warns...)...)
@@ -145,12 +145,12 @@ func checkNACLNode(m *Model, ns *NodeSubnet) report.Check {
 // ENIs, the NAT gateway) admit 443 from the node subnet and let the replies
 // back to it; a NAT's subnet also lets 443 out and the replies in from the
 // internet.
-func checkNACLPath(m *Model, ns *NodeSubnet) report.Check {
+func checkNACLPath(m *Model, ns *NodeSubnet) report.CheckResult {
 	if !m.Have[FileNetworkACLs] {
 		return m.missing(FileNetworkACLs)
 	}
 	var fails, warns []string
-	var c report.Check
+	var c report.CheckResult
 	checked := 0
 	for _, svc := range []string{SvcECRAPI, SvcECRDKR, SvcS3} {
 		p := m.path(ns, svc)
@@ -201,7 +201,7 @@ func checkNACLPath(m *Model, ns *NodeSubnet) report.Check {
 			}
 		}
 	}
-	var r report.Check
+	var r report.CheckResult
 	switch {
 	case checked == 0 && len(warns) == 0:
 		return skip("no endpoint or NAT gateway in another subnet on the pull's path")

@@ -12,7 +12,7 @@ import (
 // association, else the VPC's main table (a subnet with no association
 // uses it). Blackhole routes off the pull's path are a warn; on the path
 // route-internet and s3-route name them.
-func checkRouteTable(m *Model, ns *NodeSubnet) report.Check {
+func checkRouteTable(m *Model, ns *NodeSubnet) report.CheckResult {
 	if !m.Have[FileRouteTables] {
 		return m.missing(FileRouteTables)
 	}

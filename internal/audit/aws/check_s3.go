@@ -14,7 +14,7 @@ import (
 // must carry the pl- route to it, winning by longest prefix for every CIDR
 // of the S3 prefix list. An S3 interface endpoint with private DNS also
 // carries them; otherwise the internet path does (and NAT charges).
-func checkS3Route(m *Model, ns *NodeSubnet) report.Check {
+func checkS3Route(m *Model, ns *NodeSubnet) report.CheckResult {
 	if !m.Have[FileRouteTables] {
 		return m.missing(FileRouteTables)
 	}
@@ -53,7 +53,7 @@ func checkS3Route(m *Model, ns *NodeSubnet) report.Check {
 	}
 	gwID := str(gw.VpcEndpointId)
 	route := prefixListRouteTo(ns.RouteTable, gwID)
-	var c report.Check
+	var c report.CheckResult
 	change := report.Change{Resource: gwID, Kind: "vpc-endpoint", Action: "add the subnet's route table to the S3 gateway endpoint (it writes the pl- route)",
 		Command: fmt.Sprintf("aws ec2 modify-vpc-endpoint --vpc-endpoint-id %s --add-route-table-ids %s%s", gwID, rtID, m.regionFlag())}
 	switch {
@@ -106,7 +106,7 @@ func prefixListRouteTo(rt *ec2types.RouteTable, vpce string) *ec2types.Route {
 // checkS3Policy: the S3 endpoint the layers use must allow s3:GetObject on
 // the layer bucket. ECR hands out URLs it signed itself, so only a
 // statement with Principal "*" matches, and an explicit Deny wins.
-func checkS3Policy(m *Model, ns *NodeSubnet) report.Check {
+func checkS3Policy(m *Model, ns *NodeSubnet) report.CheckResult {
 	if !m.Have[FileEndpoints] {
 		return m.missing(FileEndpoints)
 	}

@@ -26,7 +26,7 @@ func (m *Model) nodesOf(ns *NodeSubnet) []Node {
 // nodes: a rule naming a node's security group, or a CIDR holding its
 // address (security groups are allow-only; any group of the endpoint may
 // allow).
-func checkSGEndpoint(m *Model, ns *NodeSubnet) report.Check {
+func checkSGEndpoint(m *Model, ns *NodeSubnet) report.CheckResult {
 	if !m.Have[FileEndpoints] {
 		return m.missing(FileEndpoints)
 	}
@@ -43,7 +43,7 @@ func checkSGEndpoint(m *Model, ns *NodeSubnet) report.Check {
 		return m.missing(FileSecurityGroups)
 	}
 	nodes := m.nodesOf(ns)
-	var c report.Check
+	var c report.CheckResult
 	var bad, ev, unknown []string
 	for _, p := range used {
 		id := str(p.iface.VpcEndpointId)
@@ -92,7 +92,7 @@ func checkSGEndpoint(m *Model, ns *NodeSubnet) report.Check {
 			Command: fmt.Sprintf("aws ec2 authorize-security-group-ingress --group-id %s --protocol tcp --port 443 %s%s", target, src, m.regionFlag())})
 		c = withRes(c, id)
 	}
-	var r report.Check
+	var r report.CheckResult
 	switch {
 	case len(bad) > 0:
 		r = fail(verdict.ConditionRoute, bad[0], append(bad[1:], ev...)...)
@@ -147,12 +147,12 @@ func (m *Model) destinations(ns *NodeSubnet) []dest {
 
 // checkSGNodeEgress: some security group of each node lets TCP 443 out to
 // every destination of the pull (the reply needs no rule: stateful).
-func checkSGNodeEgress(m *Model, ns *NodeSubnet) report.Check {
+func checkSGNodeEgress(m *Model, ns *NodeSubnet) report.CheckResult {
 	if !m.Have[FileSecurityGroups] {
 		return m.missing(FileSecurityGroups)
 	}
 	nodes := m.nodesOf(ns)
-	var c report.Check
+	var c report.CheckResult
 	var bad, unknown []string
 	for _, n := range nodes {
 		if len(n.SGs) == 0 {
@@ -197,7 +197,7 @@ func checkSGNodeEgress(m *Model, ns *NodeSubnet) report.Check {
 			}
 		}
 	}
-	var r report.Check
+	var r report.CheckResult
 	switch {
 	case len(bad) > 0:
 		r = fail(verdict.ConditionRoute, bad[0], bad[1:]...)

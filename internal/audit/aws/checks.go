@@ -39,8 +39,8 @@ var Checks = []audit.Check[*Model, *NodeSubnet]{
 	audit.New(CheckDNSAttributes, "VPC DNS support and DNS host names", checkDNSAttributes),
 	audit.New(CheckDHCPOptions, "DHCP option set name servers", checkDHCPOptions),
 	audit.New(CheckPrivateDNS, "private DNS of the ECR interface endpoints", checkPrivateDNS),
-	audit.New(CheckEndpointECRAPI, "ecr.api interface endpoint (auth token)", func(m *Model, ns *NodeSubnet) report.Check { return checkEndpoint(m, ns, SvcECRAPI) }),
-	audit.New(CheckEndpointECRDKR, "ecr.dkr interface endpoint (manifests, layer URLs)", func(m *Model, ns *NodeSubnet) report.Check { return checkEndpoint(m, ns, SvcECRDKR) }),
+	audit.New(CheckEndpointECRAPI, "ecr.api interface endpoint (auth token)", func(m *Model, ns *NodeSubnet) report.CheckResult { return checkEndpoint(m, ns, SvcECRAPI) }),
+	audit.New(CheckEndpointECRDKR, "ecr.dkr interface endpoint (manifests, layer URLs)", func(m *Model, ns *NodeSubnet) report.CheckResult { return checkEndpoint(m, ns, SvcECRDKR) }),
 	audit.New(CheckEndpointPolicy, "ECR endpoint policies allow the pull", checkECRPolicy),
 	audit.New(CheckSGEndpoint, "endpoint security groups admit 443 from the nodes", checkSGEndpoint),
 	audit.New(CheckSGNodeEgress, "node security groups let 443 out", checkSGNodeEgress),
@@ -52,24 +52,24 @@ var Checks = []audit.Check[*Model, *NodeSubnet]{
 	audit.New(CheckIdentity, "node role may pull from ECR", checkIdentity),
 }
 
-func pass(summary string, evidence ...string) report.Check {
-	return report.Check{Status: report.CheckPass, Summary: summary, Evidence: evidence}
+func pass(summary string, evidence ...string) report.CheckResult {
+	return report.CheckResult{Status: report.CheckPass, Summary: summary, Evidence: evidence}
 }
 
-func skip(summary string) report.Check {
-	return report.Check{Status: report.CheckSkip, Summary: summary}
+func skip(summary string) report.CheckResult {
+	return report.CheckResult{Status: report.CheckSkip, Summary: summary}
 }
 
-func warn(cond verdict.Condition, summary string, evidence ...string) report.Check {
-	return report.Check{Status: report.CheckWarn, Condition: cond, Summary: summary, Evidence: evidence}
+func warn(cond verdict.Condition, summary string, evidence ...string) report.CheckResult {
+	return report.CheckResult{Status: report.CheckWarn, Condition: cond, Summary: summary, Evidence: evidence}
 }
 
-func fail(cond verdict.Condition, summary string, evidence ...string) report.Check {
-	return report.Check{Status: report.CheckFail, Condition: cond, Summary: summary, Evidence: evidence}
+func fail(cond verdict.Condition, summary string, evidence ...string) report.CheckResult {
+	return report.CheckResult{Status: report.CheckFail, Condition: cond, Summary: summary, Evidence: evidence}
 }
 
 // missing is the warn of a check whose input file was not given.
-func (m *Model) missing(file string) report.Check {
+func (m *Model) missing(file string) report.CheckResult {
 	return warn("", fmt.Sprintf("%s not given: cannot decide (%s)", file, m.command(file)))
 }
 
@@ -79,7 +79,7 @@ func (m *Model) command(file string) string {
 
 // res appends resources and returns the check (chainable helpers would
 // hide which resources a result names; this keeps it explicit).
-func withRes(c report.Check, ids ...string) report.Check {
+func withRes(c report.CheckResult, ids ...string) report.CheckResult {
 	for _, id := range ids {
 		if id != "" && !contains(c.Resources, id) {
 			c.Resources = append(c.Resources, id)
@@ -88,7 +88,7 @@ func withRes(c report.Check, ids ...string) report.Check {
 	return c
 }
 
-func withChange(c report.Check, ch report.Change) report.Check {
+func withChange(c report.CheckResult, ch report.Change) report.CheckResult {
 	c.Changes = append(c.Changes, ch)
 	return withRes(c, ch.Resource)
 }

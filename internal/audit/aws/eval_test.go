@@ -147,7 +147,7 @@ func TestS3RouteOverriddenByMoreSpecificRoute(t *testing.T) {
 	}
 }
 
-func checkOn(t *testing.T, r *report.AuditReport, subnet, id string) report.Check {
+func checkOn(t *testing.T, r *report.AuditReport, subnet, id string) report.CheckResult {
 	t.Helper()
 	for _, s := range r.Subnets {
 		if s.ID != subnet {
@@ -160,7 +160,7 @@ func checkOn(t *testing.T, r *report.AuditReport, subnet, id string) report.Chec
 		}
 	}
 	t.Fatalf("no check %s on %s", id, subnet)
-	return report.Check{}
+	return report.CheckResult{}
 }
 
 func TestProbeReportFocus(t *testing.T) {

@@ -106,7 +106,7 @@ func focusHost(m *Model, s *report.AuditSubnet, host string) {
 		SvcECRDKR: {CheckEndpointECRDKR, CheckPrivateDNS, CheckSGEndpoint, CheckEndpointPolicy, CheckInternet, CheckIdentity},
 		SvcS3:     {CheckS3Route, CheckS3Policy, CheckInternet, CheckNACLNode},
 	}[svc]
-	var first, rest []report.Check
+	var first, rest []report.CheckResult
 	for _, c := range s.Checks {
 		if contains(about, c.ID) {
 			c.Host = m.Host(svc)

@@ -115,7 +115,7 @@ func Audit(m *Model, o Options) *report.AuditReport {
 	if o.Focus != nil {
 		applyFocus(r, m, o.Focus)
 	}
-	audit.Finish(r)
+	audit.Finish(r, audit.Focus{})
 	if o.Focus != nil {
 		focusVerdict(r, o.Focus)
 	}
@@ -136,7 +136,7 @@ func (m *Model) hostsKnown() bool {
 
 // unknownAddresses turns the network checks' verdicts into warnings when the
 // private endpoint addresses are unknown.
-func unknownAddresses(cs []report.Check) {
+func unknownAddresses(cs []report.CheckResult) {
 	for i := range cs {
 		switch cs[i].ID {
 		case "route", "nsg-egress-443", "public-access", "dns-records", "dns-zone-link":
@@ -225,7 +225,7 @@ func focusVerdict(r *report.AuditReport, f *Focus) {
 // probe's code: a public answer or NXDOMAIN points at the zone link, then
 // the records; a timeout at routes, peering, NSG, endpoint state; a 401 or
 // 403 at the identity.
-func explainProbe(s *report.AuditSubnet, f *Focus) (report.Check, bool) {
+func explainProbe(s *report.AuditSubnet, f *Focus) (report.CheckResult, bool) {
 	info, _ := verdict.Lookup(f.Code)
 	var order []string
 	switch {
@@ -254,5 +254,5 @@ func explainProbe(s *report.AuditSubnet, f *Focus) (report.Check, bool) {
 			}
 		}
 	}
-	return report.Check{}, false
+	return report.CheckResult{}, false
 }

@@ -69,8 +69,8 @@ func (m *Model) resolvers() resolverPlan {
 
 // checkDNSServers checks the VNet's DNS servers: Azure-provided, or custom
 // ones that can see privatelink.azurecr.io and that the nodes can reach.
-func checkDNSServers(m *Model, n *nodeSubnet) report.Check {
-	c := report.Check{Condition: verdict.ConditionDNS}
+func checkDNSServers(m *Model, n *nodeSubnet) report.CheckResult {
+	c := report.CheckResult{Condition: verdict.ConditionDNS}
 	if m.VNet == nil {
 		c.Status, c.Summary = report.CheckWarn, "the VNet's DNS servers are unknown: "+FileVNet+" is missing"
 		return c
@@ -117,8 +117,8 @@ func checkDNSServers(m *Model, n *nodeSubnet) report.Check {
 
 // checkZoneLink checks privatelink.azurecr.io exists and is linked to the
 // VNet the nodes' resolver answers from.
-func checkZoneLink(m *Model, n *nodeSubnet) report.Check {
-	c := report.Check{Condition: verdict.ConditionDNS}
+func checkZoneLink(m *Model, n *nodeSubnet) report.CheckResult {
+	c := report.CheckResult{Condition: verdict.ConditionDNS}
 	if !anyPrivate(n.Hosts) {
 		c.Status, c.Summary = report.CheckSkip, "the registry has no private endpoint: the nodes resolve its public names"
 		return c
@@ -223,8 +223,8 @@ func orDefault(s, d string) string {
 // checkRecords checks an A record in privatelink.azurecr.io for the
 // registry and for every data endpoint, each pointing at the private
 // endpoint's address for that name (customDnsConfigs).
-func checkRecords(m *Model, n *nodeSubnet) report.Check {
-	c := report.Check{Condition: verdict.ConditionDNS}
+func checkRecords(m *Model, n *nodeSubnet) report.CheckResult {
+	c := report.CheckResult{Condition: verdict.ConditionDNS}
 	if !anyPrivate(n.Hosts) {
 		c.Status, c.Summary = report.CheckSkip, "the registry has no private endpoint: no private records are needed"
 		return c

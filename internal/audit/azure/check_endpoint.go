@@ -12,8 +12,8 @@ import (
 // (Approved; a Pending manual request names both the endpoint and the
 // registry) and that they cover every host of the pull: a data endpoint
 // of a geo-replica added later has no address of its own.
-func checkPrivateEndpoint(m *Model, n *nodeSubnet) report.Check {
-	c := report.Check{Condition: verdict.ConditionRoute}
+func checkPrivateEndpoint(m *Model, n *nodeSubnet) report.CheckResult {
+	c := report.CheckResult{Condition: verdict.ConditionRoute}
 	reg := m.Registry
 	regID := str(reg.ID)
 	conns := reg.Properties.PrivateEndpointConnections
@@ -123,8 +123,8 @@ func checkPrivateEndpoint(m *Model, n *nodeSubnet) report.Check {
 
 // checkPublicAccess checks the registry's public side for the hosts the
 // nodes reach publicly: publicNetworkAccess and the network rule set.
-func checkPublicAccess(m *Model, n *nodeSubnet) report.Check {
-	c := report.Check{Condition: verdict.ConditionRoute}
+func checkPublicAccess(m *Model, n *nodeSubnet) report.CheckResult {
+	c := report.CheckResult{Condition: verdict.ConditionRoute}
 	reg := m.Registry
 	regID := str(reg.ID)
 	c.Resources = []string{regID}

@@ -50,8 +50,8 @@ func init() {
 // checkIdentity checks that the kubelet identity holds a role that
 // includes pull at the registry's scope or above. An identity fault fails
 // every pool alike.
-func checkIdentity(m *Model, n *nodeSubnet) report.Check {
-	c := report.Check{Condition: verdict.ConditionTLSIdentity, Host: m.LoginServer()}
+func checkIdentity(m *Model, n *nodeSubnet) report.CheckResult {
+	c := report.CheckResult{Condition: verdict.ConditionTLSIdentity, Host: m.LoginServer()}
 	regID := m.RegistryID()
 	obj := m.KubeletObjectID()
 	abac := strings.EqualFold(m.RoleAssignmentMode, abacMode)

@@ -296,8 +296,8 @@ func (m *Model) virtualNetworkTag(n *nodeSubnet) []netip.Prefix {
 // checkNSG evaluates the node subnet's NSG for outbound TCP 443 to every
 // private endpoint address (and, for public hosts, their service tags), in
 // priority order with the default rules.
-func checkNSG(m *Model, n *nodeSubnet) report.Check {
-	c := report.Check{Condition: verdict.ConditionRoute}
+func checkNSG(m *Model, n *nodeSubnet) report.CheckResult {
+	c := report.CheckResult{Condition: verdict.ConditionRoute}
 	if n.Subnet == nil {
 		c.Status, c.Summary = report.CheckWarn, "the subnet is not described: "+FileSubnet(lastName(n.ID))+" is missing"
 		return c

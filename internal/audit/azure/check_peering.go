@@ -16,8 +16,8 @@ import (
 // gateway, allowForwardedTraffic where an appliance forwards. The hub side
 // and the far side's return route are outside the contract and are named
 // in the evidence.
-func checkPeering(m *Model, n *nodeSubnet) report.Check {
-	c := report.Check{Condition: verdict.ConditionRoute}
+func checkPeering(m *Model, n *nodeSubnet) report.CheckResult {
+	c := report.CheckResult{Condition: verdict.ConditionRoute}
 	if !m.PeeringsKnown {
 		c.Status = report.CheckWarn
 		c.Summary = "the VNet's peerings are unknown: " + FilePeerings + " is missing"

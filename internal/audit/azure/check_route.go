@@ -13,8 +13,8 @@ import (
 // checkRoute follows the node NIC's effective routes, longest prefix first,
 // to every private endpoint address (or, for a host reached publicly, the
 // default route), and names the route that decides.
-func checkRoute(m *Model, n *nodeSubnet) report.Check {
-	c := report.Check{Condition: verdict.ConditionRoute}
+func checkRoute(m *Model, n *nodeSubnet) report.CheckResult {
+	c := report.CheckResult{Condition: verdict.ConditionRoute}
 	var bad *finding
 	warned := ""
 	if n.Routes.Computed {

@@ -98,7 +98,7 @@ func Audit(m *Model, o Options) (*report.AuditReport, error) {
 		r.Subnets = append(r.Subnets, s)
 	}
 	r.Hosts = auditHosts(m, hosts, subnets)
-	audit.Finish(r)
+	audit.Finish(r, audit.Focus{})
 	r.DurationMS = float64(now().Sub(start).Microseconds()) / 1000
 	return r, nil
 }

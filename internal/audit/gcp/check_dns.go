@@ -13,7 +13,7 @@ import (
 
 // checkDNSPolicy: a server policy with alternative name servers bound to the
 // network makes them, not Cloud DNS's zones, the nodes' answer.
-func checkDNSPolicy(m *Model, ns *nodeSubnet) report.Check {
+func checkDNSPolicy(m *Model, ns *nodeSubnet) report.CheckResult {
 	if !m.PolicyKnown {
 		return missing(FileDNSPolicies, cmdDNSPolicies(m.NetworkProject()))
 	}
@@ -54,12 +54,12 @@ func hostNames(hs []*pullHost) string {
 // host's name, it must answer it with an address of the private or
 // restricted VIP (a missing record or wildcard is NXDOMAIN; another
 // public address is not Private Google Access).
-func checkDNSZone(m *Model, ns *nodeSubnet) report.Check {
+func checkDNSZone(m *Model, ns *nodeSubnet) report.CheckResult {
 	if !m.ZonesKnown {
 		return missing(FileZones, cmdZones(m.NetworkProject()))
 	}
 	var okParts []string
-	var warned *report.Check
+	var warned *report.CheckResult
 	for _, h := range ns.Hosts {
 		a := h.Answer
 		switch {

@@ -34,7 +34,7 @@ func hasPullScope(scopes []string) bool {
 // checkScopes: every set of nodes in the subnet carries a scope that
 // reads images (GKE's defaults do: devstorage.read_only for the default
 // service account, cloud-platform for a custom one).
-func checkScopes(m *Model, ns *nodeSubnet) report.Check {
+func checkScopes(m *Model, ns *nodeSubnet) report.CheckResult {
 	if len(ns.Profiles) == 0 {
 		return skip("no node pool or node in the subnet")
 	}
@@ -119,7 +119,7 @@ func projectBindings(p *cloudresourcemanager.Policy, where string) []binding {
 // checkIdentity: each node service account holds a role with
 // artifactregistry.repositories.downloadArtifacts on the repository or its
 // project (or, for gcr.io, a storage reader role on the project).
-func checkIdentity(m *Model, ns *nodeSubnet) report.Check {
+func checkIdentity(m *Model, ns *nodeSubnet) report.CheckResult {
 	t := m.target
 	repoPolicy, haveRepo := m.RepoPolicies[t.Repo]
 	if !haveRepo && m.ProjectPolicy == nil {

@@ -8,7 +8,7 @@ import (
 )
 
 // undescribed is the warn of a path check on a subnet without its file.
-func undescribed(m *Model, ns *nodeSubnet) report.Check {
+func undescribed(m *Model, ns *nodeSubnet) report.CheckResult {
 	return missing(FileSubnet(ns.Name), cmdSubnet(segment(ns.Path, "projects"), ns.Region, ns.Name))
 }
 
@@ -23,7 +23,7 @@ func subnetUpdatePGA(ns *nodeSubnet) report.Change {
 // checkPGA: nodes without an external IP reach Google APIs through Private
 // Google Access on their subnet; without it only Cloud NAT carries them to
 // Google's public addresses, and nothing carries them to the VIPs.
-func checkPGA(m *Model, ns *nodeSubnet) report.Check {
+func checkPGA(m *Model, ns *nodeSubnet) report.CheckResult {
 	if ns.Subnet == nil {
 		return undescribed(m, ns)
 	}
@@ -52,7 +52,7 @@ func checkPGA(m *Model, ns *nodeSubnet) report.Check {
 // range, then priority, among routes whose tags match the nodes) must send
 // it to the default internet gateway: Private Google Access and Cloud NAT
 // use no other next hop.
-func checkRoute(m *Model, ns *nodeSubnet) report.Check {
+func checkRoute(m *Model, ns *nodeSubnet) report.CheckResult {
 	if !m.RoutesKnown {
 		return missing(FileRoutes, cmdRoutes(m.NetworkProject(), m.NetworkName()))
 	}
@@ -110,7 +110,7 @@ func routeChange(m *Model, d dest, shadowing string) report.Change {
 
 // checkFirewall: the VPC firewall's egress decision for TCP 443 from each
 // set of nodes (their tags and service account) to each address.
-func checkFirewall(m *Model, ns *nodeSubnet) report.Check {
+func checkFirewall(m *Model, ns *nodeSubnet) report.CheckResult {
 	if !m.FirewallsKnown {
 		return missing(FileFirewalls, cmdFirewalls(m.NetworkProject(), m.NetworkName()))
 	}
@@ -177,7 +177,7 @@ func firewallChange(m *Model, deny string, prio int64, p *nodeProfile, d dest) r
 // Google Access off, a host at Google's public addresses), a public NAT
 // gateway of the subnet's region must translate its primary range, with
 // enough source ports for its nodes.
-func checkNAT(m *Model, ns *nodeSubnet) report.Check {
+func checkNAT(m *Model, ns *nodeSubnet) report.CheckResult {
 	if ns.Subnet == nil {
 		return undescribed(m, ns)
 	}

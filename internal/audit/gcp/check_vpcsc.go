@@ -54,7 +54,7 @@ func holds(cfg *accesscontextmanager.ServicePerimeterConfig, number string) bool
 // vpcServiceControlsUniqueIdentifier: ..."). A bridge perimeter holding
 // both sides admits it. Inside a perimeter with VPC accessible services
 // on, the registry's service must be allowed.
-func checkVPCSC(m *Model, ns *nodeSubnet) report.Check {
+func checkVPCSC(m *Model, ns *nodeSubnet) report.CheckResult {
 	if !m.PerimetersKnown {
 		return missing(FilePerimeters, cmdPerimeters(""))
 	}

@@ -49,24 +49,24 @@ func CheckIDs() []string {
 	return out
 }
 
-func pass(summary string, evidence ...string) report.Check {
-	return report.Check{Status: report.CheckPass, Summary: summary, Evidence: evidence}
+func pass(summary string, evidence ...string) report.CheckResult {
+	return report.CheckResult{Status: report.CheckPass, Summary: summary, Evidence: evidence}
 }
 
-func skip(summary string) report.Check {
-	return report.Check{Status: report.CheckSkip, Summary: summary}
+func skip(summary string) report.CheckResult {
+	return report.CheckResult{Status: report.CheckSkip, Summary: summary}
 }
 
-func warn(summary string, evidence ...string) report.Check {
-	return report.Check{Status: report.CheckWarn, Summary: summary, Evidence: evidence}
+func warn(summary string, evidence ...string) report.CheckResult {
+	return report.CheckResult{Status: report.CheckWarn, Summary: summary, Evidence: evidence}
 }
 
-func fail(cond verdict.Condition, summary string, evidence ...string) report.Check {
-	return report.Check{Status: report.CheckFail, Condition: cond, Summary: summary, Evidence: evidence}
+func fail(cond verdict.Condition, summary string, evidence ...string) report.CheckResult {
+	return report.CheckResult{Status: report.CheckFail, Condition: cond, Summary: summary, Evidence: evidence}
 }
 
 // missing is the warn of a check whose input file was not given.
-func missing(file, cmd string) report.Check {
+func missing(file, cmd string) report.CheckResult {
 	return warn(fmt.Sprintf("%s not given: cannot decide (%s)", file, cmd))
 }
 
@@ -82,7 +82,7 @@ func pathCondition(h *pullHost) verdict.Condition {
 	return verdict.ConditionEndpointSet
 }
 
-func with(c report.Check, host string, resources []string, changes ...report.Change) report.Check {
+func with(c report.CheckResult, host string, resources []string, changes ...report.Change) report.CheckResult {
 	c.Host = host
 	c.Resources = append(c.Resources, resources...)
 	c.Changes = append(c.Changes, changes...)

@@ -1,0 +1,60 @@
+package audit
+
+import (
+	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/verdict"
+)
+
+// The result builders every cloud's checks use: a status, a one-line
+// summary naming the object, and the evidence read. Resources and changes
+// are added with WithResources and WithChange, so a result says plainly
+// which objects it names.
+
+// Pass is a check that holds.
+func Pass(summary string, evidence ...string) report.CheckResult {
+	return report.CheckResult{Status: report.CheckPass, Summary: summary, Evidence: evidence}
+}
+
+// Skip is a check that does not apply (an S3 interface endpoint makes the
+// gateway route moot).
+func Skip(summary string) report.CheckResult {
+	return report.CheckResult{Status: report.CheckSkip, Summary: summary}
+}
+
+// Warn is a check that cannot decide (say what would decide it) or a risk
+// that does not break the pull today; cond is the direction it leans, if
+// any.
+func Warn(cond verdict.Condition, summary string, evidence ...string) report.CheckResult {
+	return report.CheckResult{Status: report.CheckWarn, Condition: cond, Summary: summary, Evidence: evidence}
+}
+
+// Fail is a check that breaks the pull; cond is the repair direction.
+func Fail(cond verdict.Condition, summary string, evidence ...string) report.CheckResult {
+	return report.CheckResult{Status: report.CheckFail, Condition: cond, Summary: summary, Evidence: evidence}
+}
+
+// WithResources adds the ids the result names, once each.
+func WithResources(c report.CheckResult, ids ...string) report.CheckResult {
+	for _, id := range ids {
+		if id != "" && !contains(c.Resources, id) {
+			c.Resources = append(c.Resources, id)
+		}
+	}
+	return c
+}
+
+// WithChange adds a change and names its objects among the resources.
+func WithChange(c report.CheckResult, ch report.Change) report.CheckResult {
+	c.Changes = append(c.Changes, ch)
+	c = WithResources(c, ch.Resource)
+	return WithResources(c, ch.Touches...)
+}
+
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
