@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pullpath/pullpath/internal/audit"
 	awsaudit "github.com/pullpath/pullpath/internal/audit/aws"
 	"github.com/pullpath/pullpath/internal/report"
 )
@@ -105,7 +106,7 @@ func newAWSAuditCommand(s Streams) *cobra.Command {
 	o.out.addFlag(cmd)
 	o.conn.addFlags(cmd)
 	cmd.Flags().StringVar(&o.from, "from", "", "audit offline from a folder (`DIR`) of AWS CLI v2 JSON outputs (docs/aws.md)")
-	cmd.Flags().StringVar(&o.probeReport, "probe-report", "", "a probe report (`FILE` written by pullpath probe -o json): focus on the probed node's subnet and the failing host")
+	cmd.Flags().StringVar(&o.probeReport, "probe-report", "", "a probe report (`FILE` written by pullpath probe -o json): the probed node's subnet first, beside the others, and the check that explains what the probe saw")
 	cmd.Flags().StringVar(&o.imageSize, "image-size", "", "image size for the NAT cost note (bytes, or 800MiB, 1.2GiB; default: the size --probe-report measured)")
 	cmd.Flags().IntVar(&o.pullsPerDay, "pulls-per-day", 100, "pulls per day for the NAT cost note")
 	cmd.Flags().StringSliceVar(&o.subnets, "subnet", nil, "audit only these node subnets (repeat or comma-separate)")
@@ -142,29 +143,16 @@ func (o *awsAuditOptions) Validate() error {
 }
 
 func (o *awsAuditOptions) Run(ctx context.Context) error {
-	opts := awsaudit.Options{Source: "live", ImageBytes: o.imageBytes, PullsPerDay: o.pullsPerDay, Subnets: o.subnets, Registry: o.image}
-	if o.probeReport != "" {
-		f, err := awsaudit.ReadProbeReport(o.probeReport)
-		if err != nil {
-			return err
-		}
-		opts.Focus = f
-		if opts.ImageBytes == 0 {
-			opts.ImageBytes = f.ImageBytes
-		}
-	}
-	var raw *awsaudit.Raw
-	var err error
-	if o.from != "" {
-		opts.Source = o.from
-		raw, err = awsaudit.LoadDir(o.from)
-	} else {
-		raw, err = awsaudit.Collect(ctx, o.conn.live())
-	}
+	f, err := probeFocus(o.probeReport, audit.Focus{Subnets: o.subnets, Image: o.image, ImageBytes: o.imageBytes, PullsPerDay: o.pullsPerDay})
 	if err != nil {
 		return err
 	}
-	r, err := awsaudit.Audit(raw, opts)
+	var r *report.AuditReport
+	if o.from != "" {
+		r, err = awsaudit.FromFolder(o.from, f)
+	} else {
+		r, err = awsaudit.Live(ctx, o.conn.live(), f)
+	}
 	if err != nil {
 		return err
 	}
@@ -239,5 +227,3 @@ func parseSize(s string) (int64, error) {
 	}
 	return int64(f * mult), nil
 }
-
-var _ = report.KindAWSAudit

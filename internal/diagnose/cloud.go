@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 
+	"github.com/pullpath/pullpath/internal/audit"
 	awsaudit "github.com/pullpath/pullpath/internal/audit/aws"
 	azureaudit "github.com/pullpath/pullpath/internal/audit/azure"
 	"github.com/pullpath/pullpath/internal/report"
@@ -20,11 +21,7 @@ func (d AWSFolder) Source() string { return string(d) }
 
 // Audit loads the folder and audits it.
 func (d AWSFolder) Audit(_ context.Context, _ Focus) (*report.AuditReport, error) {
-	raw, err := awsaudit.LoadDir(string(d))
-	if err != nil {
-		return nil, err
-	}
-	return awsaudit.Audit(raw, awsaudit.Options{Source: string(d)})
+	return awsaudit.FromFolder(string(d), audit.Focus{})
 }
 
 // AzureFolder audits a folder of Azure CLI outputs (`pullpath azure

@@ -14,6 +14,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/pullpath/pullpath/internal/audit"
 	"os"
 	"path/filepath"
 	"sort"
@@ -90,7 +91,7 @@ func run(bin string, rounds int) error {
 		return err
 	}
 	t1 := time.Now()
-	r, err := awsaudit.Audit(raw, awsaudit.Options{Source: dir})
+	r, err := awsaudit.Audit(raw, dir, audit.Focus{})
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package aws
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -9,92 +10,69 @@ import (
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
-// Options tune an audit.
-type Options struct {
-	Source string // "live" or the --from folder
-	// Focus narrows the audit to the probed node's subnet (--probe-report).
-	Focus *Focus
-	// Cost: the image size and pulls per day for the NAT cost note (0: no
-	// note unless a subnet pulls through NAT and the probe measured a size).
-	ImageBytes  int64
-	PullsPerDay int
-	// Subnets, when set, keeps only these node subnets (--subnet).
-	Subnets []string
-	// Registry is the image's registry host when the caller named an
-	// image (ACCOUNT.dkr.ecr.REGION.amazonaws.com): the audit's registry
-	// host, which may be another account's than the cluster's.
-	Registry string
-	Now      func() time.Time
+// FromFolder audits a folder of AWS CLI v2 JSON outputs (the files
+// `pullpath aws collect` writes, docs/aws.md): the audit package's entry
+// point for a folder.
+func FromFolder(dir string, f audit.Focus) (*report.AuditReport, error) {
+	raw, err := LoadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	return Audit(raw, dir, f)
+}
+
+// Live reads the account through the AWS SDK (Collect) and audits it: the
+// audit package's live entry point.
+func Live(ctx context.Context, o LiveOptions, f audit.Focus) (*report.AuditReport, error) {
+	raw, err := Collect(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return Audit(raw, audit.SourceLive, f)
 }
 
 // Audit runs every check on every node subnet of raw and returns the
-// report, finished (verdict, comparison, changes).
-func Audit(raw *Raw, o Options) (*report.AuditReport, error) {
-	now := time.Now
-	if o.Now != nil {
-		now = o.Now
-	}
-	start := now()
+// finished report; source is where raw came from ("live" or the folder).
+func Audit(raw *Raw, source string, f audit.Focus) (*report.AuditReport, error) {
+	start := time.Now()
 	m, err := Build(raw)
 	if err != nil {
 		return nil, err
 	}
 	r := &report.AuditReport{
-		APIVersion: "pullpath/v1",
+		APIVersion: report.APIVersion,
 		Kind:       report.KindAWSAudit,
-		Source:     o.Source,
+		Source:     source,
 		Target: report.AuditTarget{Cloud: "aws", Cluster: m.Cluster, Region: m.Region, Account: m.Account,
 			Network: m.VPC, Registry: m.Host(SvcECRDKR)},
 		StartedAt: start,
 		Warnings:  m.Warnings,
 	}
-	if o.Registry != "" {
-		applyRegistry(m, o.Registry, r)
+	if f.Image != "" {
+		applyRegistry(m, f.Image, r)
 		r.Target.Registry = m.Host(SvcECRDKR)
 	}
-	subnets := m.NodeSubnets
-	if o.Focus != nil {
-		subnets = applyFocus(m, o.Focus, r)
-	}
-	if len(o.Subnets) > 0 {
-		var keep []*NodeSubnet
-		for _, ns := range subnets {
-			if contains(o.Subnets, ns.ID) {
-				keep = append(keep, ns)
-			}
-		}
-		for _, id := range o.Subnets {
-			found := false
-			for _, ns := range keep {
-				found = found || ns.ID == id
-			}
-			if !found {
-				r.Warnings = append(r.Warnings, report.AuditWarning{Message: fmt.Sprintf("--subnet %s is not a node subnet of cluster %s (no nodegroup or instance in it)", id, m.Cluster)})
-			}
-		}
-		subnets = keep
-		if len(keep) == 1 {
-			r.Target.FocusSubnet = keep[0].ID
-		}
-	}
+	subnets, ws := audit.Keep(f, m.NodeSubnets, func(ns *NodeSubnet) string { return ns.ID }, m.Cluster)
+	r.Warnings = append(r.Warnings, ws...)
 	for _, ns := range subnets {
 		s := &report.AuditSubnet{ID: ns.ID, CIDR: cidrString(ns), Zone: ns.AZ, Pools: ns.Pools, Nodes: len(ns.Instances)}
 		if ns.Subnet != nil {
 			s.Name = nameTag(ns.Subnet.Tags)
 			s.Checks = audit.RunAll(Checks, m, ns)
 		} else {
-			s.Checks = []report.CheckResult{{ID: CheckSubnetDescribed, Title: "subnet described", Status: report.CheckWarn,
-				Summary: fmt.Sprintf("%s is referenced but not described in %s: nothing can be checked", ns.ID, FileSubnets), Resources: []string{ns.ID}}}
+			s.Checks = []report.CheckResult{audit.WithResources(audit.Warn("",
+				fmt.Sprintf("%s is referenced but not described in %s: nothing can be checked", ns.ID, FileSubnets)), ns.ID)}
+			s.Checks[0].ID, s.Checks[0].Title = CheckSubnetDescribed, "subnet described"
 		}
-		if o.Focus != nil && o.Focus.Host != "" {
-			focusHost(m, s, o.Focus.Host)
+		if f.Host != "" {
+			focusHost(m, s, f.Host)
 		}
 		r.Subnets = append(r.Subnets, s)
 	}
 	r.Hosts = hosts(m, subnets)
-	audit.Finish(r, audit.Focus{})
-	r.Cost = costNote(m, subnets, o)
-	r.DurationMS = float64(now().Sub(start).Microseconds()) / 1000
+	r.Cost = costNote(m, subnets, f)
+	audit.Finish(r, f.Place(m.placeNode))
+	r.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 	return r, nil
 }
 

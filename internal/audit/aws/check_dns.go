@@ -2,6 +2,7 @@ package aws
 
 import (
 	"fmt"
+	"github.com/pullpath/pullpath/internal/audit"
 	"net/netip"
 	"strings"
 
@@ -31,18 +32,18 @@ func checkDNSAttributes(m *Model, ns *NodeSubnet) report.CheckResult {
 	}
 	ev := []string{fmt.Sprintf("enableDnsSupport=%s enableDnsHostnames=%s", boolString(m.DNSSupport), boolString(m.DNSHosts))}
 	if m.DNSSupport != nil && !*m.DNSSupport {
-		c := fail(verdict.ConditionDNS, fmt.Sprintf("%s has enableDnsSupport off: the Amazon DNS server does not answer the nodes, and no endpoint's private name resolves", m.VPC), ev...)
-		return withChange(c, report.Change{Resource: m.VPC, Kind: "vpc", Action: "turn on DNS support",
+		c := audit.Fail(verdict.ConditionDNS, fmt.Sprintf("%s has enableDnsSupport off: the Amazon DNS server does not answer the nodes, and no endpoint's private name resolves", m.VPC), ev...)
+		return audit.WithChange(c, report.Change{Resource: m.VPC, Kind: "vpc", Action: "turn on DNS support",
 			Command: fmt.Sprintf(`aws ec2 modify-vpc-attribute --vpc-id %s --enable-dns-support "{\"Value\":true}"%s`, m.VPC, m.regionFlag())})
 	}
 	eps := m.privateDNSEndpoints()
 	if m.DNSHosts != nil && !*m.DNSHosts && len(eps) > 0 {
 		summary := fmt.Sprintf("%s has enableDnsHostnames off: the private DNS names of %s do not resolve, the registry resolves to public addresses", m.VPC, strings.Join(eps, ", "))
-		c := fail(verdict.ConditionDNS, summary, ev...)
+		c := audit.Fail(verdict.ConditionDNS, summary, ev...)
 		if ok, via := m.internetOK(ns); ok {
-			c = warn(verdict.ConditionDNS, summary+" and goes out through "+via+" instead of the endpoints", ev...)
+			c = audit.Warn(verdict.ConditionDNS, summary+" and goes out through "+via+" instead of the endpoints", ev...)
 		}
-		return withChange(c, report.Change{Resource: m.VPC, Kind: "vpc", Action: "turn on DNS host names (private DNS needs both attributes)",
+		return audit.WithChange(c, report.Change{Resource: m.VPC, Kind: "vpc", Action: "turn on DNS host names (private DNS needs both attributes)",
 			Command: fmt.Sprintf(`aws ec2 modify-vpc-attribute --vpc-id %s --enable-dns-hostnames "{\"Value\":true}"%s`, m.VPC, m.regionFlag())})
 	}
 	if m.DNSSupport == nil || m.DNSHosts == nil && len(eps) > 0 {
@@ -52,7 +53,7 @@ func checkDNSAttributes(m *Model, ns *NodeSubnet) report.CheckResult {
 		}
 		return m.missing(file)
 	}
-	return pass(fmt.Sprintf("%s: DNS support on, DNS host names %s", m.VPC, onOff(m.DNSHosts)), ev...)
+	return audit.Pass(fmt.Sprintf("%s: DNS support on, DNS host names %s", m.VPC, onOff(m.DNSHosts)), ev...)
 }
 
 func boolString(b *bool) string {
@@ -80,26 +81,26 @@ func checkDHCPOptions(m *Model, ns *NodeSubnet) report.CheckResult {
 	}
 	if m.DHCP == nil {
 		if strings.Contains(m.DHCPNote, "AmazonProvidedDNS") {
-			return pass(m.DHCPNote)
+			return audit.Pass(m.DHCPNote)
 		}
-		return warn(verdict.ConditionDNS, "cannot tell the VPC's DHCP option set: "+m.DHCPNote, m.command(FileVPCs))
+		return audit.Warn(verdict.ConditionDNS, "cannot tell the VPC's DHCP option set: "+m.DHCPNote, m.command(FileVPCs))
 	}
 	id := str(m.DHCP.DhcpOptionsId)
 	servers := dnsServers(m.DHCP)
 	ev := []string{id + " domain-name-servers=" + strings.Join(servers, ",")}
 	if len(servers) == 0 {
-		return withRes(pass(id+" sets no name servers: the nodes use AmazonProvidedDNS", ev...), id)
+		return audit.WithResources(audit.Pass(id+" sets no name servers: the nodes use AmazonProvidedDNS", ev...), id)
 	}
 	resolvers := m.vpcResolvers()
 	var custom []string
 	for _, s := range servers {
 		if strings.EqualFold(s, "AmazonProvidedDNS") {
-			return withRes(pass(id+" uses AmazonProvidedDNS", ev...), id)
+			return audit.WithResources(audit.Pass(id+" uses AmazonProvidedDNS", ev...), id)
 		}
 		if a, err := netip.ParseAddr(s); err == nil {
 			for _, r := range resolvers {
 				if a == r {
-					return withRes(pass(fmt.Sprintf("%s names the VPC resolver %s", id, s), ev...), id)
+					return audit.WithResources(audit.Pass(fmt.Sprintf("%s names the VPC resolver %s", id, s), ev...), id)
 				}
 			}
 		}
@@ -117,14 +118,14 @@ func checkDHCPOptions(m *Model, ns *NodeSubnet) report.CheckResult {
 		}
 		ok, via := m.internetOK(ns)
 		if relies && !ok {
-			return withChange(withRes(fail(verdict.ConditionDNS, summary+" and the subnet has no internet path", ev...), id), change)
+			return audit.WithChange(audit.WithResources(audit.Fail(verdict.ConditionDNS, summary+" and the subnet has no internet path", ev...), id), change)
 		}
 		if relies {
 			summary += "; the pull goes out through " + via + " instead"
 		}
-		return withChange(withRes(warn(verdict.ConditionDNS, summary, ev...), id), change)
+		return audit.WithChange(audit.WithResources(audit.Warn(verdict.ConditionDNS, summary, ev...), id), change)
 	}
-	return withChange(withRes(warn(verdict.ConditionDNS, fmt.Sprintf("%s uses custom name servers %s: they must forward amazonaws.com to the VPC resolver, or the endpoints' private names vanish (not visible from the configuration)", id, strings.Join(custom, ", ")), ev...), id), change)
+	return audit.WithChange(audit.WithResources(audit.Warn(verdict.ConditionDNS, fmt.Sprintf("%s uses custom name servers %s: they must forward amazonaws.com to the VPC resolver, or the endpoints' private names vanish (not visible from the configuration)", id, strings.Join(custom, ", ")), ev...), id), change)
 }
 
 // checkPrivateDNS: an ECR interface endpoint with private DNS off leaves
@@ -146,22 +147,22 @@ func checkPrivateDNS(m *Model, ns *NodeSubnet) report.CheckResult {
 			continue
 		}
 		off = append(off, id+" ("+svc+")")
-		c = withChange(c, report.Change{Resource: id, Kind: "vpc-endpoint", Action: "turn on private DNS so " + m.Host(svc) + " resolves to the endpoint",
+		c = audit.WithChange(c, report.Change{Resource: id, Kind: "vpc-endpoint", Action: "turn on private DNS so " + m.Host(svc) + " resolves to the endpoint",
 			Command: fmt.Sprintf("aws ec2 modify-vpc-endpoint --vpc-endpoint-id %s --private-dns-enabled%s", id, m.regionFlag())})
 	}
 	if len(on)+len(off) == 0 {
-		return skip("no ECR interface endpoints: the registry names resolve public by design")
+		return audit.Skip("no ECR interface endpoints: the registry names resolve public by design")
 	}
 	if len(off) == 0 {
-		return withRes(pass("private DNS on: "+strings.Join(on, ", ")), c.Resources...)
+		return audit.WithResources(audit.Pass("private DNS on: "+strings.Join(on, ", ")), c.Resources...)
 	}
 	summary := "private DNS off on " + strings.Join(off, ", ") + ": the node resolves the registry to a public address and tries the internet"
 	if ok, via := m.internetOK(ns); ok {
-		r := warn(verdict.ConditionDNS, summary+" (it works through "+via+", bypassing the endpoint)")
+		r := audit.Warn(verdict.ConditionDNS, summary+" (it works through "+via+", bypassing the endpoint)")
 		r.Resources, r.Changes = c.Resources, c.Changes
 		return r
 	}
-	r := fail(verdict.ConditionDNS, summary+", and the subnet has no internet path")
+	r := audit.Fail(verdict.ConditionDNS, summary+", and the subnet has no internet path")
 	r.Resources, r.Changes = c.Resources, c.Changes
 	return r
 }

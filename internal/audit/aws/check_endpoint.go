@@ -2,6 +2,7 @@ package aws
 
 import (
 	"fmt"
+	"github.com/pullpath/pullpath/internal/audit"
 	"strings"
 
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
@@ -23,13 +24,13 @@ func checkEndpoint(m *Model, ns *NodeSubnet, svc string) report.CheckResult {
 	e := p.iface
 	if e == nil {
 		if ok, via := m.internetOK(ns); ok {
-			return pass(fmt.Sprintf("no %s interface endpoint: %s resolves public and goes out through %s", svc, p.host, via))
+			return audit.Pass(fmt.Sprintf("no %s interface endpoint: %s resolves public and goes out through %s", svc, p.host, via))
 		}
 		if r := m.lookupRoute(ns.RouteTable, anyIPv4); r != nil {
-			return skip(fmt.Sprintf("no %s interface endpoint: %s goes out by %s (see route-internet)", svc, p.host, routeString(r.Route)))
+			return audit.Skip(fmt.Sprintf("no %s interface endpoint: %s goes out by %s (see route-internet)", svc, p.host, routeString(r.Route)))
 		}
-		c := fail(verdict.ConditionRoute, fmt.Sprintf("no %s interface endpoint in %s and no internet path from %s: %s is unreachable", m.ServiceName(svc), m.VPC, ns.ID, p.host))
-		return withChange(c, report.Change{Resource: m.VPC, Kind: "vpc", Action: "create the " + svc + " interface endpoint with private DNS, with a subnet in each AZ that has nodes",
+		c := audit.Fail(verdict.ConditionRoute, fmt.Sprintf("no %s interface endpoint in %s and no internet path from %s: %s is unreachable", m.ServiceName(svc), m.VPC, ns.ID, p.host))
+		return audit.WithChange(c, report.Change{Resource: m.VPC, Kind: "vpc", Action: "create the " + svc + " interface endpoint with private DNS, with a subnet in each AZ that has nodes",
 			Command: fmt.Sprintf("aws ec2 create-vpc-endpoint --vpc-id %s --vpc-endpoint-type Interface --service-name %s --subnet-ids %s --security-group-ids SG --private-dns-enabled%s",
 				m.VPC, m.ServiceName(svc), strings.Join(m.onePerAZ(), " "), m.regionFlag())})
 	}
@@ -47,27 +48,27 @@ func checkEndpoint(m *Model, ns *NodeSubnet, svc string) report.CheckResult {
 		return c
 	}
 	if !available(e) {
-		c := fail(verdict.ConditionRoute, fmt.Sprintf("%s (%s) is %s, not available", id, svc, e.State), ev...)
+		c := audit.Fail(verdict.ConditionRoute, fmt.Sprintf("%s (%s) is %s, not available", id, svc, e.State), ev...)
 		if r := str(e.FailureReason); r != "" {
 			c.Evidence = append(c.Evidence, "failure reason: "+r)
 		}
-		return sev(withChange(c, report.Change{Resource: id, Kind: "vpc-endpoint", Action: "find why the endpoint is not available (accept, recreate)",
+		return sev(audit.WithChange(c, report.Change{Resource: id, Kind: "vpc-endpoint", Action: "find why the endpoint is not available (accept, recreate)",
 			Command: fmt.Sprintf("aws ec2 describe-vpc-endpoints --vpc-endpoint-ids %s%s", id, m.regionFlag())}))
 	}
 	if contains(e.SubnetIds, ns.ID) {
-		return withRes(pass(fmt.Sprintf("%s (%s) is available with an ENI in this subnet", id, svc), ev...), id)
+		return audit.WithResources(audit.Pass(fmt.Sprintf("%s (%s) is available with an ENI in this subnet", id, svc), ev...), id)
 	}
 	for _, s := range e.SubnetIds {
 		if az := m.subnetAZ(s); az != "" && az == ns.AZ {
-			return withRes(pass(fmt.Sprintf("%s (%s) is available with an ENI in this subnet's AZ %s (in %s, not in %s)", id, svc, az, s, ns.ID), ev...), id, s)
+			return audit.WithResources(audit.Pass(fmt.Sprintf("%s (%s) is available with an ENI in this subnet's AZ %s (in %s, not in %s)", id, svc, az, s, ns.ID), ev...), id, s)
 		}
 	}
 	pools := ""
 	if len(ns.Pools) > 0 {
 		pools = ", nodegroup " + strings.Join(ns.Pools, ", ")
 	}
-	c := fail(verdict.ConditionRoute, fmt.Sprintf("%s (%s) has no subnet in %s (%s%s)", id, svc, ns.AZ, ns.ID, pools), ev...)
-	return sev(withChange(c, report.Change{Resource: id, Kind: "vpc-endpoint", Action: "add the subnet to the endpoint (one ENI per AZ)",
+	c := audit.Fail(verdict.ConditionRoute, fmt.Sprintf("%s (%s) has no subnet in %s (%s%s)", id, svc, ns.AZ, ns.ID, pools), ev...)
+	return sev(audit.WithChange(c, report.Change{Resource: id, Kind: "vpc-endpoint", Action: "add the subnet to the endpoint (one ENI per AZ)",
 		Command: fmt.Sprintf("aws ec2 modify-vpc-endpoint --vpc-endpoint-id %s --add-subnet-ids %s%s", id, ns.ID, m.regionFlag())}))
 }
 
@@ -102,25 +103,25 @@ func checkECRPolicy(m *Model, ns *NodeSubnet) report.CheckResult {
 				oks = append(oks, id+": "+why)
 			case undecided:
 				unsure = append(unsure, id+": "+why)
-				c = withRes(c, id)
+				c = audit.WithResources(c, id)
 			default:
 				fails = append(fails, fmt.Sprintf("%s (%s): %s: %s", id, svc, d, why))
-				c = withChange(c, report.Change{Resource: id, Kind: "vpc-endpoint", Action: "let the endpoint policy allow " + action + " for the node role",
+				c = audit.WithChange(c, report.Change{Resource: id, Kind: "vpc-endpoint", Action: "let the endpoint policy allow " + action + " for the node role",
 					Command: fmt.Sprintf("aws ec2 modify-vpc-endpoint --vpc-endpoint-id %s --reset-policy%s", id, m.regionFlag())})
 			}
 		}
 	}
 	if !used {
-		return skip("no ECR interface endpoint is in use: no endpoint policy applies")
+		return audit.Skip("no ECR interface endpoint is in use: no endpoint policy applies")
 	}
 	var r report.CheckResult
 	switch {
 	case len(fails) > 0:
-		r = fail(verdict.ConditionTLSIdentity, "endpoint policy refuses the pull: "+fails[0], append(fails[1:], unsure...)...)
+		r = audit.Fail(verdict.ConditionTLSIdentity, "endpoint policy refuses the pull: "+fails[0], append(fails[1:], unsure...)...)
 	case len(unsure) > 0:
-		r = warn(verdict.ConditionTLSIdentity, "cannot decide the endpoint policy: "+unsure[0], unsure[1:]...)
+		r = audit.Warn(verdict.ConditionTLSIdentity, "cannot decide the endpoint policy: "+unsure[0], unsure[1:]...)
 	default:
-		r = pass("the ECR endpoint policies allow the four actions", oks...)
+		r = audit.Pass("the ECR endpoint policies allow the four actions", oks...)
 	}
 	r.Resources, r.Changes = c.Resources, c.Changes
 	return r

@@ -2,6 +2,7 @@ package aws
 
 import (
 	"fmt"
+	"github.com/pullpath/pullpath/internal/audit"
 	"strings"
 
 	iamtypes "github.com/aws/aws-sdk-go-v2/service/iam/types"
@@ -55,17 +56,17 @@ func checkIdentity(m *Model, ns *NodeSubnet) report.CheckResult {
 		roleName = role[i+1:]
 	}
 	if len(bad) > 0 {
-		c := fail(verdict.ConditionTLSIdentity, fmt.Sprintf("%s may not pull: %s", role, strings.Join(bad, ", ")), ev...)
+		c := audit.Fail(verdict.ConditionTLSIdentity, fmt.Sprintf("%s may not pull: %s", role, strings.Join(bad, ", ")), ev...)
 		ch := report.Change{Resource: role, Kind: "iam-role", Action: "attach AmazonEC2ContainerRegistryReadOnly (or allow the four ECR actions)",
 			Command: fmt.Sprintf("aws iam attach-role-policy --role-name %s --policy-arn arn:%s:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly", roleName, m.Partition)}
 		if explicit != "" {
 			ch = report.Change{Resource: role, Kind: "iam-role", Action: "remove the Deny of the ECR actions in " + explicit + " (an explicit Deny wins over every Allow)",
 				Command: fmt.Sprintf("aws iam list-attached-role-policies --role-name %s && aws iam list-role-policies --role-name %s", roleName, roleName)}
 		}
-		return withChange(c, ch)
+		return audit.WithChange(c, ch)
 	}
 	if len(missing) > 0 {
-		return withRes(warn(verdict.ConditionTLSIdentity, fmt.Sprintf("%s holds no result for %s (%s)", FileSimulate, strings.Join(missing, ", "), m.command(FileSimulate)), ev...), role)
+		return audit.WithResources(audit.Warn(verdict.ConditionTLSIdentity, fmt.Sprintf("%s holds no result for %s (%s)", FileSimulate, strings.Join(missing, ", "), m.command(FileSimulate)), ev...), role)
 	}
-	return withRes(pass(fmt.Sprintf("%s is allowed the four ECR actions", role), ev...), role)
+	return audit.WithResources(audit.Pass(fmt.Sprintf("%s is allowed the four ECR actions", role), ev...), role)
 }

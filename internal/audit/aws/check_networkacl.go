@@ -2,6 +2,7 @@ package aws
 
 import (
 	"fmt"
+	"github.com/pullpath/pullpath/internal/audit"
 	"net/netip"
 	"strings"
 
@@ -106,7 +107,7 @@ func checkNACLNode(m *Model, ns *NodeSubnet) report.CheckResult {
 		return m.missing(FileNetworkACLs)
 	}
 	if ns.ACL == nil {
-		return warn(verdict.ConditionRoute, fmt.Sprintf("no network ACL for %s in %s", ns.ID, FileNetworkACLs))
+		return audit.Warn(verdict.ConditionRoute, fmt.Sprintf("no network ACL for %s in %s", ns.ID, FileNetworkACLs))
 	}
 	id := str(ns.ACL.NetworkAclId)
 	var flows []aclFlow
@@ -128,15 +129,15 @@ func checkNACLNode(m *Model, ns *NodeSubnet) report.CheckResult {
 	var c report.CheckResult
 	switch {
 	case len(fails) > 0:
-		c = fail(verdict.ConditionRoute, fails[0], append(fails[1:], warns...)...)
+		c = audit.Fail(verdict.ConditionRoute, fails[0], append(fails[1:], warns...)...)
 	case len(warns) > 0:
-		c = warn(verdict.ConditionRoute, warns[0], warns[1:]...)
+		c = audit.Warn(verdict.ConditionRoute, warns[0], warns[1:]...)
 	default:
-		c = pass(fmt.Sprintf("%s allows 443 out and the replies in for every host of the pull", id))
+		c = audit.Pass(fmt.Sprintf("%s allows 443 out and the replies in for every host of the pull", id))
 	}
-	c = withRes(c, id)
+	c = audit.WithResources(c, id)
 	if change != nil {
-		c = withChange(c, *change)
+		c = audit.WithChange(c, *change)
 	}
 	return c
 }
@@ -172,9 +173,9 @@ func checkNACLPath(m *Model, ns *NodeSubnet) report.CheckResult {
 				{egress: true, lo: ephemeralLo, hi: ephemeralHi, far: ns.CIDR, what: "replies of " + str(p.iface.VpcEndpointId) + " to " + ns.ID},
 			})
 			fails, warns = append(fails, f...), append(warns, w...)
-			c = withRes(c, str(acl.NetworkAclId))
+			c = audit.WithResources(c, str(acl.NetworkAclId))
 			if ch != nil {
-				c = withChange(c, *ch)
+				c = audit.WithChange(c, *ch)
 			}
 		}
 	}
@@ -194,9 +195,9 @@ func checkNACLPath(m *Model, ns *NodeSubnet) report.CheckResult {
 					{egress: true, lo: ephemeralLo, hi: ephemeralHi, far: ns.CIDR, what: "replies of " + nat + " to " + ns.ID},
 				})
 				fails, warns = append(fails, f...), append(warns, w...)
-				c = withRes(c, str(acl.NetworkAclId))
+				c = audit.WithResources(c, str(acl.NetworkAclId))
 				if ch != nil {
-					c = withChange(c, *ch)
+					c = audit.WithChange(c, *ch)
 				}
 			}
 		}
@@ -204,13 +205,13 @@ func checkNACLPath(m *Model, ns *NodeSubnet) report.CheckResult {
 	var r report.CheckResult
 	switch {
 	case checked == 0 && len(warns) == 0:
-		return skip("no endpoint or NAT gateway in another subnet on the pull's path")
+		return audit.Skip("no endpoint or NAT gateway in another subnet on the pull's path")
 	case len(fails) > 0:
-		r = fail(verdict.ConditionRoute, fails[0], append(fails[1:], warns...)...)
+		r = audit.Fail(verdict.ConditionRoute, fails[0], append(fails[1:], warns...)...)
 	case len(warns) > 0:
-		r = warn(verdict.ConditionRoute, warns[0], warns[1:]...)
+		r = audit.Warn(verdict.ConditionRoute, warns[0], warns[1:]...)
 	default:
-		r = pass(fmt.Sprintf("%d far-side ACL(s) admit the pull from %s: %s", checked, ns.ID, strings.Join(c.Resources, ", ")))
+		r = audit.Pass(fmt.Sprintf("%d far-side ACL(s) admit the pull from %s: %s", checked, ns.ID, strings.Join(c.Resources, ", ")))
 	}
 	r.Resources, r.Changes = c.Resources, c.Changes
 	return r

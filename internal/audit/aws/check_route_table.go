@@ -2,6 +2,7 @@ package aws
 
 import (
 	"fmt"
+	"github.com/pullpath/pullpath/internal/audit"
 
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/pullpath/pullpath/internal/report"
@@ -17,8 +18,8 @@ func checkRouteTable(m *Model, ns *NodeSubnet) report.CheckResult {
 		return m.missing(FileRouteTables)
 	}
 	if ns.RouteTable == nil {
-		c := fail(verdict.ConditionRoute, fmt.Sprintf("%s has no route table: no explicit association and no main table in %s", ns.ID, FileRouteTables))
-		return withChange(c, report.Change{Resource: ns.ID, Kind: "subnet", Action: "associate the subnet with a route table that reaches the registry",
+		c := audit.Fail(verdict.ConditionRoute, fmt.Sprintf("%s has no route table: no explicit association and no main table in %s", ns.ID, FileRouteTables))
+		return audit.WithChange(c, report.Change{Resource: ns.ID, Kind: "subnet", Action: "associate the subnet with a route table that reaches the registry",
 			Command: fmt.Sprintf("aws ec2 associate-route-table --subnet-id %s --route-table-id RTB%s", ns.ID, m.regionFlag())})
 	}
 	id := str(ns.RouteTable.RouteTableId)
@@ -39,10 +40,10 @@ func checkRouteTable(m *Model, ns *NodeSubnet) report.CheckResult {
 		holes = append(holes, routeString(r))
 	}
 	if len(holes) > 0 {
-		c := warn(verdict.ConditionRoute, fmt.Sprintf("%s (%s) has blackhole routes off the pull's path: %s", id, how, firstN(holes, 3)), ev...)
-		c = withRes(c, id)
-		return withChange(c, report.Change{Resource: id, Kind: "route-table", Action: "delete or repoint the blackhole routes (their target is gone)",
+		c := audit.Warn(verdict.ConditionRoute, fmt.Sprintf("%s (%s) has blackhole routes off the pull's path: %s", id, how, firstN(holes, 3)), ev...)
+		c = audit.WithResources(c, id)
+		return audit.WithChange(c, report.Change{Resource: id, Kind: "route-table", Action: "delete or repoint the blackhole routes (their target is gone)",
 			Command: fmt.Sprintf("aws ec2 describe-route-tables --route-table-ids %s%s", id, m.regionFlag())})
 	}
-	return withRes(pass(fmt.Sprintf("%s (%s)", id, how), ev...), id)
+	return audit.WithResources(audit.Pass(fmt.Sprintf("%s (%s)", id, how), ev...), id)
 }

@@ -2,6 +2,7 @@ package aws
 
 import (
 	"fmt"
+	"github.com/pullpath/pullpath/internal/audit"
 	"strings"
 
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
@@ -19,16 +20,16 @@ func checkS3Route(m *Model, ns *NodeSubnet) report.CheckResult {
 		return m.missing(FileRouteTables)
 	}
 	if ns.RouteTable == nil {
-		return skip("no route table (see route-table)")
+		return audit.Skip("no route table (see route-table)")
 	}
 	rtID := str(ns.RouteTable.RouteTableId)
 	p := m.path(ns, SvcS3)
 	if p.captured {
-		return withRes(pass(fmt.Sprintf("layers through the S3 interface endpoint %s (private DNS)", str(p.iface.VpcEndpointId))), str(p.iface.VpcEndpointId))
+		return audit.WithResources(audit.Pass(fmt.Sprintf("layers through the S3 interface endpoint %s (private DNS)", str(p.iface.VpcEndpointId))), str(p.iface.VpcEndpointId))
 	}
 	if p.gateway != nil {
 		gw := str(p.gateway.VpcEndpointId)
-		return withRes(pass(fmt.Sprintf("%s routes %s to the S3 gateway endpoint %s", rtID, str(p.gwRoute.DestinationPrefixListId), gw), routeString(p.gwRoute)), rtID, gw)
+		return audit.WithResources(audit.Pass(fmt.Sprintf("%s routes %s to the S3 gateway endpoint %s", rtID, str(p.gwRoute.DestinationPrefixListId), gw), routeString(p.gwRoute)), rtID, gw)
 	}
 	okNet, via := m.internetOK(ns)
 	plID := "pl-... (com.amazonaws." + m.Region + ".s3)"
@@ -38,10 +39,10 @@ func checkS3Route(m *Model, ns *NodeSubnet) report.CheckResult {
 	gws := m.endpointsFor(SvcS3, ec2types.VpcEndpointTypeGateway)
 	if len(gws) == 0 {
 		if okNet {
-			return pass(fmt.Sprintf("no S3 endpoint: layers go out through %s (NAT data processing is charged: see the cost note)", via))
+			return audit.Pass(fmt.Sprintf("no S3 endpoint: layers go out through %s (NAT data processing is charged: see the cost note)", via))
 		}
-		c := fail(verdict.ConditionRoute, fmt.Sprintf("%s has no path for the layers: no S3 gateway endpoint, no S3 interface endpoint, no internet path", rtID))
-		return withChange(withRes(c, rtID), report.Change{Resource: m.VPC, Kind: "vpc", Action: "create an S3 gateway endpoint on the subnet's route table (free)",
+		c := audit.Fail(verdict.ConditionRoute, fmt.Sprintf("%s has no path for the layers: no S3 gateway endpoint, no S3 interface endpoint, no internet path", rtID))
+		return audit.WithChange(audit.WithResources(c, rtID), report.Change{Resource: m.VPC, Kind: "vpc", Action: "create an S3 gateway endpoint on the subnet's route table (free)",
 			Command: fmt.Sprintf("aws ec2 create-vpc-endpoint --vpc-id %s --vpc-endpoint-type Gateway --service-name %s --route-table-ids %s%s", m.VPC, m.ServiceName(SvcS3), rtID, m.regionFlag())})
 	}
 	// There is a gateway endpoint, and the table does not use it: say why.
@@ -58,26 +59,26 @@ func checkS3Route(m *Model, ns *NodeSubnet) report.CheckResult {
 		Command: fmt.Sprintf("aws ec2 modify-vpc-endpoint --vpc-endpoint-id %s --add-route-table-ids %s%s", gwID, rtID, m.regionFlag())}
 	switch {
 	case !available(gw):
-		c = fail(verdict.ConditionRoute, fmt.Sprintf("the S3 gateway endpoint %s is %s, not available", gwID, gw.State))
+		c = audit.Fail(verdict.ConditionRoute, fmt.Sprintf("the S3 gateway endpoint %s is %s, not available", gwID, gw.State))
 		change = report.Change{Resource: gwID, Kind: "vpc-endpoint", Action: "find why the S3 gateway endpoint is not available",
 			Command: fmt.Sprintf("aws ec2 describe-vpc-endpoints --vpc-endpoint-ids %s%s", gwID, m.regionFlag())}
 	case route != nil && route.State == ec2types.RouteStateBlackhole:
-		c = fail(verdict.ConditionRoute, fmt.Sprintf("%s routes %s to %s but the route is a blackhole", rtID, str(route.DestinationPrefixListId), gwID), routeString(route))
+		c = audit.Fail(verdict.ConditionRoute, fmt.Sprintf("%s routes %s to %s but the route is a blackhole", rtID, str(route.DestinationPrefixListId), gwID), routeString(route))
 		change = report.Change{Resource: rtID, Kind: "route-table", Action: "remove the route table from the endpoint and add it again to rewrite the route",
 			Command: fmt.Sprintf("aws ec2 modify-vpc-endpoint --vpc-endpoint-id %s --remove-route-table-ids %s && aws ec2 modify-vpc-endpoint --vpc-endpoint-id %s --add-route-table-ids %s%s", gwID, rtID, gwID, rtID, m.regionFlag())}
 	case route != nil:
 		// The pl- route is there but a more specific route takes S3's
 		// addresses.
 		taken := m.s3Takers(ns.RouteTable, route)
-		c = fail(verdict.ConditionRoute, fmt.Sprintf("%s has the route %s -> %s, but more specific routes take S3's addresses: %s", rtID, str(route.DestinationPrefixListId), gwID, firstN(taken, 3)))
+		c = audit.Fail(verdict.ConditionRoute, fmt.Sprintf("%s has the route %s -> %s, but more specific routes take S3's addresses: %s", rtID, str(route.DestinationPrefixListId), gwID, firstN(taken, 3)))
 		change = report.Change{Resource: rtID, Kind: "route-table", Action: "remove the more specific routes that take the S3 prefix list's CIDRs",
 			Command: fmt.Sprintf("aws ec2 describe-route-tables --route-table-ids %s%s", rtID, m.regionFlag())}
 	case contains(gw.RouteTableIds, rtID):
 		summary := fmt.Sprintf("%s lists %s but the table has no route to %s (S3 gateway endpoint %s)", gwID, rtID, plID, gwID)
 		if okNet {
-			c = warn(verdict.ConditionRoute, summary+": layers go out through "+via+" instead (NAT data processing is charged)")
+			c = audit.Warn(verdict.ConditionRoute, summary+": layers go out through "+via+" instead (NAT data processing is charged)")
 		} else {
-			c = fail(verdict.ConditionRoute, summary)
+			c = audit.Fail(verdict.ConditionRoute, summary)
 		}
 	default:
 		summary := fmt.Sprintf("%s has no route to %s (S3 gateway endpoint %s serves %s)", rtID, plID, gwID, strings.Join(gw.RouteTableIds, ", "))
@@ -85,13 +86,13 @@ func checkS3Route(m *Model, ns *NodeSubnet) report.CheckResult {
 			summary += "; the subnet uses the main table"
 		}
 		if okNet {
-			c = warn(verdict.ConditionRoute, summary+": layers go out through "+via+" instead (NAT data processing is charged)")
+			c = audit.Warn(verdict.ConditionRoute, summary+": layers go out through "+via+" instead (NAT data processing is charged)")
 		} else {
-			c = fail(verdict.ConditionRoute, summary+" and the subnet has no internet path")
+			c = audit.Fail(verdict.ConditionRoute, summary+" and the subnet has no internet path")
 		}
 	}
 	c.Evidence = append(c.Evidence, fmt.Sprintf("%s state=%s routeTables=%s", gwID, gw.State, strings.Join(gw.RouteTableIds, ",")))
-	return withChange(withRes(c, rtID, gwID), change)
+	return audit.WithChange(audit.WithResources(c, rtID, gwID), change)
 }
 
 func prefixListRouteTo(rt *ec2types.RouteTable, vpce string) *ec2types.Route {
@@ -118,19 +119,19 @@ func checkS3Policy(m *Model, ns *NodeSubnet) report.CheckResult {
 	case p.gateway != nil:
 		e = p.gateway
 	default:
-		return skip("the layers do not go through an S3 endpoint: no endpoint policy applies")
+		return audit.Skip("the layers do not go through an S3 endpoint: no endpoint policy applies")
 	}
 	id := str(e.VpcEndpointId)
 	arn := fmt.Sprintf("arn:%s:s3:::%s/*", m.Partition, m.LayerBucket())
 	d, why := evalPolicy(str(e.PolicyDocument), request{action: "s3:GetObject", resource: fmt.Sprintf("arn:%s:s3:::%s/layer", m.Partition, m.LayerBucket()), signedByAWS: true, account: m.Account})
 	switch d {
 	case allowed:
-		return withRes(pass(fmt.Sprintf("%s's policy allows s3:GetObject on %s (%s)", id, arn, why)), id)
+		return audit.WithResources(audit.Pass(fmt.Sprintf("%s's policy allows s3:GetObject on %s (%s)", id, arn, why)), id)
 	case undecided:
-		return withRes(warn(verdict.ConditionTLSIdentity, fmt.Sprintf("cannot decide %s's policy for s3:GetObject on %s: %s", id, arn, why)), id)
+		return audit.WithResources(audit.Warn(verdict.ConditionTLSIdentity, fmt.Sprintf("cannot decide %s's policy for s3:GetObject on %s: %s", id, arn, why)), id)
 	}
-	c := fail(verdict.ConditionTLSIdentity, fmt.Sprintf("%s's policy refuses s3:GetObject on %s (%s: %s): layer downloads get 403", id, arn, d, why))
+	c := audit.Fail(verdict.ConditionTLSIdentity, fmt.Sprintf("%s's policy refuses s3:GetObject on %s (%s: %s): layer downloads get 403", id, arn, d, why))
 	stmt := fmt.Sprintf(`{"Sid":"ECRLayers","Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"%s"}`, arn)
-	return withChange(withRes(c, id), report.Change{Resource: id, Kind: "vpc-endpoint", Action: "allow s3:GetObject on " + arn + " to Principal \"*\" (and no Deny that matches it): " + stmt,
+	return audit.WithChange(audit.WithResources(c, id), report.Change{Resource: id, Kind: "vpc-endpoint", Action: "allow s3:GetObject on " + arn + " to Principal \"*\" (and no Deny that matches it): " + stmt,
 		Command: fmt.Sprintf("aws ec2 modify-vpc-endpoint --vpc-endpoint-id %s --policy-document file://policy.json%s", id, m.regionFlag())})
 }

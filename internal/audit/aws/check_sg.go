@@ -2,6 +2,7 @@ package aws
 
 import (
 	"fmt"
+	"github.com/pullpath/pullpath/internal/audit"
 	"net/netip"
 	"strings"
 
@@ -37,7 +38,7 @@ func checkSGEndpoint(m *Model, ns *NodeSubnet) report.CheckResult {
 		}
 	}
 	if len(used) == 0 {
-		return skip("no interface endpoint is in use from this subnet")
+		return audit.Skip("no interface endpoint is in use from this subnet")
 	}
 	if !m.Have[FileSecurityGroups] {
 		return m.missing(FileSecurityGroups)
@@ -88,18 +89,18 @@ func checkSGEndpoint(m *Model, ns *NodeSubnet) report.CheckResult {
 		if len(groups) > 0 {
 			target = groups[0]
 		}
-		c = withChange(c, report.Change{Resource: target, Kind: "security-group", Action: fmt.Sprintf("allow TCP 443 in from the nodes (%s)", strings.TrimPrefix(strings.TrimPrefix(src, "--source-group "), "--cidr ")),
+		c = audit.WithChange(c, report.Change{Resource: target, Kind: "security-group", Action: fmt.Sprintf("allow TCP 443 in from the nodes (%s)", strings.TrimPrefix(strings.TrimPrefix(src, "--source-group "), "--cidr ")),
 			Command: fmt.Sprintf("aws ec2 authorize-security-group-ingress --group-id %s --protocol tcp --port 443 %s%s", target, src, m.regionFlag())})
-		c = withRes(c, id)
+		c = audit.WithResources(c, id)
 	}
 	var r report.CheckResult
 	switch {
 	case len(bad) > 0:
-		r = fail(verdict.ConditionRoute, bad[0], append(bad[1:], ev...)...)
+		r = audit.Fail(verdict.ConditionRoute, bad[0], append(bad[1:], ev...)...)
 	case len(unknown) > 0:
-		r = warn(verdict.ConditionRoute, "endpoint security groups not in "+FileSecurityGroups+": "+strings.Join(unknown, ", "), ev...)
+		r = audit.Warn(verdict.ConditionRoute, "endpoint security groups not in "+FileSecurityGroups+": "+strings.Join(unknown, ", "), ev...)
 	default:
-		r = pass(fmt.Sprintf("the endpoints admit 443 from %d node(s)", len(nodes)), ev...)
+		r = audit.Pass(fmt.Sprintf("the endpoints admit 443 from %d node(s)", len(nodes)), ev...)
 	}
 	r.Resources, r.Changes = c.Resources, c.Changes
 	return r
@@ -191,7 +192,7 @@ func checkSGNodeEgress(m *Model, ns *NodeSubnet) report.CheckResult {
 				if len(pr.pls) > 0 {
 					perm = fmt.Sprintf("IpProtocol=tcp,FromPort=443,ToPort=443,PrefixListIds=[{PrefixListId=%s}]", pr.pls[0])
 				}
-				c = withChange(c, report.Change{Resource: n.SGs[0], Kind: "security-group", Action: "allow TCP 443 out to " + d.what,
+				c = audit.WithChange(c, report.Change{Resource: n.SGs[0], Kind: "security-group", Action: "allow TCP 443 out to " + d.what,
 					Command: fmt.Sprintf("aws ec2 authorize-security-group-egress --group-id %s --ip-permissions %s%s", n.SGs[0], perm, m.regionFlag())})
 				break
 			}
@@ -200,11 +201,11 @@ func checkSGNodeEgress(m *Model, ns *NodeSubnet) report.CheckResult {
 	var r report.CheckResult
 	switch {
 	case len(bad) > 0:
-		r = fail(verdict.ConditionRoute, bad[0], bad[1:]...)
+		r = audit.Fail(verdict.ConditionRoute, bad[0], bad[1:]...)
 	case len(unknown) > 0:
-		r = warn(verdict.ConditionRoute, "cannot decide node egress: "+unknown[0], unknown[1:]...)
+		r = audit.Warn(verdict.ConditionRoute, "cannot decide node egress: "+unknown[0], unknown[1:]...)
 	default:
-		r = pass(fmt.Sprintf("%d node(s) may send TCP 443 to every host of the pull", len(nodes)))
+		r = audit.Pass(fmt.Sprintf("%d node(s) may send TCP 443 to every host of the pull", len(nodes)))
 	}
 	r.Resources, r.Changes = c.Resources, c.Changes
 	return r

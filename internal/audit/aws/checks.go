@@ -8,7 +8,6 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/report"
-	"github.com/pullpath/pullpath/internal/verdict"
 )
 
 // Check ids, in the order of a pull: where packets go, names, the
@@ -52,45 +51,13 @@ var Checks = []audit.Check[*Model, *NodeSubnet]{
 	audit.New(CheckIdentity, "node role may pull from ECR", checkIdentity),
 }
 
-func pass(summary string, evidence ...string) report.CheckResult {
-	return report.CheckResult{Status: report.CheckPass, Summary: summary, Evidence: evidence}
-}
-
-func skip(summary string) report.CheckResult {
-	return report.CheckResult{Status: report.CheckSkip, Summary: summary}
-}
-
-func warn(cond verdict.Condition, summary string, evidence ...string) report.CheckResult {
-	return report.CheckResult{Status: report.CheckWarn, Condition: cond, Summary: summary, Evidence: evidence}
-}
-
-func fail(cond verdict.Condition, summary string, evidence ...string) report.CheckResult {
-	return report.CheckResult{Status: report.CheckFail, Condition: cond, Summary: summary, Evidence: evidence}
-}
-
 // missing is the warn of a check whose input file was not given.
 func (m *Model) missing(file string) report.CheckResult {
-	return warn("", fmt.Sprintf("%s not given: cannot decide (%s)", file, m.command(file)))
+	return audit.Warn("", fmt.Sprintf("%s not given: cannot decide (%s)", file, m.command(file)))
 }
 
 func (m *Model) command(file string) string {
 	return CommandFor(file, m.Cluster, m.VPC, m.Region, m.NodeRoleARN)
-}
-
-// res appends resources and returns the check (chainable helpers would
-// hide which resources a result names; this keeps it explicit).
-func withRes(c report.CheckResult, ids ...string) report.CheckResult {
-	for _, id := range ids {
-		if id != "" && !contains(c.Resources, id) {
-			c.Resources = append(c.Resources, id)
-		}
-	}
-	return c
-}
-
-func withChange(c report.CheckResult, ch report.Change) report.CheckResult {
-	c.Changes = append(c.Changes, ch)
-	return withRes(c, ch.Resource)
 }
 
 func (m *Model) regionFlag() string {

@@ -3,13 +3,14 @@ package aws
 import (
 	"fmt"
 
+	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/report"
 )
 
 // costNote estimates the monthly cost of the layers through NAT against the
 // endpoints (seed 003), when a size is known and some subnet pulls layers
 // through a NAT gateway (or the caller asked with --image-size).
-func costNote(m *Model, subnets []*NodeSubnet, o Options) *report.CostEstimate {
+func costNote(m *Model, subnets []*NodeSubnet, o audit.Focus) *report.CostEstimate {
 	if o.ImageBytes <= 0 {
 		return nil
 	}

@@ -1,6 +1,7 @@
 package aws
 
 import (
+	"github.com/pullpath/pullpath/internal/audit"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -163,38 +164,64 @@ func checkOn(t *testing.T, r *report.AuditReport, subnet, id string) report.Chec
 	return report.CheckResult{}
 }
 
+// A probe report puts the probed node's subnet first, beside the others,
+// with the checks about the failing host first and the one that explains
+// the probe's code ahead of the verdict; a node is placed by its instance
+// (name, providerID) or by the address in an EKS node name.
 func TestProbeReportFocus(t *testing.T) {
 	probe := filepath.Join(t.TempDir(), "probe.json")
 	doc := `{"apiVersion":"pullpath/v1","kind":"ProbeReport","image":"111122223333.dkr.ecr.us-east-1.amazonaws.com/app:1","node":"ip-10-0-3-17.ec2.internal",
 "transfer":{"blobs":3,"layers":2,"bytes":734003200,"verified":false,"durationMs":1,"mbps":1},
-"verdict":{"status":"fail","code":"BLOB_ENDPOINT_TIMEOUT","endpoint":"prod-us-east-1-starport-layer-bucket.s3.us-east-1.amazonaws.com","condition":"endpoint-set"}}`
+"verdict":{"status":"fail","code":"CONNECT_TIMEOUT","endpoint":"prod-us-east-1-starport-layer-bucket.s3.us-east-1.amazonaws.com","condition":"endpoint-set"}}`
 	if err := os.WriteFile(probe, []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f, err := ReadProbeReport(probe)
+	f, err := audit.ReadProbeReport(probe)
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := LoadDir("testdata/fail-s3-route")
+	f.PullsPerDay = 100
+	r, err := FromFolder("testdata/fail-s3-route", f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Audit(raw, Options{Focus: f, ImageBytes: f.ImageBytes, PullsPerDay: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(r.Subnets) != 1 || r.Subnets[0].ID != "subnet-0c3c3c3c3c3c3c3c3" || r.Target.FocusSubnet != "subnet-0c3c3c3c3c3c3c3c3" {
-		t.Fatalf("focused subnets = %v (focus %q), want the probed node's subnet-0c3c3c3c3c3c3c3c3", r.Subnets, r.Target.FocusSubnet)
+	if len(r.Subnets) != 3 || r.Subnets[0].ID != "subnet-0c3c3c3c3c3c3c3c3" || r.Target.FocusSubnet != "subnet-0c3c3c3c3c3c3c3c3" {
+		t.Fatalf("subnets = %v (focus %q), want the probed node's subnet-0c3c3c3c3c3c3c3c3 first of 3", r.Subnets, r.Target.FocusSubnet)
 	}
 	first := r.Subnets[0].Checks[0]
 	if first.ID != CheckS3Route || first.Host != "prod-us-east-1-starport-layer-bucket.s3.us-east-1.amazonaws.com" || first.Status != report.CheckFail {
 		t.Errorf("first check = %s on %q (%s), want s3-route on the failing S3 host, fail", first.ID, first.Host, first.Status)
 	}
-	if r.Cost == nil || r.Cost.ImageBytes != 734003200 {
-		t.Errorf("cost = %+v, want the probe's 734003200 bytes", r.Cost)
+	if want := "the probe's CONNECT_TIMEOUT on prod-us-east-1-starport-layer-bucket.s3.us-east-1.amazonaws.com from "; !strings.HasPrefix(r.Verdict.Summary, want) || !strings.Contains(r.Verdict.Summary, "("+CheckS3Route+"); ") {
+		t.Errorf("verdict = %q, want it to start %q and name %s", r.Verdict.Summary, want, CheckS3Route)
 	}
-	if _, err := ReadProbeReport("testdata/fixtures.json"); err == nil || !strings.Contains(err.Error(), "ProbeReport") {
+	if r.Cost == nil || r.Cost.ImageBytes != 734003200 || r.Cost.PullsPerDay != 100 {
+		t.Errorf("cost = %+v, want the probe's 734003200 bytes, 100 pulls a day", r.Cost)
+	}
+	if _, err := audit.ReadProbeReport("testdata/fixtures.json"); err == nil || !strings.Contains(err.Error(), "ProbeReport") {
 		t.Errorf("ReadProbeReport(not a probe) = %v, want an error naming ProbeReport", err)
+	}
+
+	raw, err := LoadDir("testdata/fail-s3-route")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Build(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := m.NodeSubnets[1].Instances[0]
+	for _, n := range []audit.Node{
+		{Name: str(in.PrivateDnsName)},
+		{Name: "node-x", ProviderID: "aws:///" + m.NodeSubnets[1].AZ + "/" + str(in.InstanceId)},
+		{Name: "node-y", Addresses: []netip.Addr{netip.MustParseAddr(str(in.PrivateIpAddress))}},
+	} {
+		if got := m.placeNode(n); got.Subnet != m.NodeSubnets[1].ID {
+			t.Errorf("placeNode(%+v) = %+v, want subnet %s", n, got, m.NodeSubnets[1].ID)
+		}
+	}
+	if got := m.placeNode(audit.Node{Name: "ip-10-9-9-9.ec2.internal"}); got.Subnet != "" || len(got.Addresses) != 1 || got.Addresses[0].String() != "10.9.9.9" {
+		t.Errorf("placeNode(ip-10-9-9-9) = %+v, want no subnet and the address from the name", got)
 	}
 }
 
@@ -217,7 +244,7 @@ func TestCostNote(t *testing.T) {
 			rt.Routes = keep
 		}
 	}
-	r, err := Audit(raw, Options{ImageBytes: 1e9, PullsPerDay: 100})
+	r, err := Audit(raw, "x", audit.Focus{ImageBytes: 1e9, PullsPerDay: 100})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,19 +7,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
 func auditDir(t *testing.T, dir string) *report.AuditReport {
 	t.Helper()
-	raw, err := LoadDir(dir)
+	r, err := FromFolder(dir, audit.Focus{})
 	if err != nil {
-		t.Fatalf("LoadDir(%s) = %v", dir, err)
-	}
-	r, err := Audit(raw, Options{Source: dir})
-	if err != nil {
-		t.Fatalf("Audit(%s) = %v", dir, err)
+		t.Fatalf("FromFolder(%s) = %v", dir, err)
 	}
 	return r
 }

@@ -1,78 +1,51 @@
 package aws
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/netip"
-	"os"
 	"strings"
 
+	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
-// Focus is what a probe report says about where a pull failed: the node it
-// ran on and the host that failed.
-type Focus struct {
-	Node    string // ip-10-0-3-17.ec2.internal, an instance id, or an address
-	Host    string // the failing host
-	Verdict string // the probe's code
-	File    string
-	// ImageBytes is what the probe downloaded (for the cost note).
-	ImageBytes int64
-}
-
-// ReadProbeReport reads `pullpath probe -o json` output into a Focus.
-func ReadProbeReport(path string) (*Focus, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("--probe-report %s: %w", path, unwrapPathErr(err))
+// placeNode finds a focus node among the cluster's instances (by private
+// DNS name, its short form, instance id, the providerID's instance id or
+// private address) and names its subnet; an EKS node name that is not an
+// instance here still carries its address (ip-10-0-3-17), which places it
+// by range.
+func (m *Model) placeNode(n audit.Node) audit.Node {
+	if n.Subnet != "" {
+		return n
 	}
-	var pr report.ProbeReport
-	if err := json.Unmarshal(data, &pr); err != nil {
-		return nil, fmt.Errorf("--probe-report %s: not a probe report (want `pullpath probe -o json` output): %v", path, err)
+	name := strings.TrimSuffix(strings.ToLower(n.Name), ".")
+	instance := ""
+	if i := strings.LastIndexByte(n.ProviderID, '/'); i >= 0 && strings.HasPrefix(n.ProviderID, "aws://") {
+		instance = n.ProviderID[i+1:]
 	}
-	if pr.Kind != "ProbeReport" {
-		return nil, fmt.Errorf("--probe-report %s: kind %q, want ProbeReport (`pullpath probe -o json`)", path, pr.Kind)
-	}
-	f := &Focus{Node: pr.Node, Host: pr.Verdict.Endpoint, Verdict: string(pr.Verdict.Code), File: path}
-	if pr.Transfer != nil {
-		f.ImageBytes = pr.Transfer.Bytes
-	}
-	if f.Node == "" {
-		return nil, fmt.Errorf("--probe-report %s: the report names no node (run the probe with --node NAME, or on the node)", path)
-	}
-	return f, nil
-}
-
-// applyFocus keeps the subnet of the probed node: an instance whose private
-// DNS name, id or private address is the probe's node.
-func applyFocus(m *Model, f *Focus, r *report.AuditReport) []*NodeSubnet {
-	r.Target.FocusHost = f.Host
-	r.Target.ProbeVerdict = f.Verdict
-	node := strings.TrimSuffix(strings.ToLower(f.Node), ".")
 	for _, ns := range m.NodeSubnets {
 		for _, in := range ns.Instances {
 			dns := strings.ToLower(str(in.PrivateDnsName))
 			short, _, _ := strings.Cut(dns, ".")
-			if node == dns || node == short || node == strings.ToLower(str(in.InstanceId)) || node == str(in.PrivateIpAddress) {
-				r.Target.FocusSubnet = ns.ID
-				return []*NodeSubnet{ns}
+			id := strings.ToLower(str(in.InstanceId))
+			ip := str(in.PrivateIpAddress)
+			if name != "" && (name == dns || name == short || name == id || name == ip) || instance != "" && strings.EqualFold(instance, id) {
+				n.Subnet = ns.ID
+				return n
+			}
+			for _, a := range n.Addresses {
+				if a.String() == ip {
+					n.Subnet = ns.ID
+					return n
+				}
 			}
 		}
 	}
-	// An EKS node name carries its address: ip-10-0-3-17.
-	if a, ok := addrFromNodeName(node); ok {
-		for _, ns := range m.NodeSubnets {
-			if ns.CIDR.IsValid() && ns.CIDR.Contains(a) {
-				r.Target.FocusSubnet = ns.ID
-				return []*NodeSubnet{ns}
-			}
-		}
+	if a, ok := addrFromNodeName(name); ok {
+		n.Addresses = append(append([]netip.Addr(nil), n.Addresses...), a)
 	}
-	r.Warnings = append(r.Warnings, report.AuditWarning{File: f.File,
-		Message: fmt.Sprintf("the probed node %s is not among the cluster's instances or subnets: auditing every subnet", f.Node)})
-	return m.NodeSubnets
+	return n
 }
 
 func addrFromNodeName(n string) (netip.Addr, bool) {

@@ -2,6 +2,7 @@ package aws_test
 
 import (
 	"context"
+	"github.com/pullpath/pullpath/internal/audit"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -44,9 +45,9 @@ type comparable struct {
 	Changes []report.Change
 }
 
-func audit(t *testing.T, raw *awsaudit.Raw) comparable {
+func auditRaw(t *testing.T, raw *awsaudit.Raw) comparable {
 	t.Helper()
-	r, err := awsaudit.Audit(raw, awsaudit.Options{Source: "x"})
+	r, err := awsaudit.Audit(raw, "x", audit.Focus{})
 	if err != nil {
 		t.Fatalf("Audit = %v", err)
 	}
@@ -65,11 +66,11 @@ func TestLiveMatchesOfflineAndCollectRoundTrips(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := audit(t, offline)
+			want := auditRaw(t, offline)
 			srv := fakeaws.New(dir)
 			defer srv.Close()
 			live := collect(t, srv, "prod", nil)
-			if diff := cmp.Diff(want, audit(t, live)); diff != "" {
+			if diff := cmp.Diff(want, auditRaw(t, live)); diff != "" {
 				t.Fatalf("live audit differs from --from (-offline +live):\n%s", diff)
 			}
 			out := t.TempDir()
@@ -80,7 +81,7 @@ func TestLiveMatchesOfflineAndCollectRoundTrips(t *testing.T) {
 			if err != nil {
 				t.Fatalf("LoadDir(collect's folder) = %v", err)
 			}
-			if diff := cmp.Diff(want, audit(t, replay)); diff != "" {
+			if diff := cmp.Diff(want, auditRaw(t, replay)); diff != "" {
 				t.Errorf("collect -> audit --from differs (-offline +replayed):\n%s", diff)
 			}
 		})
@@ -171,7 +172,7 @@ func TestLiveDeniedCallWarns(t *testing.T) {
 	srv.Deny("DescribeNetworkAcls")
 	srv.Deny("SimulatePrincipalPolicy")
 	raw := collect(t, srv, "prod", nil)
-	r, err := awsaudit.Audit(raw, awsaudit.Options{Source: "live"})
+	r, err := awsaudit.Audit(raw, audit.SourceLive, audit.Focus{})
 	if err != nil {
 		t.Fatal(err)
 	}

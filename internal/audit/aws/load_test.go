@@ -1,6 +1,7 @@
 package aws
 
 import (
+	"github.com/pullpath/pullpath/internal/audit"
 	"os"
 	"path/filepath"
 	"strings"
@@ -287,7 +288,7 @@ func FuzzDecodeFile(f *testing.F) {
 		if raw.Subnets == nil {
 			return
 		}
-		if _, err := Audit(&raw, Options{}); err != nil && !strings.Contains(err.Error(), FileCluster) {
+		if _, err := Audit(&raw, "fuzz", audit.Focus{}); err != nil && !strings.Contains(err.Error(), FileCluster) {
 			t.Errorf("Audit after %s = %v", name, err)
 		}
 	})

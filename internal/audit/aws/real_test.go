@@ -2,6 +2,7 @@ package aws
 
 import (
 	"encoding/json"
+	"github.com/pullpath/pullpath/internal/audit"
 	"os"
 	"path/filepath"
 	"strings"
@@ -164,7 +165,7 @@ func TestRealCLIOutputs(t *testing.T) {
 				t.Fatalf("real %s does not load: %v", tc.file, err)
 			}
 			tc.check(t, raw)
-			r, err := Audit(raw, Options{Source: dir})
+			r, err := Audit(raw, dir, audit.Focus{})
 			if err != nil {
 				if strings.Contains(err.Error(), "\n") {
 					t.Errorf("audit error is not one line: %q", err)
