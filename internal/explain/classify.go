@@ -191,6 +191,11 @@ func publicAddressHint(c Classification) string {
 	switch verdict.DetectPlatform(c.Host) {
 	case verdict.PlatformECR, verdict.PlatformS3, verdict.PlatformACR, verdict.PlatformACRData:
 		return fmt.Sprintf("%s is a public address: if %s should be reached through a private endpoint (VPC interface endpoint, private link), the node's resolver answered the public record, so private DNS is off or the private zone is not linked; `pullpath probe --expect-private IMAGE` on the node tells.", ap.Addr(), c.Host)
+	case verdict.PlatformGAR, verdict.PlatformGCR, verdict.PlatformGCS:
+		if pfx := netip.MustParsePrefix("199.36.153.4/29"); pfx.Contains(ap.Addr()) {
+			return fmt.Sprintf("%s is a Private Google Access VIP: the private zone answered it; the subnet needs Private Google Access, a route for the /30 to the default internet gateway and an egress rule allowing TCP 443 to it.", ap.Addr())
+		}
+		return fmt.Sprintf("%s is one of Google's public addresses: no private zone bound to the network answered %s, so a node without an external IP needs Private Google Access or Cloud NAT on its subnet.", ap.Addr(), c.Host)
 	}
 	return ""
 }

@@ -41,6 +41,27 @@ const (
 )
 
 var classifyCases = []classifyCase{
+	// ---- Google Cloud: Artifact Registry, Container Registry, Cloud Storage, VPC Service Controls (real messages)
+	// terraform-google-modules/terraform-google-kubernetes-engine#1779 (docker on a GKE node)
+	{"gke/gar-download-denied",
+		`Error response from daemon: Head "https://europe-west2-docker.pkg.dev/v2/shop-prod/ml/app/manifests/4.19.5": denied: Permission "artifactregistry.repositories.downloadArtifacts" denied on resource "projects/shop-prod/locations/europe-west2/repositories/ml" (or it may not exist)`,
+		want{Code: verdict.RegistryForbidden, Condition: verdict.ConditionTLSIdentity, Host: "europe-west2-docker.pkg.dev"}},
+	// fluxcd/source-controller#798 (the token request on the same host)
+	{"gke/gar-token-denied",
+		`failed to get chart version for remote reference: GET "https://europe-west6-docker.pkg.dev/v2/token?scope=repository%3Ashop-prod%2Fcharts%2Fweb%3Apull&service=europe-west6-docker.pkg.dev": unexpected status code 403: denied: Permission "artifactregistry.repositories.downloadArtifacts" denied on resource "projects/shop-prod/locations/europe-west6/repositories/charts" (or it may not exist)`,
+		want{Code: verdict.AuthForbidden, Condition: verdict.ConditionTLSIdentity, Step: StepToken}},
+	// google/fuzzbench#1981 (gcr.io served by Artifact Registry, no credential sent)
+	{"gke/gar-unauthenticated",
+		`Failed to pull image "gcr.io/fuzzbench/base-image": Error response from daemon: Head "https://gcr.io/v2/fuzzbench/base-image/manifests/latest": unauthorized: Unauthenticated requests do not have permission "artifactregistry.repositories.downloadArtifacts" on resource "projects/fuzzbench/locations/us/repositories/gcr.io" (or it may not exist)`,
+		want{Code: verdict.RegistryUnauthorized, Condition: verdict.ConditionTLSIdentity, Host: "gcr.io"}},
+	// GoogleCloudPlatform/cloud-sql-proxy#1686 (VPC Service Controls)
+	{"gke/vpc-service-controls",
+		`Error response from daemon: Head "https://gcr.io/v2/cloud-sql-connectors/cloud-sql-proxy/manifests/2.1.1": denied: Request is prohibited by organization's policy. vpcServiceControlsUniqueIdentifier: 5vP1c9kRq3x`,
+		want{Code: verdict.RegistryForbidden, Condition: verdict.ConditionTLSIdentity, Host: "gcr.io"}},
+	// actions/runner-images#7659 (Cloud Storage's XML error for a Container Registry layer)
+	{"gke/gcs-anonymous-access-denied",
+		`error pulling image configuration: download failed after attempts=1: error parsing HTTP 403 response body: invalid character '<' looking for beginning of value: "<?xml version='1.0' encoding='UTF-8'?><Error><Code>AccessDenied</Code><Message>Access denied.</Message><Details>Anonymous caller does not have storage.objects.get access to the Google Cloud Storage object. Permission 'storage.objects.get' denied on resource (or it may not exist).</Details></Error>"`,
+		want{Code: verdict.BlobForbidden, Stage: verdict.StageBlob}},
 	// ---- containerd 1.6, verbatim shapes from shared/notes/containerd-in-netns.md
 	{"containerd16/nxdomain",
 		c16 + `failed to resolve reference "` + acrImg + `": failed to do request: Head "https://myacr.azurecr.io/v2/team/app/manifests/1.4.2": dial tcp: lookup myacr.azurecr.io on 10.0.0.10:53: no such host`,

@@ -236,6 +236,18 @@ var Rules = []Rule{
 		Says: "the TLS handshake failed", Source: "Go crypto/tls alert texts"},
 
 	// --- blob storage that answers with its own error document
+	// Google Cloud Storage's XML error (Container Registry's layers):
+	// <Error><Code>AccessDenied</Code><Message>Access denied.</Message>
+	// <Details>Anonymous caller does not have storage.objects.get access to
+	// the Google Cloud Storage object. ...</Details></Error>
+	{ID: "gcs-access-denied", Any: []string{"google cloud storage object", "storage.objects.get"},
+		Code: verdict.BlobForbidden, Step: StepBlob,
+		Says: "Cloud Storage refused the layer download (AccessDenied on storage.objects.get)",
+		Advice: []string{
+			"\"Anonymous caller\" means the node sent no credential: the node pool's access scopes lack devstorage.read_only or cloud-platform, so the kubelet's credential provider had no token to give; otherwise grant the node service account Storage Object Viewer on the registry's bucket (or Artifact Registry Reader on the gcr.io repository).",
+			"Next: `pullpath gcp audit IMAGE --project PROJECT --location LOCATION --cluster CLUSTER` checks the pool's scopes and the account's roles.",
+		},
+		Source: "actions/runner-images#7659 (Anonymous caller does not have storage.objects.get access); hayorov/helm-gcs#162"},
 	{ID: "s3-access-denied", Any: []string{"<code>accessdenied</code>", "accessdenied"},
 		Code: verdict.BlobForbidden, Step: StepBlob,
 		Says:   "the blob storage (S3) refused the download: AccessDenied",
@@ -251,6 +263,30 @@ var Rules = []Rule{
 		Says:   "the registry's firewall refused the node's public address",
 		Advice: []string{"ACR saw the node's PUBLIC address: the pull did not go through the private endpoint. Check that the node resolves the registry (and its data endpoints) to private addresses through the privatelink.azurecr.io zone."},
 		Source: "ACR 403 denied: client with IP is not allowed access (aka.ms/acr/firewall)"},
+
+	// --- Google Cloud: VPC Service Controls and Artifact Registry's IAM
+	{ID: "gcp-vpc-service-controls", Any: []string{"vpcservicecontrolsuniqueidentifier", "request is prohibited by organization's policy"},
+		CodeFor: forbiddenFor,
+		Says:    "VPC Service Controls refused the request: the registry's project and the nodes' network are on two sides of a service perimeter",
+		Advice: []string{
+			"A perimeter that restricts artifactregistry.googleapis.com (or containerregistry/storage for gcr.io) must hold the nodes' project (and the Shared VPC host project) beside the registry's, or admit them by an ingress rule; the identifier in the message finds the denial in the audit logs.",
+			"Next: `pullpath gcp audit IMAGE --project PROJECT --location LOCATION --cluster CLUSTER` reads the perimeters and names the one to change.",
+		},
+		Source: "GoogleCloudPlatform/cloud-sql-proxy#1686 (denied: Request is prohibited by organization's policy. vpcServiceControlsUniqueIdentifier); GoogleCloudPlatform/terraform-google-cloud-functions#109"},
+	{ID: "gar-unauthenticated", All: []string{"unauthenticated requests do not have permission", "artifactregistry."},
+		CodeFor: unauthorizedFor,
+		Says:    "Artifact Registry saw no credential: the pull went out anonymously",
+		Advice: []string{
+			"On GKE the kubelet's credential provider sends the node's token only when the node pool's access scopes include devstorage.read_only or cloud-platform; a pool without them pulls anonymously. Scopes of an existing pool cannot change: create a pool with --scopes cloud-platform.",
+		},
+		Source: "google/fuzzbench#1981 (Unauthenticated requests do not have permission \"artifactregistry.repositories.downloadArtifacts\")"},
+	{ID: "gar-download-denied", Any: []string{"artifactregistry.repositories.downloadartifacts"},
+		CodeFor: forbiddenFor,
+		Says:    "Artifact Registry refused the pull: the identity lacks artifactregistry.repositories.downloadArtifacts on the repository",
+		Advice: []string{
+			"Grant the node pool's service account Artifact Registry Reader on the repository: `gcloud artifacts repositories add-iam-policy-binding REPO --location LOCATION --project PROJECT --member=serviceAccount:SA --role=roles/artifactregistry.reader` (new organizations no longer give the default compute account Editor). The message says \"(or it may not exist)\": check the repository path too.",
+		},
+		Source: "terraform-google-modules/terraform-google-kubernetes-engine#1779; crossplane/crossplane#3023; fluxcd/source-controller#798"},
 
 	// --- registry answers
 	{ID: "http-408", Any: []string{"408 request time-out", "408 request timeout", "408 (request timeout)", "fetching blob: statuscode: 408"},

@@ -9,11 +9,14 @@ import (
 type Platform string
 
 const (
-	PlatformECR       Platform = "ecr"        // ACCOUNT.dkr.ecr.REGION.amazonaws.com
-	PlatformS3        Platform = "s3"         // ECR layer storage (prod-REGION-starport-layer-bucket.s3...)
-	PlatformACR       Platform = "acr"        // NAME.azurecr.io
-	PlatformACRData   Platform = "acr-data"   // NAME.REGION.data.azurecr.io, *.blob.core.windows.net
-	PlatformDockerHub Platform = "docker-hub" // registry-1.docker.io, auth.docker.io, CDN
+	PlatformECR       Platform = "ecr"               // ACCOUNT.dkr.ecr.REGION.amazonaws.com
+	PlatformS3        Platform = "s3"                // ECR layer storage (prod-REGION-starport-layer-bucket.s3...)
+	PlatformACR       Platform = "acr"               // NAME.azurecr.io
+	PlatformACRData   Platform = "acr-data"          // NAME.REGION.data.azurecr.io, *.blob.core.windows.net
+	PlatformDockerHub Platform = "docker-hub"        // registry-1.docker.io, auth.docker.io, CDN
+	PlatformGAR       Platform = "artifact-registry" // LOCATION-docker.pkg.dev (registry, token and layers on one host)
+	PlatformGCR       Platform = "gcr"               // gcr.io, REGION.gcr.io (registry and token)
+	PlatformGCS       Platform = "gcs"               // storage.googleapis.com (Container Registry's layers)
 	PlatformGeneric   Platform = "generic"
 )
 
@@ -32,6 +35,12 @@ func DetectPlatform(host string) Platform {
 		return PlatformACRData
 	case strings.HasSuffix(h, ".azurecr.io"):
 		return PlatformACR
+	case strings.HasSuffix(h, "-docker.pkg.dev"):
+		return PlatformGAR
+	case h == "gcr.io" || strings.HasSuffix(h, ".gcr.io"):
+		return PlatformGCR
+	case h == "storage.googleapis.com" || strings.HasSuffix(h, ".storage.googleapis.com"):
+		return PlatformGCS
 	case h == "docker.io" || strings.HasSuffix(h, ".docker.io") || strings.HasSuffix(h, ".docker.com") || strings.Contains(h, "cloudflare.docker"):
 		return PlatformDockerHub
 	}
@@ -106,6 +115,8 @@ func Advise(code Code, host string, role Role) []string {
 		if c == ConditionRoute || c == ConditionDNS || c == ConditionEndpointSet || c == ConditionTLSIdentity {
 			out = append(out, "Next: `pullpath azure audit --resource-group RG --name CLUSTER --probe-report probe.json` checks every pool's effective routes, peering, NSG, zone link and records, private endpoint and the kubelet identity's pull role, and names the object to change.")
 		}
+	case PlatformGAR, PlatformGCR, PlatformGCS:
+		out = append(out, gcpAdvice(p, c)...)
 	case PlatformDockerHub:
 		if c == ConditionRoute || c == ConditionDNS || c == ConditionEndpointSet {
 			out = append(out, "Docker Hub uses registry-1.docker.io, auth.docker.io and a CDN for layers: each must be reachable from the node, or use a mirror in hosts.toml.")
@@ -113,6 +124,28 @@ func Advise(code Code, host string, role Role) []string {
 	}
 	if p == PlatformECR || p == PlatformS3 {
 		out = append(out, "Next: `pullpath aws audit --cluster CLUSTER` (with `--probe-report` and this probe's JSON) names the object to change in the node's subnet, beside a healthy subnet.")
+	}
+	return out
+}
+
+// gcpAdvice is where to look on GKE for Artifact Registry, Container
+// Registry and its Cloud Storage layers.
+func gcpAdvice(p Platform, c Condition) []string {
+	var out []string
+	switch c {
+	case ConditionDNS:
+		out = append(out, "GKE: Cloud DNS answers the node (169.254.169.254): a private zone bound to the VPC network for pkg.dev, gcr.io or googleapis.com must hold the host or a wildcard (*.pkg.dev CNAME pkg.dev.) and answer private.googleapis.com (199.36.153.8/30) or restricted.googleapis.com (199.36.153.4/30); a zone without the wildcard gives NXDOMAIN.")
+	case ConditionRoute, ConditionEndpointSet:
+		out = append(out,
+			"GKE: a node without an external IP reaches Google APIs through Private Google Access on its subnet (gcloud compute networks subnets update SUBNET --enable-private-ip-google-access) or through Cloud NAT covering the subnet; the VIP ranges need a route with next hop default-internet-gateway and an egress firewall rule allowing TCP 443 (at equal priority a deny wins).")
+		if p == PlatformGCS {
+			out = append(out, "Container Registry serves layers from Cloud Storage (storage.googleapis.com): the googleapis.com zone, the route and the firewall must cover it as they cover gcr.io.")
+		}
+	case ConditionTLSIdentity:
+		out = append(out, "GKE: the node pool's service account needs roles/artifactregistry.reader on the repository or project (new organizations no longer give the default compute account Editor), and the pool's access scopes must include devstorage.read_only or cloud-platform, or the kubelet's credential provider sends no usable token and the pull goes out anonymously; a VPC Service Controls perimeter must hold the nodes' project beside the registry's.")
+	}
+	if c == ConditionRoute || c == ConditionDNS || c == ConditionEndpointSet || c == ConditionTLSIdentity {
+		out = append(out, "Next: `pullpath gcp audit IMAGE --project PROJECT --location LOCATION --cluster CLUSTER` checks every node subnet's DNS zones, Private Google Access, routes, egress firewall, Cloud NAT, the node account's role and scopes and VPC Service Controls, and names the object to change.")
 	}
 	return out
 }
