@@ -1,7 +1,9 @@
 package gcp
 
 import (
+	"context"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -9,36 +11,53 @@ import (
 	"github.com/pullpath/pullpath/internal/report"
 )
 
-// Options shape an audit.
-type Options struct {
-	Source string // "live" or the --from folder
-	// Image is the image the pods pull (its registry host, project and
-	// repository); empty: the folder's one repository in the cluster's
-	// region.
-	Image string
-	// Subnets, when set, keeps only these node subnets (names or paths).
-	Subnets []string
-	Now     func() time.Time
+// FromFolder audits the gcloud --format=json files in dir (the folder
+// `pullpath gcp collect` writes, or one made by hand with the same names).
+func FromFolder(dir string, f audit.Focus) (*report.AuditReport, error) {
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("--from %s: not a folder: want the folder `pullpath gcp collect --out` wrote, or one of gcloud --format=json outputs (docs/gcp.md)", dir)
+	}
+	m, err := Load(os.DirFS(dir))
+	if err != nil {
+		return nil, fmt.Errorf("--from %s: %w", dir, err)
+	}
+	return Audit(m, dir, f)
 }
 
-// Audit runs every check on every node subnet of m.
-func Audit(m *Model, o Options) (*report.AuditReport, error) {
-	now := time.Now
-	if o.Now != nil {
-		now = o.Now
+// Live reads the cluster's configuration through Google's REST APIs
+// (Collect) and audits it: the same model and checks as FromFolder.
+func Live(ctx context.Context, o LiveOptions, f audit.Focus) (*report.AuditReport, error) {
+	if o.Image == "" {
+		o.Image = f.Image
 	}
-	start := now()
+	files, warns, err := Collect(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	m, err := Load(files.FS())
+	if err != nil {
+		return nil, err
+	}
+	m.Warnings = append(warns, m.Warnings...)
+	return Audit(m, audit.SourceLive, f)
+}
+
+// Audit runs every check on every node subnet of a loaded model; f.Image
+// names the registry (empty: the folder's one repository in the cluster's
+// region), f.Subnets keeps subnets, f.Nodes puts their subnets first.
+func Audit(m *Model, source string, f audit.Focus) (*report.AuditReport, error) {
+	start := time.Now()
 	r := &report.AuditReport{
 		APIVersion: "pullpath/v1",
 		Kind:       report.KindGCPAudit,
-		Source:     o.Source,
+		Source:     source,
 		Warnings:   append([]report.AuditWarning(nil), m.Warnings...),
 		StartedAt:  start.UTC(),
 	}
 	var t Target
-	if o.Image != "" {
+	if f.Image != "" {
 		var err error
-		if t, err = ParseImage(o.Image); err != nil {
+		if t, err = ParseImage(f.Image); err != nil {
 			return nil, err
 		}
 	} else {
@@ -65,25 +84,8 @@ func Audit(m *Model, o Options) (*report.AuditReport, error) {
 	for _, h := range hosts {
 		h.Answer = m.resolve(h.Name)
 	}
-	subnets := m.buildSubnets(hosts)
-	if len(o.Subnets) > 0 {
-		var keep []*nodeSubnet
-		for _, id := range o.Subnets {
-			found := false
-			for _, ns := range subnets {
-				if ns.Name == id || sameRes(ns.Path, id) {
-					keep, found = append(keep, ns), true
-				}
-			}
-			if !found {
-				r.Warnings = append(r.Warnings, report.AuditWarning{Message: fmt.Sprintf("--subnet %s is not a node subnet of cluster %s (no node pool or node in it)", id, m.Cluster.Name)})
-			}
-		}
-		subnets = keep
-		if len(keep) == 1 {
-			r.Target.FocusSubnet = keep[0].Name
-		}
-	}
+	subnets, ws := audit.Keep(f, m.buildSubnets(hosts), func(ns *nodeSubnet) string { return ns.Name }, m.Cluster.Name)
+	r.Warnings = append(r.Warnings, ws...)
 	for _, ns := range subnets {
 		s := &report.AuditSubnet{ID: ns.Name, Name: ns.Path, Zone: ns.Region, Pools: ns.Pools, Nodes: ns.Nodes}
 		if ns.Subnet != nil {
@@ -98,9 +100,42 @@ func Audit(m *Model, o Options) (*report.AuditReport, error) {
 		r.Subnets = append(r.Subnets, s)
 	}
 	r.Hosts = auditHosts(m, hosts, subnets)
-	audit.Finish(r, audit.Focus{})
-	r.DurationMS = float64(now().Sub(start).Microseconds()) / 1000
+	audit.Finish(r, f.Place(m.place))
+	r.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 	return r, nil
+}
+
+// place finds a focus node among the cluster's instances (a GKE node is
+// named after its instance; its providerID is gce://PROJECT/ZONE/INSTANCE)
+// and names its subnet and pool; failing that, the pool its name carries
+// (gke-CLUSTER-POOL-HASH-SUFFIX).
+func (m *Model) place(n audit.Node) audit.Node {
+	name := strings.ToLower(n.Name)
+	if id, ok := strings.CutPrefix(n.ProviderID, "gce://"); ok {
+		name = strings.ToLower(lastSeg(id))
+	}
+	if short, _, ok := strings.Cut(name, "."); ok {
+		name = short
+	}
+	for _, in := range m.clusterInstances() {
+		if strings.EqualFold(in.Name, name) {
+			if nic := nic0(in); nic != nil && n.Subnet == "" {
+				n.Subnet = lastSeg(nic.Subnetwork)
+			}
+			if n.Pool == "" {
+				n.Pool = in.Labels[labelPool]
+			}
+			return n
+		}
+	}
+	if n.Pool == "" {
+		for _, p := range m.Cluster.NodePools {
+			if p != nil && strings.HasPrefix(name, "gke-"+m.Cluster.Name+"-"+p.Name+"-") {
+				n.Pool = p.Name
+			}
+		}
+	}
+	return n
 }
 
 // auditHosts lists the pull's hosts and how the nodes reach them.

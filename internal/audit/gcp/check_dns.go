@@ -7,6 +7,7 @@ import (
 
 	dns "google.golang.org/api/dns/v1"
 
+	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -34,12 +35,12 @@ func checkDNSPolicy(m *Model, ns *nodeSubnet) report.CheckResult {
 				targets = append(targets, t.Ipv4Address)
 			}
 		}
-		c := warn(fmt.Sprintf("server policy %s sends the network's queries to alternative name servers %s: what they answer for %s is outside this configuration", p.Name, strings.Join(targets, ", "), hostNames(ns.Hosts)),
+		c := audit.Warn("", fmt.Sprintf("server policy %s sends the network's queries to alternative name servers %s: what they answer for %s is outside this configuration", p.Name, strings.Join(targets, ", "), hostNames(ns.Hosts)),
 			"with alternative name servers the private zones below are not what the nodes see unless those servers forward to Cloud DNS")
 		c.Resources = []string{p.Name}
 		return c
 	}
-	return pass(fmt.Sprintf("no server policy with alternative name servers on network %s: the nodes ask Cloud DNS (169.254.169.254)", m.NetworkName()))
+	return audit.Pass(fmt.Sprintf("no server policy with alternative name servers on network %s: the nodes ask Cloud DNS (169.254.169.254)", m.NetworkName()))
 }
 
 func hostNames(hs []*pullHost) string {
@@ -65,13 +66,13 @@ func checkDNSZone(m *Model, ns *nodeSubnet) report.CheckResult {
 		switch {
 		case a.Undecided != "":
 			if warned == nil {
-				c := warn(fmt.Sprintf("%s: %s", h.Name, a.Undecided), a.Path...)
+				c := audit.Warn("", fmt.Sprintf("%s: %s", h.Name, a.Undecided), a.Path...)
 				c.Host = h.Name
 				warned = &c
 			}
 		case a.NXDomain:
 			z := a.Zone
-			c := fail(verdict.ConditionDNS, fmt.Sprintf("%s: NXDOMAIN from zone %s (%s) bound to network %s: %s", h.Name, z.Name, z.DnsName, m.NetworkName(), strings.Join(a.Path, "; ")), a.Path...)
+			c := audit.Fail(verdict.ConditionDNS, fmt.Sprintf("%s: NXDOMAIN from zone %s (%s) bound to network %s: %s", h.Name, z.Name, z.DnsName, m.NetworkName(), strings.Join(a.Path, "; ")), a.Path...)
 			return with(c, h.Name, []string{z.Name}, recordChange(m, z.Name, fqdn(z.DnsName), m.Records[z.Name]))
 		case a.Public:
 			okParts = append(okParts, fmt.Sprintf("%s: no private zone bound to %s holds it (Google's public addresses)", h.Name, m.NetworkName()))
@@ -82,13 +83,13 @@ func checkDNSZone(m *Model, ns *nodeSubnet) report.CheckResult {
 				}
 				if ad.IsPrivate() {
 					if warned == nil {
-						c := warn(fmt.Sprintf("%s answers %s from zone %s: an internal address (a Private Service Connect endpoint for Google APIs?), which this audit does not describe", h.Name, ad, a.Zone.Name), a.Path...)
+						c := audit.Warn("", fmt.Sprintf("%s answers %s from zone %s: an internal address (a Private Service Connect endpoint for Google APIs?), which this audit does not describe", h.Name, ad, a.Zone.Name), a.Path...)
 						c.Host = h.Name
 						warned = &c
 					}
 					continue
 				}
-				c := fail(verdict.ConditionDNS, fmt.Sprintf("%s answers %s from zone %s (%s), not the private VIP %s or the restricted VIP %s", h.Name, ad, a.Zone.Name, a.Zone.DnsName, privateVIP, restrictedVIP), a.Path...)
+				c := audit.Fail(verdict.ConditionDNS, fmt.Sprintf("%s answers %s from zone %s (%s), not the private VIP %s or the restricted VIP %s", h.Name, ad, a.Zone.Name, a.Zone.DnsName, privateVIP, restrictedVIP), a.Path...)
 				return with(c, h.Name, []string{a.Zone.Name}, vipRecordChange(m, a))
 			}
 			okParts = append(okParts, fmt.Sprintf("%s: %s (zone %s)", h.Name, a, a.Zone.Name))
@@ -97,7 +98,7 @@ func checkDNSZone(m *Model, ns *nodeSubnet) report.CheckResult {
 	if warned != nil {
 		return *warned
 	}
-	return pass(strings.Join(okParts, "; "))
+	return audit.Pass(strings.Join(okParts, "; "))
 }
 
 // recordChange adds the zone's wildcard CNAME to its apex, the shape

@@ -7,6 +7,7 @@ import (
 	artifactregistry "google.golang.org/api/artifactregistry/v1"
 	cloudresourcemanager "google.golang.org/api/cloudresourcemanager/v1"
 
+	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -36,7 +37,7 @@ func hasPullScope(scopes []string) bool {
 // service account, cloud-platform for a custom one).
 func checkScopes(m *Model, ns *nodeSubnet) report.CheckResult {
 	if len(ns.Profiles) == 0 {
-		return skip("no node pool or node in the subnet")
+		return audit.Skip("no node pool or node in the subnet")
 	}
 	var ok []string
 	for _, p := range ns.Profiles {
@@ -45,7 +46,7 @@ func checkScopes(m *Model, ns *nodeSubnet) report.CheckResult {
 			continue
 		}
 		if !hasPullScope(p.Scopes) {
-			c := fail(verdict.ConditionTLSIdentity, fmt.Sprintf("the nodes of %s have no storage or cloud-platform access scope (%s): the kubelet's credential provider gets no token that reads images, and the pull goes out anonymously (401/403)", profileName(p), shortScopes(p.Scopes)))
+			c := audit.Fail(verdict.ConditionTLSIdentity, fmt.Sprintf("the nodes of %s have no storage or cloud-platform access scope (%s): the kubelet's credential provider gets no token that reads images, and the pull goes out anonymously (401/403)", profileName(p), shortScopes(p.Scopes)))
 			pool := p.Pool
 			if pool == "" {
 				pool = "POOL"
@@ -60,7 +61,7 @@ func checkScopes(m *Model, ns *nodeSubnet) report.CheckResult {
 		}
 		ok = append(ok, profileName(p)+": "+shortScopes(p.Scopes))
 	}
-	return pass(strings.Join(ok, "; "))
+	return audit.Pass(strings.Join(ok, "; "))
 }
 
 func shortScopes(s []string) string {
@@ -140,7 +141,7 @@ func checkIdentity(m *Model, ns *nodeSubnet) report.CheckResult {
 		}
 		seen[p.SA] = true
 		if p.SA == "" {
-			return warn(fmt.Sprintf("%s runs as the Compute Engine default service account of %s, whose number is unknown (%s of that project, or %s)", profileName(p), m.ClusterProject(), FileProject, FileInstances))
+			return audit.Warn("", fmt.Sprintf("%s runs as the Compute Engine default service account of %s, whose number is unknown (%s of that project, or %s)", profileName(p), m.ClusterProject(), FileProject, FileInstances))
 		}
 		member := "serviceAccount:" + p.SA
 		var hit, maybe *binding
@@ -168,19 +169,19 @@ func checkIdentity(m *Model, ns *nodeSubnet) report.CheckResult {
 		case hit != nil:
 			ok = append(ok, fmt.Sprintf("%s holds %s on %s", p.SA, hit.Role, hit.Where))
 		case maybe != nil:
-			return warn(fmt.Sprintf("%s holds no reader role by name; %s on %s goes to %s (a group, domain or condition this audit does not resolve)", p.SA, maybe.Role, maybe.Where, strings.Join(maybe.Members, ", ")))
+			return audit.Warn("", fmt.Sprintf("%s holds no reader role by name; %s on %s goes to %s (a group, domain or condition this audit does not resolve)", p.SA, maybe.Role, maybe.Where, strings.Join(maybe.Members, ", ")))
 		case !haveRepo && t.Kind == KindArtifactRegistry:
-			return warn(fmt.Sprintf("%s holds no reader role on project %s; the repository's own policy is not given (%s)", p.SA, t.Project, cmdRepoPolicy(t.Repo, t.Location, t.Project)))
+			return audit.Warn("", fmt.Sprintf("%s holds no reader role on project %s; the repository's own policy is not given (%s)", p.SA, t.Project, cmdRepoPolicy(t.Repo, t.Location, t.Project)))
 		default:
 			where := "repository " + t.Repo + " or project " + t.Project
-			c := fail(verdict.ConditionTLSIdentity, fmt.Sprintf("%s (the nodes of %s) holds no role with artifactregistry.repositories.downloadArtifacts on %s: the pull is denied (403 Permission \"artifactregistry.repositories.downloadArtifacts\" denied)", p.SA, profileName(p), where))
+			c := audit.Fail(verdict.ConditionTLSIdentity, fmt.Sprintf("%s (the nodes of %s) holds no role with artifactregistry.repositories.downloadArtifacts on %s: the pull is denied (403 Permission \"artifactregistry.repositories.downloadArtifacts\" denied)", p.SA, profileName(p), where))
 			return with(c, t.Host, []string{"projects/" + t.Project + "/locations/" + t.Location + "/repositories/" + t.Repo, p.SA}, readerChange(t, p.SA))
 		}
 	}
 	if len(ok) == 0 {
-		return skip("no node pool or node in the subnet")
+		return audit.Skip("no node pool or node in the subnet")
 	}
-	return pass(strings.Join(ok, "; "))
+	return audit.Pass(strings.Join(ok, "; "))
 }
 
 func readerChange(t Target, sa string) report.Change {

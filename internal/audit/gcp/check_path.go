@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/report"
 )
 
@@ -29,22 +30,22 @@ func checkPGA(m *Model, ns *nodeSubnet) report.CheckResult {
 	}
 	priv := ns.private()
 	if len(priv) == 0 {
-		return pass(fmt.Sprintf("the nodes of %s have external IPs: they reach Google's addresses without Private Google Access", ns.poolsString()))
+		return audit.Pass(fmt.Sprintf("the nodes of %s have external IPs: they reach Google's addresses without Private Google Access", ns.poolsString()))
 	}
 	if ns.pgaOn() {
-		return pass(fmt.Sprintf("Private Google Access is on for %s", ns.Name))
+		return audit.Pass(fmt.Sprintf("Private Google Access is on for %s", ns.Name))
 	}
 	for _, h := range ns.Hosts {
 		if h.Answer.ok() && !h.Answer.Public {
-			c := fail(pathCondition(h), fmt.Sprintf("Private Google Access is off on %s: its nodes without external IPs (%s) cannot reach %s at %s", ns.Name, ns.poolsString(), h.Name, h.Answer))
+			c := audit.Fail(pathCondition(h), fmt.Sprintf("Private Google Access is off on %s: its nodes without external IPs (%s) cannot reach %s at %s", ns.Name, ns.poolsString(), h.Name, h.Answer))
 			return with(c, h.Name, []string{ns.Path}, subnetUpdatePGA(ns))
 		}
 	}
 	if nats := m.regionNATs(ns.Region); len(nats) > 0 {
-		return pass(fmt.Sprintf("Private Google Access is off on %s; its nodes reach Google's public addresses through Cloud NAT (%s check)", ns.Name, CheckNAT))
+		return audit.Pass(fmt.Sprintf("Private Google Access is off on %s; its nodes reach Google's public addresses through Cloud NAT (%s check)", ns.Name, CheckNAT))
 	}
 	h := ns.Hosts[0]
-	c := fail(pathCondition(h), fmt.Sprintf("Private Google Access is off on %s and no Cloud NAT serves %s: the nodes of %s have no external IP and no path to %s", ns.Name, ns.Region, ns.poolsString(), h.Name))
+	c := audit.Fail(pathCondition(h), fmt.Sprintf("Private Google Access is off on %s and no Cloud NAT serves %s: the nodes of %s have no external IP and no path to %s", ns.Name, ns.Region, ns.poolsString(), h.Name))
 	return with(c, h.Name, []string{ns.Path}, subnetUpdatePGA(ns))
 }
 
@@ -67,10 +68,10 @@ func checkRoute(m *Model, ns *nodeSubnet) report.CheckResult {
 				r := m.bestRoute(p, d)
 				switch {
 				case r == nil:
-					c := fail(pathCondition(h), fmt.Sprintf("no route of network %s covers %s (%s) for the nodes of %s", m.NetworkName(), d, h.Name, profileName(p)))
+					c := audit.Fail(pathCondition(h), fmt.Sprintf("no route of network %s covers %s (%s) for the nodes of %s", m.NetworkName(), d, h.Name, profileName(p)))
 					return with(c, h.Name, []string{m.NetworkPath()}, routeChange(m, d, ""))
 				case !isDIG(r):
-					c := fail(pathCondition(h), fmt.Sprintf("route %s (%s, priority %d) sends %s (%s) to %s, not the default internet gateway: Private Google Access and Cloud NAT use only routes to the default internet gateway", r.Name, r.DestRange, r.Priority, d, h.Name, nextHop(r)))
+					c := audit.Fail(pathCondition(h), fmt.Sprintf("route %s (%s, priority %d) sends %s (%s) to %s, not the default internet gateway: Private Google Access and Cloud NAT use only routes to the default internet gateway", r.Name, r.DestRange, r.Priority, d, h.Name, nextHop(r)))
 					return with(c, h.Name, []string{r.Name}, routeChange(m, d, r.Name))
 				}
 				if k := r.Name + d.String(); !seen[k] {
@@ -81,9 +82,9 @@ func checkRoute(m *Model, ns *nodeSubnet) report.CheckResult {
 		}
 	}
 	if len(ok) == 0 {
-		return skip("no host's address is known (dns-zone)")
+		return audit.Skip("no host's address is known (dns-zone)")
 	}
-	return pass(strings.Join(ok, "; ") + " to the default internet gateway")
+	return audit.Pass(strings.Join(ok, "; ") + " to the default internet gateway")
 }
 
 // routeChange is the route to add: the VIP's /30 for a VIP address (it wins
@@ -128,7 +129,7 @@ func checkFirewall(m *Model, ns *nodeSubnet) report.CheckResult {
 				}
 				if !v.Allow {
 					f := v.Rule
-					c := fail(pathCondition(h), fmt.Sprintf("egress rule %s (priority %d, deny) drops TCP 443 from the nodes of %s to %s (%s)", f.Name, f.Priority, profileName(p), d, h.Name), evidence...)
+					c := audit.Fail(pathCondition(h), fmt.Sprintf("egress rule %s (priority %d, deny) drops TCP 443 from the nodes of %s to %s (%s)", f.Name, f.Priority, profileName(p), d, h.Name), evidence...)
 					return with(c, h.Name, []string{f.Name}, firewallChange(m, f.Name, f.Priority, p, d))
 				}
 				by := "the implied allow-egress rule"
@@ -143,9 +144,9 @@ func checkFirewall(m *Model, ns *nodeSubnet) report.CheckResult {
 		}
 	}
 	if len(ok) == 0 {
-		return skip("no host's address is known (dns-zone)")
+		return audit.Skip("no host's address is known (dns-zone)")
 	}
-	return pass(strings.Join(ok, "; "), evidence...)
+	return audit.Pass(strings.Join(ok, "; "), evidence...)
 }
 
 func firewallChange(m *Model, deny string, prio int64, p *nodeProfile, d dest) report.Change {
@@ -182,10 +183,10 @@ func checkNAT(m *Model, ns *nodeSubnet) report.CheckResult {
 		return undescribed(m, ns)
 	}
 	if len(ns.private()) == 0 {
-		return skip(fmt.Sprintf("the nodes of %s have external IPs: Cloud NAT does not translate them", ns.poolsString()))
+		return audit.Skip(fmt.Sprintf("the nodes of %s have external IPs: Cloud NAT does not translate them", ns.poolsString()))
 	}
 	if ns.pgaOn() {
-		return skip(fmt.Sprintf("Private Google Access is on for %s: the pull does not go through Cloud NAT", ns.Name))
+		return audit.Skip(fmt.Sprintf("Private Google Access is on for %s: the pull does not go through Cloud NAT", ns.Name))
 	}
 	var public *pullHost
 	for _, h := range ns.Hosts {
@@ -195,14 +196,14 @@ func checkNAT(m *Model, ns *nodeSubnet) report.CheckResult {
 		}
 	}
 	if public == nil {
-		return skip("every host answers a VIP: Cloud NAT does not carry it")
+		return audit.Skip("every host answers a VIP: Cloud NAT does not carry it")
 	}
 	if !m.RoutersKnown {
 		return missing(FileRouters, cmdRouters(m.NetworkProject(), m.NetworkName()))
 	}
 	nats := m.regionNATs(ns.Region)
 	if len(nats) == 0 {
-		return skip(fmt.Sprintf("no Cloud NAT gateway in %s (%s names the fix)", ns.Region, CheckPGA))
+		return audit.Skip(fmt.Sprintf("no Cloud NAT gateway in %s (%s names the fix)", ns.Region, CheckPGA))
 	}
 	var covering []natRef
 	for _, n := range nats {
@@ -212,7 +213,7 @@ func checkNAT(m *Model, ns *nodeSubnet) report.CheckResult {
 	}
 	if len(covering) == 0 {
 		n := nats[0]
-		c := fail(pathCondition(public), fmt.Sprintf("no Cloud NAT gateway of %s translates %s's primary range: %s serves %s", ns.Region, ns.Name, n, natServes(n)))
+		c := audit.Fail(pathCondition(public), fmt.Sprintf("no Cloud NAT gateway of %s translates %s's primary range: %s serves %s", ns.Region, ns.Name, n, natServes(n)))
 		return with(c, public.Name, []string{n.Router.Name}, natCoverChange(m, n, ns))
 	}
 	n := covering[0]
@@ -225,16 +226,16 @@ func checkNAT(m *Model, ns *nodeSubnet) report.CheckResult {
 			}
 		}
 		if need := vms * n.minPorts(); need > capacity {
-			c := fail(pathCondition(public), fmt.Sprintf("Cloud NAT %s has %d NAT IP(s), %d source ports, for %d nodes at %d ports each (%d): nodes past the first %d get no ports (SYN drops, i/o timeouts)",
+			c := audit.Fail(pathCondition(public), fmt.Sprintf("Cloud NAT %s has %d NAT IP(s), %d source ports, for %d nodes at %d ports each (%d): nodes past the first %d get no ports (SYN drops, i/o timeouts)",
 				n, len(n.NAT.NatIps), capacity, vms, n.minPorts(), need, capacity/n.minPorts()))
 			more := (need+portsPerIP-1)/portsPerIP - int64(len(n.NAT.NatIps))
 			return with(c, public.Name, []string{n.Router.Name}, report.Change{Resource: n.Router.Name, Kind: "cloud-nat",
 				Action:  fmt.Sprintf("give %s %d more NAT IP address(es) (or lower --min-ports-per-vm to %d)", n.NAT.Name, more, capacity/max(vms, 1)),
 				Command: fmt.Sprintf("gcloud compute routers nats update %s --router %s --region %s --project %s --nat-external-ip-pool %s", n.NAT.Name, n.Router.Name, ns.Region, m.NetworkProject(), strings.Join(append(natIPNames(n), "NEW_ADDRESS"), ","))})
 		}
-		return pass(fmt.Sprintf("Cloud NAT %s translates %s's primary range: %d NAT IP(s) for %d nodes at %d ports each", n, ns.Name, len(n.NAT.NatIps), vms, n.minPorts()))
+		return audit.Pass(fmt.Sprintf("Cloud NAT %s translates %s's primary range: %d NAT IP(s) for %d nodes at %d ports each", n, ns.Name, len(n.NAT.NatIps), vms, n.minPorts()))
 	}
-	return pass(fmt.Sprintf("Cloud NAT %s translates %s's primary range (NAT IPs allocated automatically, %d ports per node)", n, ns.Name, n.minPorts()))
+	return audit.Pass(fmt.Sprintf("Cloud NAT %s translates %s's primary range (NAT IPs allocated automatically, %d ports per node)", n, ns.Name, n.minPorts()))
 }
 
 func natServes(n natRef) string {

@@ -6,6 +6,7 @@ import (
 
 	accesscontextmanager "google.golang.org/api/accesscontextmanager/v1"
 
+	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -95,18 +96,18 @@ func checkVPCSC(m *Model, ns *nodeSubnet) report.CheckResult {
 			num := m.projectNumber(np)
 			if num == "" {
 				if regIn || reg == "" {
-					return warn(fmt.Sprintf("perimeter %s restricts %s; the number of project %s is unknown, so whether it is inside cannot be decided", title(p), strings.Join(svcs, ", "), np))
+					return audit.Warn("", fmt.Sprintf("perimeter %s restricts %s; the number of project %s is unknown, so whether it is inside cannot be decided", title(p), strings.Join(svcs, ", "), np))
 				}
 				continue
 			}
 			nodeIn := holds(cfg, num)
 			if reg == "" && nodeIn {
-				return warn(fmt.Sprintf("perimeter %s holds the nodes' project %s and restricts %s; the registry project %s's number is unknown (%s)", title(p), np, strings.Join(svcs, ", "), t.Project, FileProject))
+				return audit.Warn("", fmt.Sprintf("perimeter %s holds the nodes' project %s and restricts %s; the registry project %s's number is unknown (%s)", title(p), np, strings.Join(svcs, ", "), t.Project, FileProject))
 			}
 			if regIn == nodeIn || bridged(reg, num) {
 				if nodeIn {
 					if v := cfg.VpcAccessibleServices; v != nil && v.EnableRestriction && !contains(v.AllowedServices, "RESTRICTED-SERVICES") && !containsAny(v.AllowedServices, svcs) {
-						c := fail(verdict.ConditionTLSIdentity, fmt.Sprintf("perimeter %s limits its networks to %s: %s is not among the VPC accessible services", title(p), strings.Join(v.AllowedServices, ", "), svcs[0]))
+						c := audit.Fail(verdict.ConditionTLSIdentity, fmt.Sprintf("perimeter %s limits its networks to %s: %s is not among the VPC accessible services", title(p), strings.Join(v.AllowedServices, ", "), svcs[0]))
 						return with(c, t.Host, []string{p.Name}, report.Change{Resource: p.Name, Kind: "service-perimeter",
 							Action:  "allow the registry's service from the perimeter's networks",
 							Command: fmt.Sprintf("gcloud access-context-manager perimeters update %s --policy %s --add-vpc-allowed-services %s", lastSeg(p.Name), segment(p.Name, "accessPolicies"), svcs[0])})
@@ -121,18 +122,18 @@ func checkVPCSC(m *Model, ns *nodeSubnet) report.CheckResult {
 				inside, outside, rules, add = "the nodes' project "+np, "the registry's project "+t.Project, len(cfg.EgressPolicies) > 0, reg
 			}
 			if rules {
-				return warn(fmt.Sprintf("perimeter %s holds %s but not %s and restricts %s; it has ingress/egress rules, which this audit does not evaluate", title(p), inside, outside, strings.Join(svcs, ", ")))
+				return audit.Warn("", fmt.Sprintf("perimeter %s holds %s but not %s and restricts %s; it has ingress/egress rules, which this audit does not evaluate", title(p), inside, outside, strings.Join(svcs, ", ")))
 			}
-			c := fail(verdict.ConditionTLSIdentity, fmt.Sprintf("perimeter %s holds %s but not %s and restricts %s: the pull is refused (403 \"Request is prohibited by organization's policy. vpcServiceControlsUniqueIdentifier: ...\")", title(p), inside, outside, strings.Join(svcs, ", ")))
+			c := audit.Fail(verdict.ConditionTLSIdentity, fmt.Sprintf("perimeter %s holds %s but not %s and restricts %s: the pull is refused (403 \"Request is prohibited by organization's policy. vpcServiceControlsUniqueIdentifier: ...\")", title(p), inside, outside, strings.Join(svcs, ", ")))
 			return with(c, t.Host, []string{p.Name}, report.Change{Resource: p.Name, Kind: "service-perimeter",
 				Action:  fmt.Sprintf("put projects/%s in perimeter %s (or add an ingress/egress rule for the node service account)", add, title(p)),
 				Command: fmt.Sprintf("gcloud access-context-manager perimeters update %s --policy %s --add-resources projects/%s", lastSeg(p.Name), segment(p.Name, "accessPolicies"), add)})
 		}
 	}
 	if len(touched) > 0 {
-		return pass(strings.Join(touched, "; "))
+		return audit.Pass(strings.Join(touched, "; "))
 	}
-	return pass(fmt.Sprintf("no enforced perimeter restricting %s separates the nodes' project from %s", strings.Join(svcs, ", "), t.Project))
+	return audit.Pass(fmt.Sprintf("no enforced perimeter restricting %s separates the nodes' project from %s", strings.Join(svcs, ", "), t.Project))
 }
 
 func title(p *accesscontextmanager.ServicePerimeter) string {

@@ -49,25 +49,9 @@ func CheckIDs() []string {
 	return out
 }
 
-func pass(summary string, evidence ...string) report.CheckResult {
-	return report.CheckResult{Status: report.CheckPass, Summary: summary, Evidence: evidence}
-}
-
-func skip(summary string) report.CheckResult {
-	return report.CheckResult{Status: report.CheckSkip, Summary: summary}
-}
-
-func warn(summary string, evidence ...string) report.CheckResult {
-	return report.CheckResult{Status: report.CheckWarn, Summary: summary, Evidence: evidence}
-}
-
-func fail(cond verdict.Condition, summary string, evidence ...string) report.CheckResult {
-	return report.CheckResult{Status: report.CheckFail, Condition: cond, Summary: summary, Evidence: evidence}
-}
-
 // missing is the warn of a check whose input file was not given.
 func missing(file, cmd string) report.CheckResult {
-	return warn(fmt.Sprintf("%s not given: cannot decide (%s)", file, cmd))
+	return audit.Warn("", fmt.Sprintf("%s not given: cannot decide (%s)", file, cmd))
 }
 
 // pathCondition is the repair direction of a path failure on h: the
@@ -82,10 +66,14 @@ func pathCondition(h *pullHost) verdict.Condition {
 	return verdict.ConditionEndpointSet
 }
 
+// with names the host a result is about, the objects it read and the
+// changes it asks for.
 func with(c report.CheckResult, host string, resources []string, changes ...report.Change) report.CheckResult {
 	c.Host = host
-	c.Resources = append(c.Resources, resources...)
-	c.Changes = append(c.Changes, changes...)
+	c = audit.WithResources(c, resources...)
+	for _, ch := range changes {
+		c = audit.WithChange(c, ch)
+	}
 	return c
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	gcpaudit "github.com/pullpath/pullpath/internal/audit/gcp"
+	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -60,9 +61,9 @@ func loadDir(t *testing.T, dir string) *gcpaudit.Model {
 	return m
 }
 
-func audit(t *testing.T, f fixture) *report.AuditReport {
+func auditFixture(t *testing.T, f fixture) *report.AuditReport {
 	t.Helper()
-	r, err := gcpaudit.Audit(loadDir(t, f.dir), gcpaudit.Options{Source: f.dir, Image: f.image})
+	r, err := gcpaudit.Audit(loadDir(t, f.dir), f.dir, audit.Focus{Image: f.image})
 	if err != nil {
 		t.Fatalf("Audit(%s) = %v", f.dir, err)
 	}
@@ -75,7 +76,7 @@ func TestFixtures(t *testing.T) {
 	covered := map[string]bool{}
 	for _, f := range fixtures {
 		t.Run(f.dir, func(t *testing.T) {
-			r := audit(t, f)
+			r := auditFixture(t, f)
 			if len(r.Subnets) != 2 {
 				t.Fatalf("%d subnets, want 2", len(r.Subnets))
 			}
@@ -147,7 +148,7 @@ func TestFailingBesideHealthy(t *testing.T) {
 			continue
 		}
 		t.Run(f.dir, func(t *testing.T) {
-			r := audit(t, f)
+			r := auditFixture(t, f)
 			if r.Comparison == nil || r.Comparison.Failing != "nodes-b" || r.Comparison.Healthy != "nodes-a" {
 				t.Fatalf("comparison = %+v, want nodes-b beside nodes-a", r.Comparison)
 			}

@@ -12,6 +12,7 @@ import (
 
 	gcpaudit "github.com/pullpath/pullpath/internal/audit/gcp"
 	"github.com/pullpath/pullpath/internal/audit/gcp/gcpfake"
+	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/report"
 )
 
@@ -54,7 +55,7 @@ func TestLiveMatchesFrom(t *testing.T) {
 	for _, f := range fixtures {
 		t.Run(f.dir, func(t *testing.T) {
 			m := loadDir(t, f.dir)
-			want := verdicts(audit(t, f))
+			want := verdicts(auditFixture(t, f))
 			srv := gcpfake.New(m)
 			defer srv.Close()
 			files := collect(t, srv, m, f.image)
@@ -84,7 +85,7 @@ func TestLiveMatchesFrom(t *testing.T) {
 				t.Errorf("collected %d instances, %d rules, %d routes, %d zones, %d perimeters; the folder has %d, %d, %d, %d, %d",
 					len(lm.Instances), len(lm.Firewalls), len(lm.Routes), len(lm.Zones), len(lm.Perimeters), len(m.Instances), len(m.Firewalls), len(m.Routes), len(m.Zones), len(m.Perimeters))
 			}
-			lr, err := gcpaudit.Audit(lm, gcpaudit.Options{Source: "live", Image: f.image})
+			lr, err := gcpaudit.Audit(lm, "live", audit.Focus{Image: f.image})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -99,7 +100,7 @@ func TestLiveMatchesFrom(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Load(--out) = %v", err)
 			}
-			rr, _ := gcpaudit.Audit(rm, gcpaudit.Options{Image: f.image})
+			rr, _ := gcpaudit.Audit(rm, out, audit.Focus{Image: f.image})
 			if got := verdicts(rr); !reflect.DeepEqual(got, want) {
 				t.Errorf("collect -> audit --from differs:\n%s", diff(got, want))
 			}

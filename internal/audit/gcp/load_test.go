@@ -8,6 +8,7 @@ import (
 	"testing/fstest"
 
 	gcpaudit "github.com/pullpath/pullpath/internal/audit/gcp"
+	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/report"
 )
 
@@ -69,7 +70,7 @@ func TestLoadMissingOptionalFiles(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Load = %v", err)
 			}
-			r, err := gcpaudit.Audit(m, gcpaudit.Options{Image: imageAR})
+			r, err := gcpaudit.Audit(m, "", audit.Focus{Image: imageAR})
 			if err != nil {
 				t.Fatalf("Audit = %v", err)
 			}

@@ -9,6 +9,7 @@ import (
 	gcpaudit "github.com/pullpath/pullpath/internal/audit/gcp"
 	"github.com/pullpath/pullpath/internal/audit/gcp/gcpfake"
 	"github.com/pullpath/pullpath/internal/audit/gcp/synth"
+	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/report"
 )
 
@@ -30,7 +31,7 @@ func TestGrownClusterPasses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := gcpaudit.Audit(lm, gcpaudit.Options{Image: image})
+	r, err := gcpaudit.Audit(lm, "", audit.Focus{Image: image})
 	if err != nil {
 		t.Fatal(err)
 	}
