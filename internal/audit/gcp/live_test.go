@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pullpath/pullpath/internal/audit"
 	gcpaudit "github.com/pullpath/pullpath/internal/audit/gcp"
 	"github.com/pullpath/pullpath/internal/audit/gcp/gcpfake"
-	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/report"
 )
 

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"testing/fstest"
 
-	gcpaudit "github.com/pullpath/pullpath/internal/audit/gcp"
 	"github.com/pullpath/pullpath/internal/audit"
+	gcpaudit "github.com/pullpath/pullpath/internal/audit/gcp"
 	"github.com/pullpath/pullpath/internal/report"
 )
 

@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pullpath/pullpath/internal/audit"
 	gcpaudit "github.com/pullpath/pullpath/internal/audit/gcp"
 	"github.com/pullpath/pullpath/internal/audit/gcp/gcpfake"
 	"github.com/pullpath/pullpath/internal/audit/gcp/synth"
-	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/report"
 )
 
