@@ -112,37 +112,59 @@ func sameID(a, b string) bool {
 	return a != "" && strings.EqualFold(strings.TrimSuffix(a, "/"), strings.TrimSuffix(b, "/"))
 }
 
-// focusedSubnets are the subnets holding one of the focus's nodes: by
-// subnet id, by address inside the subnet's range, or by pool.
+// focusedSubnets are the subnets holding one of the focus's nodes.
 func focusedSubnets(subnets []*report.AuditSubnet, f Focus) map[*report.AuditSubnet]bool {
 	out := map[*report.AuditSubnet]bool{}
 	for _, n := range f.Nodes {
-		for _, s := range subnets {
-			if holds(s, n) {
-				out[s] = true
-			}
+		for _, s := range placements(subnets, n) {
+			out[s] = true
 		}
 	}
 	return out
 }
 
-func holds(s *report.AuditSubnet, n Node) bool {
-	if n.Subnet != "" {
-		return sameID(s.ID, n.Subnet)
+// placements are the subnets that hold a node, by the surest fact known:
+// its subnet id, else an address inside a subnet's range, else its pool
+// (a pool may span several subnets).
+func placements(subnets []*report.AuditSubnet, n Node) []*report.AuditSubnet {
+	for _, match := range []func(*report.AuditSubnet) bool{
+		func(s *report.AuditSubnet) bool { return sameID(s.ID, n.Subnet) },
+		func(s *report.AuditSubnet) bool { return inRange(s.CIDR, n.Addresses) },
+		func(s *report.AuditSubnet) bool { return n.Pool != "" && containsFold(s.Pools, n.Pool) },
+	} {
+		var out []*report.AuditSubnet
+		for _, s := range subnets {
+			if match(s) {
+				out = append(out, s)
+			}
+		}
+		if len(out) > 0 {
+			return out
+		}
 	}
-	for _, p := range strings.Split(s.CIDR, ",") {
+	return nil
+}
+
+// inRange reports whether an address lies in a subnet's CIDR ("10.0.3.0/24"
+// or several, comma-separated).
+func inRange(cidr string, addrs []netip.Addr) bool {
+	for _, p := range strings.Split(cidr, ",") {
 		pfx, err := netip.ParsePrefix(strings.TrimSpace(p))
 		if err != nil {
 			continue
 		}
-		for _, a := range n.Addresses {
+		for _, a := range addrs {
 			if pfx.Contains(a.Unmap()) {
 				return true
 			}
 		}
 	}
-	for _, p := range s.Pools {
-		if n.Pool != "" && strings.EqualFold(p, n.Pool) {
+	return false
+}
+
+func containsFold(list []string, v string) bool {
+	for _, x := range list {
+		if strings.EqualFold(x, v) {
 			return true
 		}
 	}
@@ -153,11 +175,7 @@ func holds(s *report.AuditSubnet, n Node) bool {
 func unplaced(subnets []*report.AuditSubnet, f Focus) []string {
 	var out []string
 	for _, n := range f.Nodes {
-		placed := false
-		for _, s := range subnets {
-			placed = placed || holds(s, n)
-		}
-		if !placed && n.Name != "" {
+		if len(placements(subnets, n)) == 0 && n.Name != "" {
 			out = append(out, n.Name)
 		}
 	}

@@ -9,10 +9,11 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
-	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/spf13/cobra"
 
+	"github.com/pullpath/pullpath/internal/audit"
 	azaudit "github.com/pullpath/pullpath/internal/audit/azure"
+	"github.com/pullpath/pullpath/internal/report"
 )
 
 var azureLong = `Audit the AKS node path to ACR, pool by pool, from the subscription's
@@ -118,19 +119,15 @@ var azureARM struct {
 	credential azcore.TokenCredential
 }
 
+// live is the live-mode options: azureARM's, or Azure's public cloud with
+// DefaultAzureCredential (azaudit.Collect's default).
+func (c *azureConn) live() azaudit.LiveOptions {
+	return azaudit.LiveOptions{Subscription: c.subscription, ResourceGroup: c.resourceGroup, Cluster: c.name, Registry: c.registry,
+		Credential: azureARM.credential, ClientOptions: azureARM.options}
+}
+
 func (c *azureConn) collect(ctx context.Context) (azaudit.Files, []string, error) {
-	cred := azureARM.credential
-	if cred == nil {
-		dc, err := azidentity.NewDefaultAzureCredential(nil)
-		if err != nil {
-			return nil, nil, fmt.Errorf("azure credential: %s", oneLineErr(err))
-		}
-		cred = dc
-	}
-	files, _, warns, err := azaudit.Collect(ctx, azaudit.LiveOptions{
-		Subscription: c.subscription, ResourceGroup: c.resourceGroup, Cluster: c.name, Registry: c.registry,
-		Credential: cred, ClientOptions: azureARM.options,
-	})
+	files, _, warns, err := azaudit.Collect(ctx, c.live())
 	if err != nil {
 		return nil, nil, errors.New(oneLineErr(err))
 	}
@@ -163,7 +160,7 @@ func newAzureAuditCommand(s Streams) *cobra.Command {
 	o.out.addFlag(cmd)
 	o.conn.addFlags(cmd)
 	cmd.Flags().StringVar(&o.from, "from", "", "audit offline from a folder of Azure CLI JSON outputs (docs/azure.md)")
-	cmd.Flags().StringVar(&o.probeReport, "probe-report", "", "`FILE` written by pullpath probe -o json: focus on the probed node's pool and the failing host")
+	cmd.Flags().StringVar(&o.probeReport, "probe-report", "", "`FILE` written by pullpath probe -o json: the probed node's pool first, beside the others, and the check that explains what the probe saw")
 	return cmd
 }
 
@@ -191,30 +188,20 @@ func (o *azureAuditOptions) Validate() error {
 }
 
 func (o *azureAuditOptions) Run(ctx context.Context) error {
-	opts := azaudit.Options{Source: "live"}
-	if o.probeReport != "" {
-		f, err := azaudit.ReadProbeReport(o.probeReport)
-		if err != nil {
-			return err
-		}
-		opts.Focus = f
-	}
-	var m *azaudit.Model
-	var err error
-	if o.from != "" {
-		opts.Source = o.from
-		m, err = azaudit.Load(os.DirFS(o.from))
-	} else {
-		var files azaudit.Files
-		files, _, err = o.conn.collect(ctx)
-		if err == nil {
-			m, err = azaudit.Load(files.FS())
-		}
-	}
+	f, err := probeFocus(o.probeReport, audit.Focus{})
 	if err != nil {
 		return err
 	}
-	return o.out.finish(o.stdout, azaudit.Audit(m, opts))
+	var r *report.AuditReport
+	if o.from != "" {
+		r, err = azaudit.FromFolder(o.from, f)
+	} else {
+		r, err = azaudit.Live(ctx, o.conn.live(), f)
+	}
+	if err != nil {
+		return errors.New(oneLineErr(err))
+	}
+	return o.out.finish(o.stdout, r)
 }
 
 type azureCollectOptions struct {

@@ -96,8 +96,8 @@ func (d *diagnosis) audit(ctx context.Context) {
 		s.Next = need.Next
 		return
 	}
-	f := Focus{Nodes: failing, Healthy: healthy}
-	f.Host, f.Role, f.Code = d.failingHost()
+	host, role, code := d.failingHost()
+	f := auditFocus(failing, host, role, code)
 	d.progress("audit: %s configuration from %s, focused on %s", cloudName(cloud), au.Source(), plural(len(failing), "failing node", "failing nodes"))
 	ar, err := au.Audit(ctx, f)
 	took := time.Since(start)

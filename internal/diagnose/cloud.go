@@ -1,41 +1,37 @@
 package diagnose
 
 import (
-	"context"
-	"os"
+	"net/netip"
 
 	"github.com/pullpath/pullpath/internal/audit"
 	awsaudit "github.com/pullpath/pullpath/internal/audit/aws"
 	azureaudit "github.com/pullpath/pullpath/internal/audit/azure"
-	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/verdict"
 )
 
 // AWSFolder audits a folder of AWS CLI outputs (`pullpath aws collect`, or
-// the CLI's own files): every node subnet, so the failing ones stand beside
-// the healthy ones; the answer keeps the changes of the subnets its failing
-// nodes are in.
-type AWSFolder string
-
-// Source is the folder.
-func (d AWSFolder) Source() string { return string(d) }
-
-// Audit loads the folder and audits it.
-func (d AWSFolder) Audit(_ context.Context, _ Focus) (*report.AuditReport, error) {
-	return awsaudit.FromFolder(string(d), audit.Focus{})
-}
+// the CLI's own files): every node subnet, the failing nodes' first, so
+// they stand beside the healthy ones.
+func AWSFolder(dir string) Auditor { return audit.Folder(dir, awsaudit.FromFolder) }
 
 // AzureFolder audits a folder of Azure CLI outputs (`pullpath azure
-// collect`, or the CLI's own files), every pool.
-type AzureFolder string
+// collect`, or the CLI's own files): every pool, the failing nodes' first.
+func AzureFolder(dir string) Auditor { return audit.Folder(dir, azureaudit.FromFolder) }
 
-// Source is the folder.
-func (d AzureFolder) Source() string { return string(d) }
-
-// Audit loads the folder and audits it.
-func (d AzureFolder) Audit(_ context.Context, _ Focus) (*report.AuditReport, error) {
-	m, err := azureaudit.Load(os.DirFS(string(d)))
-	if err != nil {
-		return nil, err
+// auditFocus is what the audit looks at first: the failing nodes (by
+// providerID, address, pool and, when a label names it, subnet) and the
+// failing host, its role and code.
+func auditFocus(failing []NodeRef, host, role, code string) audit.Focus {
+	f := audit.Focus{Host: audit.HostOf(host), Role: verdict.Role(role), Code: verdict.Code(code)}
+	for _, n := range failing {
+		an := audit.Node{Name: n.Name, ProviderID: n.ProviderID, Pool: n.Pool}
+		if a, err := netip.ParseAddr(n.InternalIP); err == nil {
+			an.Addresses = []netip.Addr{a}
+		}
+		if _, err := netip.ParsePrefix(n.Subnet); err != nil {
+			an.Subnet = n.Subnet // a /24 guessed from the address is no subnet id
+		}
+		f.Nodes = append(f.Nodes, an)
 	}
-	return azureaudit.Audit(m, azureaudit.Options{Source: string(d)}), nil
+	return f
 }

@@ -18,6 +18,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/explain/cluster"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/sweep"
@@ -52,24 +53,9 @@ type Options struct {
 	PageSize int64
 }
 
-// Auditor runs one cloud's audit focused on the failing nodes and host.
-type Auditor interface {
-	Audit(ctx context.Context, f Focus) (*report.AuditReport, error)
-	// Source says where its configuration comes from: "live" or the folder.
-	Source() string
-}
-
-// Focus is what the audit should look at first.
-type Focus struct {
-	// Nodes are the failing nodes with what the cloud knows them by.
-	Nodes []NodeRef
-	// Healthy are nodes that pull fine, to compare with.
-	Healthy []NodeRef
-	// Host is the failing host of the pull and its role.
-	Host string
-	Role string
-	Code string
-}
+// Auditor is one cloud's audit with its configuration at hand (a folder
+// or the live API), called with the failing nodes and host as its focus.
+type Auditor = audit.Auditor
 
 // NodeRef is a node as a cloud audit finds it.
 type NodeRef struct {

@@ -15,6 +15,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/pullpath/pullpath/internal/audit"
 	"os"
 	"sort"
 	"strings"
@@ -94,7 +95,7 @@ func run(bin string, rounds int) error {
 		return err
 	}
 	t1 := time.Now()
-	r := azaudit.Audit(lm, azaudit.Options{Source: dir})
+	r := azaudit.Audit(lm, dir, audit.Focus{})
 	t2 := time.Now()
 	fmt.Printf("in process: Load %.0f ms, Audit %.0f ms (%d subnets x %d checks); %d failing, %d changes\n\n",
 		ms(t1.Sub(t0)), ms(t2.Sub(t1)), len(r.Subnets), len(azaudit.Checks), len(r.Verdict.Failing), len(r.Changes))

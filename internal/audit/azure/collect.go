@@ -22,6 +22,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/authorization/armauthorization/v2"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/containerregistry/armcontainerregistry"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/containerservice/armcontainerservice/v6"
@@ -36,8 +37,8 @@ type LiveOptions struct {
 	Subscription  string
 	ResourceGroup string
 	Cluster       string
-	Registry      string // name or login server; found from the kubelet identity's role assignments when empty
-	Credential    azcore.TokenCredential
+	Registry      string                 // name or login server; found from the kubelet identity's role assignments when empty
+	Credential    azcore.TokenCredential // nil: DefaultAzureCredential (env, workload identity, managed identity, az login)
 	// ClientOptions reach another cloud or, in tests, a loopback ARM server.
 	ClientOptions *arm.ClientOptions
 }
@@ -99,6 +100,13 @@ type collector struct {
 // with routes, rules or zone records: records are fetched by name.
 func Collect(ctx context.Context, o LiveOptions) (Files, Stats, []report.AuditWarning, error) {
 	var st Stats
+	if o.Credential == nil {
+		dc, err := azidentity.NewDefaultAzureCredential(nil)
+		if err != nil {
+			return nil, st, nil, fmt.Errorf("azure credential: %w", err)
+		}
+		o.Credential = dc
+	}
 	opts := &arm.ClientOptions{}
 	if o.ClientOptions != nil {
 		c := *o.ClientOptions

@@ -1,49 +1,26 @@
 package azure
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
-	"os"
 	"strings"
 
-	"github.com/pullpath/pullpath/internal/report"
-	"github.com/pullpath/pullpath/internal/verdict"
+	"github.com/pullpath/pullpath/internal/audit"
 )
 
-// ReadProbeReport reads a `pullpath probe -o json` report into a Focus: the
-// probed node (its name gives its pool: aks-POOL-12345678-vmss000000) and
-// the host that failed, with the probe's code.
-func ReadProbeReport(path string) (*Focus, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("--probe-report %s: %v", path, errors.Unwrap(err))
+// placeNode places a focus node by its pool: the one its AKS name carries
+// (aks-POOL-12345678-vmss000000) when the focus names none, and that
+// pool's subnet.
+func (m *Model) placeNode(n audit.Node) audit.Node {
+	if n.Subnet != "" {
+		return n
 	}
-	defer f.Close()
-	return ParseProbeReport(f, path)
-}
-
-// ParseProbeReport reads a probe report from r; name is for messages.
-func ParseProbeReport(r io.Reader, name string) (*Focus, error) {
-	var pr report.ProbeReport
-	if err := json.NewDecoder(io.LimitReader(r, 64<<20)).Decode(&pr); err != nil {
-		return nil, fmt.Errorf("--probe-report %s: not JSON (%s): want `pullpath probe IMAGE -o json`", name, oneLine(err.Error()))
+	if n.Pool == "" {
+		n.Pool = PoolOfNode(n.Name)
 	}
-	if pr.Kind != "ProbeReport" {
-		return nil, fmt.Errorf("--probe-report %s: kind %q, want ProbeReport (`pullpath probe IMAGE -o json`)", name, pr.Kind)
+	for _, p := range m.Pools() {
+		if n.Pool != "" && strings.EqualFold(p.Name, n.Pool) {
+			n.Subnet = p.SubnetID
+			return n
+		}
 	}
-	fo := &Focus{Node: pr.Node, Pool: PoolOfNode(pr.Node), Code: pr.Verdict.Code, Role: pr.Verdict.Role}
-	host := pr.Verdict.Endpoint
-	if host == "" {
-		host = pr.Reference.Host
-	}
-	if h, _, ok := strings.Cut(host, ":"); ok {
-		host = h
-	}
-	fo.Host = strings.ToLower(host)
-	if pr.Verdict.Status == verdict.StatusOK {
-		fo.Code = verdict.OK
-	}
-	return fo, nil
+	return n
 }

@@ -1,6 +1,7 @@
 package azure
 
 import (
+	"github.com/pullpath/pullpath/internal/audit"
 	"sort"
 	"strings"
 	"testing"
@@ -38,7 +39,7 @@ func FuzzLoad(f *testing.F) {
 			}
 			return
 		}
-		r := Audit(m, Options{})
+		r := Audit(m, "", audit.Focus{})
 		if r.Kind != "AzureAuditReport" || r.Verdict.Status == "" {
 			t.Fatalf("audit = %+v", r.Verdict)
 		}
@@ -61,7 +62,7 @@ func FuzzRenest(f *testing.F) {
 				}
 				continue
 			}
-			if r := Audit(m, Options{}); r.Verdict.Status == "" {
+			if r := Audit(m, "", audit.Focus{}); r.Verdict.Status == "" {
 				t.Fatalf("audit without a verdict: %+v", r.Verdict)
 			}
 		}

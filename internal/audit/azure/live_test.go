@@ -2,6 +2,7 @@ package azure_test
 
 import (
 	"context"
+	"github.com/pullpath/pullpath/internal/audit"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -38,19 +39,23 @@ func verdicts(r *report.AuditReport) map[string]string {
 	return out
 }
 
-func collect(t *testing.T, srv *armfake.Server, m *azaudit.Model, registry string) azaudit.Files {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+func liveOptions(srv *armfake.Server, m *azaudit.Model, registry string) azaudit.LiveOptions {
 	id := *m.Cluster.ID
-	files, st, warns, err := azaudit.Collect(ctx, azaudit.LiveOptions{
+	return azaudit.LiveOptions{
 		Subscription:  strings.Split(strings.Trim(id, "/"), "/")[1],
 		ResourceGroup: strings.Split(strings.Trim(id, "/"), "/")[3],
 		Cluster:       *m.Cluster.Name,
 		Registry:      registry,
 		Credential:    armfake.Credential{},
 		ClientOptions: srv.ClientOptions(),
-	})
+	}
+}
+
+func collect(t *testing.T, srv *armfake.Server, m *azaudit.Model, registry string) azaudit.Files {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	files, st, warns, err := azaudit.Collect(ctx, liveOptions(srv, m, registry))
 	if err != nil {
 		t.Fatalf("Collect = %v", err)
 	}
@@ -70,7 +75,7 @@ func TestLiveMatchesFrom(t *testing.T) {
 	for _, dir := range []string{"valid-healthy", "invalid-route-disable-bgp", "invalid-dns-record-missing", "invalid-identity-abac-acrpull", "invalid-private-endpoint-pending", "invalid-nsg-deny-443"} {
 		t.Run(dir, func(t *testing.T) {
 			m := loadDir(t, dir)
-			want := verdicts(azaudit.Audit(m, azaudit.Options{}))
+			want := verdicts(azaudit.Audit(m, "", audit.Focus{}))
 			srv := armfake.New(m)
 			defer srv.Close()
 			files := collect(t, srv, m, "")
@@ -92,8 +97,24 @@ func TestLiveMatchesFrom(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Load(collected) = %v", err)
 			}
-			if got := verdicts(azaudit.Audit(lm, azaudit.Options{Source: "live"})); !reflect.DeepEqual(got, want) {
+			if got := verdicts(azaudit.Audit(lm, "live", audit.Focus{})); !reflect.DeepEqual(got, want) {
 				t.Errorf("live verdict differs from --from:\n got %v\nwant %v", got, want)
+			}
+			// the entry points: Live against the server, FromFolder on the fixture
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			lr, err := azaudit.Live(ctx, liveOptions(srv, m, ""), audit.Focus{})
+			if err != nil {
+				t.Fatalf("Live = %v", err)
+			}
+			if lr.Source != audit.SourceLive {
+				t.Errorf("Live source = %q, want %q", lr.Source, audit.SourceLive)
+			}
+			if got := verdicts(lr); !reflect.DeepEqual(got, want) {
+				t.Errorf("Live differs from --from:\n got %v\nwant %v", got, want)
+			}
+			if fr, err := azaudit.FromFolder(filepath.Join("testdata", dir), audit.Focus{}); err != nil || !reflect.DeepEqual(verdicts(fr), want) {
+				t.Errorf("FromFolder(%s) = %v, verdicts differ from Audit's", dir, err)
 			}
 			// and collect --out, then audit --from, gives it again
 			out := t.TempDir()
@@ -104,7 +125,7 @@ func TestLiveMatchesFrom(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Load(--out) = %v", err)
 			}
-			if got := verdicts(azaudit.Audit(rm, azaudit.Options{})); !reflect.DeepEqual(got, want) {
+			if got := verdicts(azaudit.Audit(rm, "", audit.Focus{})); !reflect.DeepEqual(got, want) {
 				t.Errorf("collect -> audit --from differs:\n got %v\nwant %v", got, want)
 			}
 			data, _ := os.ReadFile(filepath.Join(out, azaudit.FileAKS))

@@ -2,6 +2,7 @@ package azure
 
 import (
 	"encoding/json"
+	"github.com/pullpath/pullpath/internal/audit"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -101,7 +102,7 @@ func TestRawARMAndCLIShapesReadAlike(t *testing.T) {
 			if got := m.Cluster.Properties.AgentPoolProfiles[0].VnetSubnetID; got == nil || !strings.HasSuffix(*got, "/subnets/snet-system") {
 				t.Fatalf("vnetSubnetId (CLI) did not reach the SDK's VnetSubnetID (ARM vnetSubnetID): %v", got)
 			}
-			want := statuses(Audit(m, Options{}))
+			want := statuses(Audit(m, "", audit.Focus{}))
 			am, err := Load(armShape(t, m))
 			if err != nil {
 				t.Fatalf("Load(raw ARM) = %v", err)
@@ -109,7 +110,7 @@ func TestRawARMAndCLIShapesReadAlike(t *testing.T) {
 			if len(am.Warnings) != 0 {
 				t.Errorf("raw ARM warnings: %v", am.Warnings)
 			}
-			if got := statuses(Audit(am, Options{})); !reflect.DeepEqual(got, want) {
+			if got := statuses(Audit(am, "", audit.Focus{})); !reflect.DeepEqual(got, want) {
 				t.Errorf("raw ARM audit = %v, want %v", got, want)
 			}
 		})
@@ -169,7 +170,7 @@ func TestBadInput(t *testing.T) {
 			if !found {
 				t.Fatalf("warnings = %+v, want one for %s with %q and the command", m.Warnings, tt.file, tt.warn)
 			}
-			r := Audit(m, Options{})
+			r := Audit(m, "", audit.Focus{})
 			// network-vnet-show.json holds the peerings too: that audit may pass
 			if r.Verdict.Status == report.CheckPass && tt.file != FilePeerings {
 				t.Errorf("verdict pass with %s unusable: a missing input must not pass silently", tt.file)
@@ -198,7 +199,7 @@ func TestComputedRoutes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := Audit(m, Options{})
+	r := Audit(m, "", audit.Focus{})
 	st := statuses(r)
 	if st["snet-apps route"] != report.CheckFail || st["snet-system route"] != report.CheckWarn {
 		t.Fatalf("route = apps %s, system %s; want fail (BGP stopped) and warn (a BGP route may carry it)", st["snet-apps route"], st["snet-system route"])

@@ -2,6 +2,7 @@ package azure
 
 import (
 	"encoding/json"
+	"github.com/pullpath/pullpath/internal/audit"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -134,7 +135,7 @@ func TestRealCLIShapesReadAlike(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Load = %v", err)
 			}
-			r := Audit(m, Options{Source: "valid-healthy"})
+			r := Audit(m, "valid-healthy", audit.Focus{})
 			if r.Verdict.Status != report.CheckPass || len(r.Warnings) != 0 {
 				for _, s := range r.Subnets {
 					for _, c := range s.Checks {

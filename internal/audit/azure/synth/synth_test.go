@@ -1,6 +1,7 @@
 package synth
 
 import (
+	"github.com/pullpath/pullpath/internal/audit"
 	"os"
 	"testing"
 
@@ -26,7 +27,7 @@ func TestAccount(t *testing.T) {
 	if len(lm.Warnings) != 0 {
 		t.Fatalf("warnings: %v", lm.Warnings)
 	}
-	r := azaudit.Audit(lm, azaudit.Options{})
+	r := azaudit.Audit(lm, "synth", audit.Focus{})
 	if len(r.Subnets) != 5 || len(r.Verdict.Failing) != 1 || r.Subnets[0].Name != "snet-p04" || r.Verdict.Status != report.CheckFail {
 		t.Fatalf("subnets %d, failing %v, first %s, verdict %s", len(r.Subnets), r.Verdict.Failing, r.Subnets[0].Name, r.Verdict.Summary)
 	}
