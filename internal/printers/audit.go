@@ -115,6 +115,9 @@ func printAudit(w io.Writer, r *report.AuditReport, o Options) error {
 				kind = " (" + ch.Kind + ")"
 			}
 			p("  %d. %s%s: %s\n", i+1, ch.Resource, kind, ch.Action)
+			if len(ch.Touches) > 0 {
+				p("     touches %s\n", strings.Join(ch.Touches, ", "))
+			}
 			p("     for %s on %s\n", ch.Check, auditSubnets(ch.Subnets))
 			if ch.Command != "" {
 				p("     $ %s\n", ch.Command)

@@ -2,10 +2,10 @@ package aws
 
 import (
 	"fmt"
-	"github.com/pullpath/pullpath/internal/audit"
 	"strings"
 
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )

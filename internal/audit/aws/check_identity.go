@@ -2,10 +2,10 @@ package aws
 
 import (
 	"fmt"
-	"github.com/pullpath/pullpath/internal/audit"
 	"strings"
 
 	iamtypes "github.com/aws/aws-sdk-go-v2/service/iam/types"
+	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )

@@ -2,10 +2,10 @@ package aws
 
 import (
 	"fmt"
-	"github.com/pullpath/pullpath/internal/audit"
 	"strings"
 
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -48,13 +48,19 @@ func checkInternet(m *Model, ns *NodeSubnet) report.CheckResult {
 	route := r.Route
 	ev := []string{rtID + ": " + routeString(route), "hosts by this route: " + hosts}
 	target := routeTarget(route)
-	replace := func(action string) report.Change {
-		return report.Change{Resource: rtID, Kind: "route-table", Action: action,
+	// replace repoints the route away from target (gone, or unfit), which
+	// the change names beside the table.
+	replace := func(action, target string) report.Change {
+		var touches []string
+		if target != "nothing" {
+			touches = []string{target}
+		}
+		return report.Change{Resource: rtID, Kind: "route-table", Touches: touches, Action: action,
 			Command: fmt.Sprintf("aws ec2 replace-route --route-table-id %s --destination-cidr-block %s --nat-gateway-id %s%s", rtID, r.Dest, m.natInAZ(ns.AZ), m.regionFlag())}
 	}
 	if route.State == ec2types.RouteStateBlackhole {
 		c := audit.Fail(verdict.ConditionRoute, fmt.Sprintf("%s routes %s to %s, a blackhole (its target is gone): %s unreachable", rtID, r.Dest, target, hosts), ev...)
-		return audit.WithChange(audit.WithResources(c, rtID, target), replace("point "+r.Dest+" at an available NAT gateway in "+ns.AZ))
+		return audit.WithChange(audit.WithResources(c, rtID, target), replace("point "+r.Dest+" at an available NAT gateway in "+ns.AZ, target))
 	}
 	if nat := str(route.NatGatewayId); nat != "" {
 		n, ok := m.NATs[nat]
@@ -63,7 +69,7 @@ func checkInternet(m *Model, ns *NodeSubnet) report.CheckResult {
 				return m.missing(FileNATGateways)
 			}
 			c := audit.Fail(verdict.ConditionRoute, fmt.Sprintf("%s routes %s to %s, which is not in %s (deleted?)", rtID, r.Dest, nat, FileNATGateways), ev...)
-			return audit.WithChange(audit.WithResources(c, rtID, nat), replace("point "+r.Dest+" at an available NAT gateway in "+ns.AZ))
+			return audit.WithChange(audit.WithResources(c, rtID, nat), replace("point "+r.Dest+" at an available NAT gateway in "+ns.AZ, nat))
 		}
 		natSubnet := str(n.SubnetId)
 		natAZ := m.subnetAZ(natSubnet)
@@ -71,10 +77,10 @@ func checkInternet(m *Model, ns *NodeSubnet) report.CheckResult {
 		switch {
 		case n.State != ec2types.NatGatewayStateAvailable:
 			c := audit.Fail(verdict.ConditionRoute, fmt.Sprintf("%s routes %s to %s, which is %s", rtID, r.Dest, nat, n.State), ev...)
-			return audit.WithChange(audit.WithResources(c, rtID, nat), replace("point "+r.Dest+" at an available NAT gateway in "+ns.AZ))
+			return audit.WithChange(audit.WithResources(c, rtID, nat), replace("point "+r.Dest+" at an available NAT gateway in "+ns.AZ, nat))
 		case n.ConnectivityType == ec2types.ConnectivityTypePrivate:
 			c := audit.Fail(verdict.ConditionRoute, fmt.Sprintf("%s is a private NAT gateway: it reaches no public address (%s)", nat, hosts), ev...)
-			return audit.WithChange(audit.WithResources(c, rtID, nat), replace("point "+r.Dest+" at a public NAT gateway in "+ns.AZ))
+			return audit.WithChange(audit.WithResources(c, rtID, nat), replace("point "+r.Dest+" at a public NAT gateway in "+ns.AZ, nat))
 		case !m.natHasIGW(n):
 			nrt, _ := m.routeTableOf(natSubnet)
 			nrtID := "its route table"
@@ -86,7 +92,7 @@ func checkInternet(m *Model, ns *NodeSubnet) report.CheckResult {
 				Command: fmt.Sprintf("aws ec2 create-route --route-table-id %s --destination-cidr-block 0.0.0.0/0 --gateway-id IGW%s", nrtID, m.regionFlag())})
 		case natAZ != "" && ns.AZ != "" && natAZ != ns.AZ:
 			c := audit.Warn(verdict.ConditionRoute, fmt.Sprintf("%s routes %s to %s in %s, not in the subnet's AZ %s: it works, but the pull depends on another AZ and pays cross-AZ transfer", rtID, r.Dest, nat, natAZ, ns.AZ), ev...)
-			return audit.WithChange(audit.WithResources(c, rtID, nat), replace("point "+r.Dest+" at a NAT gateway in "+ns.AZ))
+			return audit.WithChange(audit.WithResources(c, rtID, nat), replace("point "+r.Dest+" at a NAT gateway in "+ns.AZ, nat))
 		}
 		return audit.WithResources(audit.Pass(fmt.Sprintf("%s routes %s to %s (available, %s)", rtID, r.Dest, nat, natAZ), ev...), rtID, nat)
 	}

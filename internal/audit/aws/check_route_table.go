@@ -2,9 +2,9 @@ package aws
 
 import (
 	"fmt"
-	"github.com/pullpath/pullpath/internal/audit"
 
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -31,18 +31,21 @@ func checkRouteTable(m *Model, ns *NodeSubnet) report.CheckResult {
 	for i := range ns.RouteTable.Routes {
 		ev = append(ev, routeString(&ns.RouteTable.Routes[i]))
 	}
-	var holes []string
+	var holes, gone []string
 	for i := range ns.RouteTable.Routes {
 		r := &ns.RouteTable.Routes[i]
 		if r.State != ec2types.RouteStateBlackhole || str(r.DestinationCidrBlock) == "0.0.0.0/0" || str(r.DestinationPrefixListId) != "" {
 			continue
 		}
 		holes = append(holes, routeString(r))
+		if t := routeTarget(r); t != "nothing" && !contains(gone, t) {
+			gone = append(gone, t)
+		}
 	}
 	if len(holes) > 0 {
 		c := audit.Warn(verdict.ConditionRoute, fmt.Sprintf("%s (%s) has blackhole routes off the pull's path: %s", id, how, firstN(holes, 3)), ev...)
 		c = audit.WithResources(c, id)
-		return audit.WithChange(c, report.Change{Resource: id, Kind: "route-table", Action: "delete or repoint the blackhole routes (their target is gone)",
+		return audit.WithChange(c, report.Change{Resource: id, Kind: "route-table", Touches: gone, Action: "delete or repoint the blackhole routes (their target is gone)",
 			Command: fmt.Sprintf("aws ec2 describe-route-tables --route-table-ids %s%s", id, m.regionFlag())})
 	}
 	return audit.WithResources(audit.Pass(fmt.Sprintf("%s (%s)", id, how), ev...), id)

@@ -2,10 +2,10 @@ package aws
 
 import (
 	"fmt"
-	"github.com/pullpath/pullpath/internal/audit"
 	"strings"
 
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -64,7 +64,7 @@ func checkS3Route(m *Model, ns *NodeSubnet) report.CheckResult {
 			Command: fmt.Sprintf("aws ec2 describe-vpc-endpoints --vpc-endpoint-ids %s%s", gwID, m.regionFlag())}
 	case route != nil && route.State == ec2types.RouteStateBlackhole:
 		c = audit.Fail(verdict.ConditionRoute, fmt.Sprintf("%s routes %s to %s but the route is a blackhole", rtID, str(route.DestinationPrefixListId), gwID), routeString(route))
-		change = report.Change{Resource: rtID, Kind: "route-table", Action: "remove the route table from the endpoint and add it again to rewrite the route",
+		change = report.Change{Resource: rtID, Kind: "route-table", Touches: []string{gwID}, Action: "remove the route table from the endpoint and add it again to rewrite the route",
 			Command: fmt.Sprintf("aws ec2 modify-vpc-endpoint --vpc-endpoint-id %s --remove-route-table-ids %s && aws ec2 modify-vpc-endpoint --vpc-endpoint-id %s --add-route-table-ids %s%s", gwID, rtID, gwID, rtID, m.regionFlag())}
 	case route != nil:
 		// The pl- route is there but a more specific route takes S3's

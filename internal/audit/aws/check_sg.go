@@ -2,10 +2,10 @@ package aws
 
 import (
 	"fmt"
-	"github.com/pullpath/pullpath/internal/audit"
 	"net/netip"
 	"strings"
 
+	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )

@@ -1,7 +1,6 @@
 package aws
 
 import (
-	"github.com/pullpath/pullpath/internal/audit"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/report"
 )
 
@@ -258,5 +258,26 @@ func TestCostNote(t *testing.T) {
 	}
 	if s3 := checkOn(t, r, "subnet-0c3c3c3c3c3c3c3c3", CheckS3Route); s3.Status != report.CheckWarn || !strings.Contains(s3.Summary, "layers go out through nat-0c1b2c3d4e5f6a7b8") {
 		t.Errorf("s3-route = %s: %s, want a warn saying the layers go through the NAT", s3.Status, s3.Summary)
+	}
+}
+
+// A route replaced because its target is gone (a deleted or failed NAT
+// gateway, a blackhole) names that target beside the table in the change,
+// not only in the check's evidence.
+func TestRouteChangeNamesTheDeadTarget(t *testing.T) {
+	for _, dir := range []string{"fail-nat-blackhole", "fail-nat-unavailable"} {
+		t.Run(dir, func(t *testing.T) {
+			r, err := FromFolder("testdata/"+dir, audit.Focus{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Changes) != 1 {
+				t.Fatalf("changes = %+v, want one", r.Changes)
+			}
+			ch := r.Changes[0]
+			if ch.Resource != "rtb-0c0c0c0c0c0c0c0c0" || ch.Check != CheckInternet || len(ch.Touches) != 1 || ch.Touches[0] != "nat-0c1b2c3d4e5f6a7b8" {
+				t.Errorf("change = %+v, want rtb-0c0c0c0c0c0c0c0c0's route, touching nat-0c1b2c3d4e5f6a7b8", ch)
+			}
+		})
 	}
 }

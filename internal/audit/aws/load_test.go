@@ -1,13 +1,13 @@
 package aws
 
 import (
-	"github.com/pullpath/pullpath/internal/audit"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/report"
 )
 

@@ -2,12 +2,12 @@ package aws
 
 import (
 	"encoding/json"
-	"github.com/pullpath/pullpath/internal/audit"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/report"
 )
 

@@ -54,7 +54,7 @@ func checkRoute(m *Model, n *nodeSubnet) report.CheckResult {
 				if ip, err := netip.ParseAddr(nva); err == nil {
 					nr, nok := n.Routes.Lookup(ip)
 					if !nok || !usableToAppliance(nr.NextHop) {
-						bad = first(bad, &finding{host: h.Name, summary: fmt.Sprintf("%s sends %s (%s) to appliance %s, and has no route to the appliance itself (%s)", n.poolsString(), a, h.Name, nva, describeRoute(nr, nok))})
+						bad = first(bad, n.unreachableAppliance(h, a, r, nva, describeRoute(nr, nok)))
 						continue
 					}
 				}
@@ -92,6 +92,25 @@ func checkRoute(m *Model, n *nodeSubnet) report.CheckResult {
 		c.Resources = appendUnique(c.Resources, str(n.RT.ID))
 	}
 	return c
+}
+
+// unreachableAppliance is a route to an appliance the nodes have no route
+// to (detached, its VNet unpeered): a user route names the change, which
+// repoints it and names the appliance beside the table.
+func (n *nodeSubnet) unreachableAppliance(h *pullHost, a netip.Addr, r route, nva, how string) *finding {
+	f := &finding{host: h.Name, summary: fmt.Sprintf("%s sends %s (%s) to appliance %s, and has no route to the appliance itself (%s)", n.poolsString(), a, h.Name, nva, how)}
+	if n.RT == nil || !strings.EqualFold(r.Source, "User") || r.Name == "" {
+		return f
+	}
+	rtID := str(n.RT.ID)
+	rid := rtID + "/routes/" + r.Name
+	f.resources = []string{rid, nva}
+	f.changes = []report.Change{{
+		Resource: rid, Kind: "Microsoft.Network/routeTables/routes", Touches: []string{nva},
+		Action:  fmt.Sprintf("point route %s at an appliance %s reaches (the one at %s is not reachable), or delete it", r.Name, n.poolsString(), nva),
+		Command: fmt.Sprintf("az network route-table route update -g %s --route-table-name %s -n %s --next-hop-type VirtualAppliance --next-hop-ip-address APPLIANCE_IP", resourceGroupOf(rtID), lastName(rtID), r.Name),
+	}}
+	return f
 }
 
 // finding is one failure of a check: the first one names the check's summary.

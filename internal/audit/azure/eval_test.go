@@ -2,7 +2,14 @@ package azure
 
 import (
 	"net/netip"
+	"strings"
 	"testing"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/network/armnetwork/v8"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/pullpath/pullpath/internal/report"
 )
 
 // Azure's route selection: longest prefix first; on equal prefixes a user
@@ -75,5 +82,32 @@ func TestNSGDecide(t *testing.T) {
 				t.Errorf("decide = %s (%v), want %s (%v)", r.Name, m, tt.want, tt.match)
 			}
 		})
+	}
+}
+
+// A user route to an appliance the nodes cannot reach fails the route
+// check, and its change repoints the route and names the appliance beside
+// the table.
+func TestRouteToAnUnreachableApplianceNamesIt(t *testing.T) {
+	pf := netip.MustParsePrefix
+	rtID := "/subscriptions/s/resourceGroups/rg-net/providers/Microsoft.Network/routeTables/rt-apps"
+	n := &nodeSubnet{ID: "/subscriptions/s/resourceGroups/rg-net/providers/Microsoft.Network/virtualNetworks/vnet-aks/subnets/snet-apps", Pools: []string{"apps"},
+		RT: &armnetwork.RouteTable{ID: to.Ptr(rtID)},
+		Routes: &routeTable{NIC: "nic-apps", Routes: []route{
+			{Prefix: pf("0.0.0.0/0"), NextHop: hopInternet, Source: "Default"},
+			{Prefix: pf("10.0.0.0/16"), NextHop: hopVnetLocal, Source: "Default"},
+			{Prefix: pf("10.20.0.0/24"), NextHop: hopAppliance, NextHopIPs: []string{"10.99.0.4"}, Source: "User", Name: "to-fw"},
+		}},
+		Hosts: []*pullHost{{Name: "contosoacr.azurecr.io", PE: map[string][]netip.Addr{"pe": {netip.MustParseAddr("10.20.0.5")}}, PEIDs: []string{"pe"}}},
+	}
+	c := checkRoute(&Model{}, n)
+	if c.Status != report.CheckFail || !strings.Contains(c.Summary, "to appliance 10.99.0.4, and has no route to the appliance itself") {
+		t.Fatalf("checkRoute = %s: %s, want a failure naming the appliance", c.Status, c.Summary)
+	}
+	want := []report.Change{{Resource: rtID + "/routes/to-fw", Kind: "Microsoft.Network/routeTables/routes", Touches: []string{"10.99.0.4"},
+		Action:  "point route to-fw at an appliance pool apps reaches (the one at 10.99.0.4 is not reachable), or delete it",
+		Command: "az network route-table route update -g rg-net --route-table-name rt-apps -n to-fw --next-hop-type VirtualAppliance --next-hop-ip-address APPLIANCE_IP"}}
+	if diff := cmp.Diff(want, c.Changes); diff != "" {
+		t.Errorf("changes (-want +got):\n%s", diff)
 	}
 }
