@@ -99,6 +99,11 @@ if [[ ${PULLPATH_CONTROLPLANE_ONLY_APISERVER:-} != 1 ]]; then
   build kubelet "$cp_dir/apiserver" k8s.io/kubernetes/cmd/kubelet -ldflags "$k8s_ldflags"
 fi
 
+# helm, from its own module (test/helm, helm.sh/helm/v4), for the chart's
+# tests (deploy/helm/pullpath: lint, template, install on the lab cluster).
+build helm "$root/test/helm" helm.sh/helm/v4/cmd/helm \
+  -trimpath -ldflags='-s -w -X helm.sh/helm/v4/internal/version.version=v4.3.1'
+
 # The lab clusters' pause binary (sandbox image and runnable workload
 # layer): static, from the project's own module.
 pause="$bin/pause"

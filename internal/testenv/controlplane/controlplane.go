@@ -185,6 +185,11 @@ func (c *ControlPlane) Stop() error {
 	return c.stopErr
 }
 
+// BinDir is the directory hack/controlplane.sh builds into (and the tests
+// take their binaries from): $PULLPATH_CONTROLPLANE_BIN, else
+// <repo>/test/controlplane/bin. The chart's tests find helm there.
+func BinDir() (string, error) { return resolveBinDir("") }
+
 // resolveBinDir applies BinDir's defaults.
 func resolveBinDir(dir string) (string, error) {
 	if dir != "" {
