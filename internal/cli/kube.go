@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -15,13 +16,9 @@ import (
 // the kubeconfig sets its own: client-go's default (5/s, burst 10) turns
 // the ~200 paged Lists of a 5,000-node cluster into 40 s of waiting.
 func kubeClient(loading *clientcmd.ClientConfigLoadingRules, overrides *clientcmd.ConfigOverrides) (c kubernetes.Interface, ns string, explicit bool, err error) {
-	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(loading, overrides)
-	cfg, err := cc.ClientConfig()
+	cc, cfg, err := kubeConfig(loading, overrides)
 	if err != nil {
-		return nil, "", false, fmt.Errorf("kubeconfig: %v", oneLineErr(err))
-	}
-	if cfg.QPS == 0 {
-		cfg.QPS, cfg.Burst = 50, 300
+		return nil, "", false, err
 	}
 	if c, err = kubernetes.NewForConfig(cfg); err != nil {
 		return nil, "", false, fmt.Errorf("kubernetes client: %v", oneLineErr(err))
@@ -30,4 +27,19 @@ func kubeClient(loading *clientcmd.ClientConfigLoadingRules, overrides *clientcm
 		return nil, "", false, fmt.Errorf("namespace: %v", oneLineErr(err))
 	}
 	return c, ns, explicit, nil
+}
+
+// kubeConfig is the client configuration kubeClient builds on, with
+// kubectl's rate limits; in a Pod without a kubeconfig it is the
+// in-cluster one (the service account's token and CA).
+func kubeConfig(loading *clientcmd.ClientConfigLoadingRules, overrides *clientcmd.ConfigOverrides) (clientcmd.ClientConfig, *rest.Config, error) {
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(loading, overrides)
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		return nil, nil, fmt.Errorf("kubeconfig: %v", oneLineErr(err))
+	}
+	if cfg.QPS == 0 {
+		cfg.QPS, cfg.Burst = 50, 300
+	}
+	return cc, cfg, nil
 }

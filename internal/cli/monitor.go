@@ -80,6 +80,7 @@ func newMonitorCommand(s Streams) *cobra.Command {
 	}
 	cmd.Flags().AddGoFlagSet(gfs)
 	cmd.AddCommand(newMonitorStatusCommand(s))
+	cmd.AddCommand(newMonitorEventsCommand(s))
 	return cmd
 }
 
