@@ -37,30 +37,36 @@ func ruleFile(t *testing.T, dir string) string {
 }
 
 // TestAlertRules runs the real promtool on the PrometheusRule as shipped:
-// `check rules`, then `test rules` with deploy/monitor/tests/alerts.test.yaml.
+// `check rules`, then `test rules` with each deploy/monitor/tests file (the
+// agents' alerts and the events exporter's).
 func TestAlertRules(t *testing.T) {
 	promtool := requireBinary(t, "promtool")
 	dir := t.TempDir()
 	rules := ruleFile(t, dir)
 	out, err := exec.Command(promtool, "check", "rules", rules).CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "SUCCESS: 4 rules found") {
+	if err != nil || !strings.Contains(string(out), "SUCCESS: 6 rules found") {
 		t.Fatalf("promtool check rules = %v\n%s", err, out)
 	}
-	tb, err := os.ReadFile("../../deploy/monitor/tests/alerts.test.yaml")
-	if err != nil {
-		t.Fatal(err)
+	var all strings.Builder
+	for _, f := range []string{"alerts.test.yaml", "alerts-events.test.yaml"} {
+		tb, err := os.ReadFile("../../deploy/monitor/tests/" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all.Write(tb)
+		test := filepath.Join(dir, f)
+		if err := os.WriteFile(test, tb, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err = exec.Command(promtool, "test", "rules", test).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "SUCCESS") {
+			t.Fatalf("promtool test rules %s = %v\n%s", f, err, out)
+		}
 	}
-	test := filepath.Join(dir, "alerts.test.yaml")
-	if err := os.WriteFile(test, tb, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err = exec.Command(promtool, "test", "rules", test).CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "SUCCESS") {
-		t.Fatalf("promtool test rules = %v\n%s", err, out)
-	}
-	for _, alert := range []string{"PullPathSomeNodesBroken", "PullPathAllNodesFailing", "PullPathPoolNoSuccess", "PullPathMonitorStale"} {
-		if !strings.Contains(string(tb), "alertname: "+alert) {
-			t.Errorf("alerts.test.yaml has no test of %s", alert)
+	for _, alert := range []string{"PullPathSomeNodesBroken", "PullPathAllNodesFailing", "PullPathPoolNoSuccess", "PullPathMonitorStale",
+		"PullFailuresInOneGroup", "PullFailuresInEveryGroup"} {
+		if !strings.Contains(all.String(), "alertname: "+alert) {
+			t.Errorf("deploy/monitor/tests has no test of %s", alert)
 		}
 	}
 }
