@@ -1,5 +1,3 @@
-// Package deploytest applies deploy/monitor as it is to a lab cluster with
-// real kubelets and checks that the agent runs on every node.
 package deploytest
 
 import (
@@ -63,23 +61,6 @@ func kustomizeResources(t *testing.T) []string {
 	return k.Resources
 }
 
-// crd is a minimal CustomResourceDefinition for a Prometheus operator
-// kind, so the manifests apply as they are without the operator.
-func crd(kind, plural string) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{}
-	u.SetAPIVersion("apiextensions.k8s.io/v1")
-	u.SetKind("CustomResourceDefinition")
-	u.SetName(plural + ".monitoring.coreos.com")
-	_ = unstructured.SetNestedField(u.Object, map[string]any{
-		"group": "monitoring.coreos.com",
-		"scope": "Namespaced",
-		"names": map[string]any{"kind": kind, "plural": plural, "listKind": kind + "List", "singular": strings.ToLower(kind)},
-		"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true,
-			"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}},
-	}, "spec")
-	return u
-}
-
 // apply creates every object of the manifests, in kustomization order.
 func apply(ctx context.Context, t *testing.T, cfg *rest.Config, files []string) {
 	t.Helper()
@@ -105,7 +86,7 @@ func apply(ctx context.Context, t *testing.T, cfg *rest.Config, files []string) 
 		_, err = ri.Create(ctx, u, metav1.CreateOptions{})
 		return err
 	}
-	for _, c := range []*unstructured.Unstructured{crd("PodMonitor", "podmonitors"), crd("PrometheusRule", "prometheusrules")} {
+	for _, c := range PrometheusOperatorCRDs() {
 		if err := create(c); err != nil {
 			t.Fatalf("CRD %s: %v", c.GetName(), err)
 		}
