@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -48,13 +49,27 @@ func freePort(t *testing.T) int {
 // any) every second.
 func startPrometheus(t *testing.T, targets []string, ruleFile string) *promServer {
 	t.Helper()
+	return startPrometheusJobs(t, map[string][]string{"pullpath-monitor": targets}, ruleFile)
+}
+
+// startPrometheusJobs scrapes each job's targets every second.
+func startPrometheusJobs(t *testing.T, jobs map[string][]string, ruleFile string) *promServer {
+	t.Helper()
 	bin := requireBinary(t, "prometheus")
 	dir := t.TempDir()
-	var tg []string
-	for _, a := range targets {
-		tg = append(tg, fmt.Sprintf("%q", a))
+	cfg := "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n"
+	names := make([]string, 0, len(jobs))
+	for j := range jobs {
+		names = append(names, j)
 	}
-	cfg := fmt.Sprintf("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n- job_name: pullpath-monitor\n  static_configs:\n  - targets: [%s]\n", strings.Join(tg, ", "))
+	sort.Strings(names)
+	for _, j := range names {
+		var tg []string
+		for _, a := range jobs[j] {
+			tg = append(tg, fmt.Sprintf("%q", a))
+		}
+		cfg += fmt.Sprintf("- job_name: %s\n  static_configs:\n  - targets: [%s]\n", j, strings.Join(tg, ", "))
+	}
 	if ruleFile != "" {
 		cfg += fmt.Sprintf("rule_files: [%q]\n", ruleFile)
 	}
