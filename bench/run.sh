@@ -6,7 +6,7 @@
 #   sudo bash bench/run.sh throughput             # one part; several may be named
 #   ROUNDS=5 OUT=/tmp/pullbench bash bench/run.sh throughput
 #   NODES=1000 PODS=10000 EVENTS=10000 bash bench/run.sh explain
-#   bash bench/run.sh aws azure agent sweep       # the parts not run by default
+#   bash bench/run.sh aws azure agent sweep events  # the parts not run by default
 #
 # Parts: throughput, deadpath, explain (the default set, pullbench), and
 #   aws    bench/cmd/awsbench: `pullpath aws audit` offline + live API calls
@@ -16,6 +16,9 @@
 #          here: its package brings a systemd unit)
 #   sweep  bench/cmd/sweepbench: `pullpath sweep` over SWEEP_NODES (5000)
 #          simulated nodes on the real apiserver (hack/controlplane.sh)
+#   events bench/cmd/eventsbench: `pullpath monitor events` beside a
+#          client-go informer, EVENTS_NODES (5000) Nodes and a burst of
+#          EVENTS_BURST (50000) Events on the real apiserver
 #
 # Each part prints its Markdown tables (also written to $OUT/PART.md) and
 # every figure as JSON ($OUT/PART.json). It exits non-zero only when a run
@@ -38,8 +41,8 @@ if [ "${#parts[@]}" -eq 0 ]; then
 fi
 for p in "${parts[@]}"; do
   case "$p" in
-    throughput|deadpath|explain|aws|azure|agent|sweep) ;;
-    *) echo "bench/run.sh: unknown part \"$p\", want throughput, deadpath, explain, aws, azure, agent or sweep" >&2; exit 1 ;;
+    throughput|deadpath|explain|aws|azure|agent|sweep|events) ;;
+    *) echo "bench/run.sh: unknown part \"$p\", want throughput, deadpath, explain, aws, azure, agent, sweep or events" >&2; exit 1 ;;
   esac
 done
 
@@ -57,7 +60,7 @@ for p in "${parts[@]}"; do
         exit 1
       fi
       crictl_ensure ;;
-    explain|sweep)
+    explain|sweep|events)
       bash hack/controlplane.sh ;;
   esac
 done
@@ -82,6 +85,10 @@ for p in "${parts[@]}"; do
     sweep)
       log "sweepbench --pullpath $bin/pullpath --nodes ${SWEEP_NODES:-5000}"
       go run ./bench/cmd/sweepbench --pullpath "$bin/pullpath" --nodes "${SWEEP_NODES:-5000}" | tee "$OUT/sweep.json"
+      continue ;;
+    events)
+      log "eventsbench -pullpath $bin/pullpath -nodes ${EVENTS_NODES:-5000} -events ${EVENTS_BURST:-50000}"
+      go run ./bench/cmd/eventsbench -pullpath "$bin/pullpath" -nodes "${EVENTS_NODES:-5000}" -events "${EVENTS_BURST:-50000}" -out "$OUT/events" | tee "$OUT/events.md"
       continue ;;
   esac
   args=(-rounds "$ROUNDS" -pullpath "$bin/pullpath" -json "$OUT/$p.json")

@@ -228,3 +228,8 @@ func Load(ctx context.Context, c kubernetes.Interface, s Shape, budget time.Dura
 	out.Complete = out.Nodes == want.Nodes && out.Pods == want.Pods && out.Events == want.Events
 	return out, nil
 }
+
+// Node is the i-th Node of the shape (pool, zone and subnet labels, an
+// InternalIP, cached images on healthy pools), for other benchmarks that
+// load the same cluster.
+func (s Shape) Node(i int) *corev1.Node { return s.node(i) }
