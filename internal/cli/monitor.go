@@ -55,7 +55,7 @@ func newMonitorCommand(s Streams) *cobra.Command {
 	gfs := flag.NewFlagSet("monitor", flag.ContinueOnError)
 	o.RegisterFlags(gfs)
 	cmd := &cobra.Command{
-		Use:     "monitor --image IMAGE [--image IMAGE...] | monitor status",
+		Use:     "monitor --image IMAGE [--image IMAGE...] | monitor status | monitor events",
 		Short:   "Walk the pull path from this node on a schedule; Prometheus metrics and Node Events",
 		Long:    monitorLong,
 		Example: monitorExample,
