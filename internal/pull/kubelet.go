@@ -87,7 +87,11 @@ func ProbeAsKubelet(ctx context.Context, opts Options, id *runtimecfg.KubeletIde
 		if err != nil {
 			return nil, err
 		}
-		ident.Attempts = append(ident.Attempts, report.ProbeAttempt{N: i + 1, Credentials: c.String(), Code: rep.Verdict.Code, Summary: rep.Verdict.Summary})
+		from := c.Origin
+		if c.Anonymous() {
+			from = "anonymous"
+		}
+		ident.Attempts = append(ident.Attempts, report.ProbeAttempt{N: i + 1, Credentials: c.String(), From: from, Code: rep.Verdict.Code, Summary: rep.Verdict.Summary})
 		if best == nil || rep.Verdict.Status == verdict.StatusOK || walkProgress(rep.Verdict) > walkProgress(best.Verdict) {
 			best, bestN = rep, i
 		}

@@ -39,4 +39,8 @@ type ProbeAttempt struct {
 	Code        verdict.Code `json:"code"`
 	Summary     string       `json:"summary"`
 	Chosen      bool         `json:"chosen,omitempty"`
+
+	// From is where the credential came from, compactly: "secret NAME",
+	// "provider NAME", or "anonymous".
+	From string `json:"from,omitempty"`
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"time"
+	"unicode/utf8"
 
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -139,6 +140,10 @@ type SweepResult struct {
 	Evidence   string          `json:"evidence,omitempty"`
 	Message    string          `json:"message,omitempty"` // the kubelet's message (redacted) or why nothing came back
 	DurationMS float64         `json:"durationMs"`
+
+	// Credentials are where the probe's credentials came from, in the
+	// kubelet's order (ProbeSummary.Credentials).
+	Credentials []string `json:"credentials,omitempty"`
 }
 
 // SweepHop is one endpoint of one node's pull: the matrix's cell.
@@ -214,6 +219,11 @@ type ProbeSummary struct {
 	Bytes     int64             `json:"bytes,omitempty"`
 	MS        float64           `json:"ms"`
 	Cut       bool              `json:"cut,omitempty"` // hops or summary were shortened to fit
+
+	// Credentials are where the credentials of each walk came from, in
+	// the kubelet's order ("secret NAME", "provider NAME", "anonymous"),
+	// when the probe walked with the kubelet's identity.
+	Credentials []string `json:"credentials,omitempty"`
 }
 
 // SummarizeProbe reads a ProbeReport into its compact summary.
@@ -226,6 +236,13 @@ func SummarizeProbe(r *ProbeReport) ProbeSummary {
 	}
 	if r.Transfer != nil {
 		s.Bytes = r.Transfer.Bytes
+	}
+	if id := r.Identity; id != nil {
+		for _, a := range id.Attempts {
+			if a.From != "" && len(s.Credentials) < 8 {
+				s.Credentials = append(s.Credentials, cutString(a.From, 120))
+			}
+		}
 	}
 	failStep := map[string]string{}
 	for _, st := range r.Steps {
@@ -291,6 +308,9 @@ func (s ProbeSummary) Marshal() []byte {
 	}
 	s.Hops = keep
 	s.Summary = ""
+	if len(s.Credentials) > 2 {
+		s.Credentials = s.Credentials[:2]
+	}
 	b, _ = json.Marshal(s)
 	return b
 }
@@ -301,4 +321,15 @@ func (s ProbeSummary) Verdict() verdict.Verdict {
 		Status: s.Status, Stage: s.Stage, Cause: s.Cause, Condition: s.Condition,
 		Code: s.Code, Endpoint: s.Endpoint, Role: s.Role, Summary: s.Summary,
 	}
+}
+
+// cutString is s cut to at most n bytes, on a rune boundary.
+func cutString(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }

@@ -182,7 +182,7 @@ func (r *PluginRunner) provide(ctx context.Context, p CredentialProvider, image 
 	sortStrings(res.Keys)
 	for _, pattern := range res.Keys {
 		a := resp.Auth[pattern]
-		res.Entries = append(res.Entries, KeyringEntry{Key: pattern, Creds: Credentials{Username: a.Username, Password: a.Password, Source: "credential provider " + p.Name + " (" + pattern + ")"}})
+		res.Entries = append(res.Entries, KeyringEntry{Key: pattern, Creds: Credentials{Username: a.Username, Password: a.Password, Source: "credential provider " + p.Name + " (" + pattern + ")", Origin: "provider " + p.Name}})
 	}
 	if ttl > 0 {
 		res.TTL = ttl

@@ -22,6 +22,10 @@ type Credentials struct {
 	IdentityToken string `json:"-"` // refresh token for the token service (OAuth2 POST grant_type=refresh_token)
 	RegistryToken string `json:"-"` // bearer token to use as-is
 	Source        string `json:"source"`
+	// Origin names where the kubelet got them, compactly: "secret NAME"
+	// (a pull secret), "provider NAME" (a credential provider plugin);
+	// "" for the runtime's own files.
+	Origin string `json:"origin,omitempty"`
 }
 
 // Anonymous reports whether there is nothing to present.

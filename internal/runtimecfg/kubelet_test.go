@@ -49,6 +49,50 @@ func TestLoadPullSecret(t *testing.T) {
 	}
 }
 
+// A Secret mounted as a volume, as sweep mounts a Pod's imagePullSecrets:
+// .dockerconfigjson, else .dockercfg, named after the directory; neither
+// (the Secret is missing: an optional volume is empty) is skipped, as the
+// kubelet skips it.
+func TestLoadPullSecretVolume(t *testing.T) {
+	root := t.TempDir()
+	mk := func(name string, files map[string]string) string {
+		d := filepath.Join(root, name)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for f, body := range files {
+			writeFile(t, filepath.Join(d, f), body)
+		}
+		return d
+	}
+	cur := mk("checkout-pull", map[string]string{".dockerconfigjson": `{"auths":{"registry.lab.test":{"auth":"` + b64("shop:shop-pass-4") + `"}}}`})
+	old := mk("legacy-pull", map[string]string{".dockercfg": `{"registry.lab.test":{"username":"old","password":"old-pass-5"}}`})
+	none := mk("gone", nil)
+	ps, err := LoadPullSecret(cur)
+	if err != nil || ps.Name != "checkout-pull" || len(ps.Entries) != 1 || ps.Entries[0].Creds.Password != "shop-pass-4" || ps.Skipped != "" {
+		t.Errorf("dockerconfigjson volume = %+v, %v", ps, err)
+	}
+	if ps != nil && !strings.Contains(ps.Entries[0].Creds.Source, "pull secret checkout-pull") {
+		t.Errorf("source %q, want the secret's name", ps.Entries[0].Creds.Source)
+	}
+	ps, err = LoadPullSecret(old)
+	if err != nil || ps.Name != "legacy-pull" || len(ps.Entries) != 1 || ps.Entries[0].Creds.Username != "old" {
+		t.Errorf("dockercfg volume = %+v, %v", ps, err)
+	}
+	ps, err = LoadPullSecret(filepath.Join(old, ".dockercfg"))
+	if err != nil || len(ps.Entries) != 1 || ps.Entries[0].Creds.Password != "old-pass-5" {
+		t.Errorf("bare .dockercfg = %+v, %v", ps, err)
+	}
+	ps, err = LoadPullSecret(none)
+	if err != nil || ps.Name != "gone" || len(ps.Entries) != 0 || !strings.Contains(ps.Skipped, "the kubelet pulls without it") {
+		t.Errorf("empty volume = %+v, %v: want skipped, no error", ps, err)
+	}
+	bad := mk("broken", map[string]string{".dockerconfigjson": `{"auths": "secretvalue-6"`})
+	if _, err := LoadPullSecret(bad); err == nil || !strings.Contains(err.Error(), filepath.Join(bad, ".dockerconfigjson")) || strings.Contains(err.Error(), "secretvalue") {
+		t.Errorf("broken volume: %v, want one line naming the file, no secret", err)
+	}
+}
+
 func quoteJSON(s string) string {
 	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`)
 	return `"` + r.Replace(s) + `"`

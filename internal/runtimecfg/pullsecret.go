@@ -3,8 +3,11 @@ package runtimecfg
 import (
 	"encoding/base64"
 	"encoding/json"
-
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -23,6 +26,10 @@ type PullSecret struct {
 	File    string
 	Name    string // the Secret's metadata.name, "" for a bare .dockerconfigjson
 	Entries []KeyringEntry
+	// Skipped says why the kubelet would pull without this secret (a
+	// Secret volume with neither key: the Secret is missing from the
+	// namespace, or is not a docker pull secret); Entries is then empty.
+	Skipped string
 }
 
 // KeyringEntry is one registry key and its credentials.
@@ -50,13 +57,25 @@ type dockerConfigEntry struct {
 // kubernetes.io/dockerconfigjson or kubernetes.io/dockercfg, or a bare
 // .dockerconfigjson. Errors are one line naming the file; no secret value
 // is ever part of one.
+//
+// A directory is a Secret mounted as a volume (optional, as sweep mounts
+// the Pod's imagePullSecrets): its .dockerconfigjson, else its .dockercfg,
+// named after the directory; with neither, the kubelet would pull without
+// it (it skips a missing Secret, and one of another type), and so does the
+// walk: Skipped says so. A file named .dockercfg is the legacy bare map.
 func LoadPullSecret(path string) (*PullSecret, error) {
 	fail := func(format string, a ...any) error {
 		return fmt.Errorf("pull secret %s: %s", path, fmt.Sprintf(format, a...))
 	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return loadSecretVolume(path)
+	}
 	b, err := readBounded(path, maxPullSecret)
 	if err != nil {
 		return nil, fail("%v", err)
+	}
+	if filepath.Base(path) == ".dockercfg" {
+		return parseDockerConfig(path, &PullSecret{File: path}, b, true)
 	}
 	j, err := yamlOrJSON(b)
 	if err != nil {
@@ -104,6 +123,15 @@ func LoadPullSecret(path string) (*PullSecret, error) {
 	default:
 		return nil, fail("neither a Secret nor a .dockerconfigjson (want kind: Secret, or an \"auths\" object)")
 	}
+	return parseDockerConfig(path, ps, cfgJSON, legacy)
+}
+
+// parseDockerConfig reads a .dockerconfigjson ({"auths": {...}}) or, when
+// legacy, a .dockercfg (the bare map) into ps's entries.
+func parseDockerConfig(path string, ps *PullSecret, cfgJSON []byte, legacy bool) (*PullSecret, error) {
+	fail := func(format string, a ...any) error {
+		return fmt.Errorf("pull secret %s: %s", path, fmt.Sprintf(format, a...))
+	}
 	var auths map[string]json.RawMessage
 	if legacy {
 		if err := json.Unmarshal(cfgJSON, &auths); err != nil {
@@ -121,16 +149,16 @@ func LoadPullSecret(path string) (*PullSecret, error) {
 	if len(auths) == 0 {
 		return nil, fail("no registry in auths")
 	}
-	src := "pull secret " + path
+	src, origin := "pull secret "+path, "secret "+filepath.Base(path)
 	if ps.Name != "" {
-		src = "pull secret " + ps.Name + " (" + path + ")"
+		src, origin = "pull secret "+ps.Name+" ("+path+")", "secret "+ps.Name
 	}
 	for _, key := range sortedKeys(auths) {
 		var e dockerConfigEntry
 		if err := json.Unmarshal(auths[key], &e); err != nil {
 			return nil, fail("auths[%q] is not an object with username/password/auth", key)
 		}
-		c := Credentials{Username: e.Username, Password: e.Password, Source: src + " auths " + fmt.Sprintf("%q", key)}
+		c := Credentials{Username: e.Username, Password: e.Password, Source: src + " auths " + fmt.Sprintf("%q", key), Origin: origin}
 		if e.Auth != "" {
 			u, p, err := decodeAuth(e.Auth)
 			if err != nil {
@@ -141,6 +169,28 @@ func LoadPullSecret(path string) (*PullSecret, error) {
 		ps.Entries = append(ps.Entries, KeyringEntry{Key: key, Creds: c})
 	}
 	return ps, nil
+}
+
+// loadSecretVolume reads a Secret volume: the kubelet's key for a
+// kubernetes.io/dockerconfigjson Secret first, then a dockercfg one's.
+func loadSecretVolume(dir string) (*PullSecret, error) {
+	name := filepath.Base(filepath.Clean(dir))
+	for _, k := range []struct {
+		key    string
+		legacy bool
+	}{{".dockerconfigjson", false}, {".dockercfg", true}} {
+		f := filepath.Join(dir, k.key)
+		b, err := readBounded(f, maxPullSecret)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("pull secret %s: %v", f, err)
+		}
+		return parseDockerConfig(f, &PullSecret{File: f, Name: name}, b, k.legacy)
+	}
+	return &PullSecret{File: dir, Name: name,
+		Skipped: fmt.Sprintf("secret %s holds neither .dockerconfigjson nor .dockercfg (missing from the namespace, or not a docker pull secret): the kubelet pulls without it", name)}, nil
 }
 
 func sortedKeys[V any](m map[string]V) []string {

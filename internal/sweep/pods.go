@@ -37,6 +37,9 @@ func RunSelector(run string) string { return CleanupSelector + "," + LabelRun + 
 // hostRoot is where the node's files appear in the probe container.
 const hostRoot = "/host"
 
+// pullSecretRoot is where the pull secrets appear, one directory each.
+const pullSecretRoot = "/pull-secrets"
+
 // hostMount is one read-only file or directory of the node the probe reads.
 type hostMount struct {
 	name, path string
@@ -77,9 +80,15 @@ type PodOptions struct {
 	// CertsDir and DockerCertsDir override the node paths of the registry
 	// directories (a runtime configured with another config_path).
 	CertsDir, DockerCertsDir string
-	// PullSecrets are the canary's imagePullSecrets (in Namespace); the
-	// first is also the probe's docker config.
+	// PullSecrets are the canary's imagePullSecrets (in Namespace), in
+	// order; the probe mounts each (an optional Secret volume: a missing
+	// one reads as missing, as the kubelet skips it) and walks with them
+	// in the kubelet's order.
 	PullSecrets []string
+	// ServiceAccount is the canary's serviceAccountName (default: the
+	// namespace's default): a credential provider that asks for the Pod's
+	// service account token gets that account's, as the workload's Pods do.
+	ServiceAccount string
 }
 
 // Mounts lists the node paths a probe Pod reads, for the plan.
@@ -178,16 +187,20 @@ func (o PodOptions) ProbePod(name string, n report.PlannedNode) *corev1.Pod {
 			args = append(args, m.flag, in)
 		}
 	}
-	if len(o.PullSecrets) > 0 {
-		// The credentials a Pod of this namespace pulls with: the first
-		// pull secret, as the probe's docker config.
-		mode := int32(0o444)
-		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "pull-secret", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-			SecretName: o.PullSecrets[0], DefaultMode: &mode,
-			Items: []corev1.KeyToPath{{Key: corev1.DockerConfigJsonKey, Path: "config.json"}},
+	// The credentials a Pod of this namespace pulls with: every pull
+	// secret, in order, each a Secret volume the probe reads as the
+	// kubelet reads the Secret (its .dockerconfigjson or .dockercfg). The
+	// Secret never leaves its namespace; a missing one mounts empty
+	// (optional), and the probe skips it as the kubelet does.
+	mode := int32(0o444)
+	for i, name := range o.PullSecrets {
+		vol := fmt.Sprintf("pull-secret-%d", i)
+		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: vol, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: name, DefaultMode: &mode, Optional: &trueVal,
 		}}})
-		mounts = append(mounts, corev1.VolumeMount{Name: "pull-secret", MountPath: "/pull-secret", ReadOnly: true})
-		args = append(args, "--docker-config", "/pull-secret/config.json")
+		in := path.Join(pullSecretRoot, name)
+		mounts = append(mounts, corev1.VolumeMount{Name: vol, MountPath: in, ReadOnly: true})
+		args = append(args, "--pull-secret", in)
 	}
 	args = append(args, o.ProbeArgs...)
 	spec.Containers = []corev1.Container{{
@@ -224,6 +237,7 @@ func (o PodOptions) CanaryPod(name string, n report.PlannedNode) *corev1.Pod {
 	for _, s := range o.PullSecrets {
 		spec.ImagePullSecrets = append(spec.ImagePullSecrets, corev1.LocalObjectReference{Name: s})
 	}
+	spec.ServiceAccountName = o.ServiceAccount
 	spec.Containers = []corev1.Container{{
 		Name:                     "canary",
 		Image:                    img,

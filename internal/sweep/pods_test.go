@@ -11,7 +11,7 @@ import (
 
 // TestProbePodSpec: the probe Pod is what the issue says, field by field.
 func TestProbePodSpec(t *testing.T) {
-	o := PodOptions{RunID: "r1", Namespace: "ns", Image: "reg.example/app:1", ProbeImage: "reg.example/pullpath:1", Deadline: 600, PullSecrets: []string{"creds"}}
+	o := PodOptions{RunID: "r1", Namespace: "ns", Image: "reg.example/app:1", ProbeImage: "reg.example/pullpath:1", Deadline: 600, PullSecrets: []string{"creds", "more-creds"}, ServiceAccount: "web"}
 	for _, resolved := range []bool{false, true} {
 		p := o.ProbePod("p", report.PlannedNode{Name: "node-1", Resolved: resolved})
 		s := p.Spec
@@ -35,16 +35,26 @@ func TestProbePodSpec(t *testing.T) {
 		args := strings.Join(c.Args, " ")
 		for _, want := range []string{"probe reg.example/app:1 -o json", "--verdict-file /dev/termination-log", "--hosts-file /host/etc/hosts",
 			"--resolv-conf /host/etc/resolv.conf", "--certs-dir /host/etc/containerd/certs.d", "--docker-certs-dir /host/etc/docker/certs.d",
-			"--docker-config /pull-secret/config.json", "--node $(NODE_NAME)"} {
+			"--pull-secret /pull-secrets/creds --pull-secret /pull-secrets/more-creds", "--node $(NODE_NAME)"} {
 			if !strings.Contains(args, want) {
 				t.Errorf("args %q lack %q", args, want)
 			}
 		}
 		hostPaths := map[string]bool{}
+		var secrets []string
 		for _, v := range s.Volumes {
 			if v.HostPath != nil {
 				hostPaths[v.HostPath.Path] = true
 			}
+			if sv := v.Secret; sv != nil {
+				if sv.Optional == nil || !*sv.Optional || len(sv.Items) != 0 {
+					t.Errorf("secret volume %s = %+v, want the whole Secret, optional (a missing one is skipped, as the kubelet does)", v.Name, sv)
+				}
+				secrets = append(secrets, sv.SecretName)
+			}
+		}
+		if strings.Join(secrets, ",") != "creds,more-creds" {
+			t.Errorf("secret volumes %v, want every pull secret in order", secrets)
 		}
 		for _, m := range c.VolumeMounts {
 			if !m.ReadOnly {
@@ -65,8 +75,8 @@ func TestProbePodSpec(t *testing.T) {
 	}
 	cp := o.CanaryPod("c", report.PlannedNode{Name: "node-1"})
 	cc := cp.Spec.Containers[0]
-	if cc.Image != "reg.example/app:1" || cc.ImagePullPolicy != corev1.PullAlways || len(cp.Spec.ImagePullSecrets) != 1 || cc.Command[0] != CanaryCommand {
-		t.Errorf("canary = image %s policy %s secrets %v command %v, want the target image, Always, the pull secret", cc.Image, cc.ImagePullPolicy, cp.Spec.ImagePullSecrets, cc.Command)
+	if cc.Image != "reg.example/app:1" || cc.ImagePullPolicy != corev1.PullAlways || len(cp.Spec.ImagePullSecrets) != 2 || cc.Command[0] != CanaryCommand || cp.Spec.ServiceAccountName != "web" {
+		t.Errorf("canary = image %s policy %s secrets %v command %v, want the target image, Always, the pull secrets, service account web", cc.Image, cc.ImagePullPolicy, cp.Spec.ImagePullSecrets, cc.Command)
 	}
 	j := newOwner(o)
 	if *j.Spec.Parallelism != 0 || *j.Spec.TTLSecondsAfterFinished != 0 || *j.Spec.ActiveDeadlineSeconds != 600+ownerGrace {

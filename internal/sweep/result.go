@@ -140,6 +140,7 @@ func fillFromSummary(res *report.SweepResult, s report.ProbeSummary) {
 	res.Verdict = s.Verdict()
 	res.Hops = s.Hops
 	res.Mirror = s.Mirror
+	res.Credentials = s.Credentials
 	res.DurationMS = s.MS
 	res.Status = report.SweepFail
 	if s.Status == verdict.StatusOK {

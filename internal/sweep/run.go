@@ -42,12 +42,15 @@ type Options struct {
 	// image not pulled) before its node is "no answer". Default 3m.
 	StartTimeout time.Duration
 	ProbeArgs    []string
-	PullSecrets  []string // imagePullSecrets of the canary
-	CertsDir     string   // node path of containerd's certs.d
-	DockerCerts  string   // node path of docker's certs.d
-	DryRun       bool
-	RunID        string // default: random
-	PageSize     int64
+	PullSecrets  []string // imagePullSecrets of the canary; the probe's credentials, in order
+	// ServiceAccount is the canary's serviceAccountName (a workload's own
+	// identity, when the walk runs in the workload's namespace).
+	ServiceAccount string
+	CertsDir       string // node path of containerd's certs.d
+	DockerCerts    string // node path of docker's certs.d
+	DryRun         bool
+	RunID          string // default: random
+	PageSize       int64
 	// Progress, when set, is told each time a node's answer is in.
 	Progress func(done, total int)
 	// Workers is how many API calls run at once; default min(Parallel, 16).
@@ -171,7 +174,7 @@ func (o *Options) podOptions() PodOptions {
 	return PodOptions{
 		RunID: o.RunID, Namespace: o.Namespace, Image: o.Image, ProbeImage: o.ProbeImage,
 		CanaryImage: o.CanaryImage, Deadline: int64(o.Timeout / time.Second), ProbeArgs: o.ProbeArgs,
-		CertsDir: o.CertsDir, DockerCertsDir: o.DockerCerts, PullSecrets: o.PullSecrets,
+		CertsDir: o.CertsDir, DockerCertsDir: o.DockerCerts, PullSecrets: o.PullSecrets, ServiceAccount: o.ServiceAccount,
 	}
 }
 
