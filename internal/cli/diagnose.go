@@ -21,10 +21,15 @@ const diagnoseLong = `One command from "my Pods are in ImagePullBackOff" to the 
 object to change, and the proof. It runs the seeds' method in order:
 
   1. read    the kubelet's events for the target (pullpath explain): which
-             nodes fail, which only look healthy because of their cache
+             nodes fail, which only look healthy because of their cache;
+             and the failing Pods' pull identity as the kubelet builds it
+             (their imagePullSecrets, which their ServiceAccount fills,
+             then the nodes' credential providers), by name only
   2. walk    the failing image from every failing group's node and one node
              of every other pool x zone x subnet group, as Pods (pullpath
-             sweep), with the real kubelet beside it with --canary
+             sweep), with the real kubelet beside it with --canary; with
+             --use-pull-secrets also as the failing Pods' own identity, in
+             their namespace
   3. audit   the cloud the nodes' spec.providerID names, from a folder that
              pullpath aws|azure collect wrote (--from-aws, --from-azure),
              focused on the failing subnets and host
@@ -51,6 +56,9 @@ const diagnoseExample = `  # the Pods of one deployment sit in ImagePullBackOff
   # name the AWS object to change, from a folder collected once
   pullpath aws collect --cluster prod --region eu-west-1 --out ./aws
   pullpath diagnose deployment web -n shop --from-aws ./aws
+
+  # one workload fails on every node: walk with its own imagePullSecrets too
+  pullpath diagnose deployment checkout -n shop --use-pull-secrets
 
   # nothing fails yet: prove an image's path from every group before a scale-up
   pullpath diagnose -n shop --image 123456789012.dkr.ecr.eu-west-1.amazonaws.com/shop/web:2.0
@@ -103,6 +111,7 @@ func newDiagnoseCommand(s Streams) *cobra.Command {
 	f.StringVar(&o.o.Sweep.CertsDir, "node-certs-dir", "", "the nodes' containerd config_path, mounted into the walk's Pods (default /etc/containerd/certs.d)")
 	f.StringVar(&o.o.Sweep.DockerCerts, "node-docker-certs-dir", "", "the nodes' docker certs.d, mounted into the walk's Pods (default /etc/docker/certs.d)")
 	f.StringArrayVar(&o.o.Sweep.PullSecrets, "pull-secret", nil, "imagePullSecret in --sweep-namespace: the canary's, and the probe's credentials; repeatable")
+	f.BoolVar(&o.o.UsePullSecrets, "use-pull-secrets", false, "also walk with the failing Pods' own pull identity: Pods in their namespace with their imagePullSecrets and ServiceAccount (no Secret leaves its namespace; needs deploy/sweep/workload-identity.yaml's verbs there)")
 	f.StringVar(&o.fromAWS, "from-aws", "", "a folder written by `pullpath aws collect` (or the AWS CLI outputs it reads): name the AWS objects to change")
 	f.StringVar(&o.fromAzure, "from-azure", "", "a folder written by `pullpath azure collect` (or the Azure CLI outputs it reads): name the Azure objects to change")
 	f.Int64Var(&o.page, "page-size", 500, "objects per List call against the API server")

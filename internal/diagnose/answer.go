@@ -16,8 +16,10 @@ import (
 //  1. The walk decides where it ran and found a failure: the nodes walked
 //     are the runtime's own view of the path, today.
 //  2. Otherwise the events decide (explain's dominant finding for the image).
-//  3. The audit names the objects to change; without one, the verdict's
-//     advice says where to look and the audit to run is named.
+//  3. The failing Pods' own pull identity (answer_identity.go) names the
+//     secret when the identity is the broken link; the audit names the
+//     objects to change; without one, the verdict's advice says where to
+//     look and the audit to run is named.
 //  4. The proof: a fresh sweep of every pool with the kubelet's canary, then
 //     a node created after the fix.
 func Answer(r *report.DiagnoseReport, clouds []cloudNeed) report.DiagnoseAnswer {
@@ -59,6 +61,8 @@ func Answer(r *report.DiagnoseReport, clouds []cloudNeed) report.DiagnoseAnswer 
 		a.Source = "read"
 	}
 
+	byIdentity := identityAnswer(&a, r)
+
 	// 3. The objects to change.
 	if ar := r.Audit; ar != nil {
 		a.Look = withoutAuditHint(a.Look, ar.Target.Cloud)
@@ -68,7 +72,7 @@ func Answer(r *report.DiagnoseReport, clouds []cloudNeed) report.DiagnoseAnswer 
 		if a.Link != nil {
 			ips = nodeIPs(r, a.Link.Nodes)
 		}
-		a.Changes = relevantChanges(ar, a.Condition, ips)
+		a.Changes = append(a.Changes, relevantChanges(ar, a.Condition, ips)...)
 		if len(a.Changes) == 0 && ar.Verdict.Status == report.CheckPass {
 			a.Look = append(a.Look, fmt.Sprintf("The %s audit finds nothing wrong in the configuration it reads (%s); look where it cannot: the far side's return route, an appliance, the registry's own policy.", ar.Target.Cloud, ar.Source))
 		}
@@ -99,6 +103,9 @@ func Answer(r *report.DiagnoseReport, clouds []cloudNeed) report.DiagnoseAnswer 
 		}
 	default:
 		a.Prove = []string{"pullpath sweep " + image + " --canary --per pool"}
+	}
+	if byIdentity {
+		a.Prove = identityProve(r)
 	}
 	return a
 }

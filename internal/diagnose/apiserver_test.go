@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -229,5 +230,90 @@ func TestDiagnoseNamesTheAWSObject(t *testing.T) {
 	}
 	if !audited || strings.Contains(strings.Join(a.Look, " "), "pullpath aws collect") {
 		t.Errorf("steps %+v / look %q: want the audit ran, and not named as still to run", r.Steps, a.Look)
+	}
+}
+
+// The failing Pods' pull identity, read as the kubelet builds it: their
+// imagePullSecrets in order (here their ServiceAccount's list), the one
+// the kubelet said it could not read, by name only; the answer names the
+// missing secret. Without the right to read ServiceAccounts the identity
+// is still read, without saying where it came from.
+func TestDiagnoseReadsThePullIdentity(t *testing.T) {
+	cp := controlplane.Require(t)
+	admin, err := cp.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	const ns = "shop"
+	if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	secrets := []corev1.LocalObjectReference{{Name: "web-pull"}, {Name: "web-pull-old"}}
+	if _, err := admin.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "web"}, ImagePullSecrets: secrets}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	const unauthorized = `failed to pull and unpack image "` + ecrImage + `": failed to resolve reference "` + ecrImage + `": pulling from host 123456789012.dkr.ecr.ap-northeast-2.amazonaws.com failed with status code [manifests 1.0]: 401 Unauthorized`
+	for _, p := range []struct{ name, node string }{{"web-a", "node-a"}, {"web-b", "node-b"}} {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.name, Namespace: ns, Labels: map[string]string{"app": "web"}},
+			Spec: corev1.PodSpec{NodeName: p.node, ServiceAccountName: "web", ImagePullSecrets: secrets, Containers: []corev1.Container{{Name: "web", Image: ecrImage}}}}
+		pod, err := admin.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pod.Status.Phase = corev1.PodPending
+		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "web", Image: ecrImage,
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: `Back-off pulling image "` + ecrImage + `"`}}}}
+		if _, err := admin.CoreV1().Pods(ns).UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		for i, e := range []struct{ reason, msg string }{
+			{"Failed", "Failed to pull image \"" + ecrImage + "\": " + unauthorized},
+			{missingSecretReason, "Unable to retrieve some image pull secrets (web-pull-old); attempting to pull the image may not succeed."},
+		} {
+			ev := &corev1.Event{
+				ObjectMeta:     metav1.ObjectMeta{Name: fmt.Sprintf("%s.%d", p.name, i), Namespace: ns},
+				InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: p.name, UID: pod.UID},
+				Reason:         e.reason, Type: corev1.EventTypeWarning, Count: 2, Message: e.msg,
+				Source: corev1.EventSource{Component: "kubelet", Host: p.node},
+			}
+			if _, err := admin.CoreV1().Events(ns).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		client kubernetes.Interface
+		from   string
+	}{{"admin", admin, "serviceaccount"}, {"no serviceaccounts get", reader(t, cp, admin), ""}} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := Run(ctx, Options{Client: tc.client, Target: cluster.Target{Namespace: ns}, Budget: 30 * time.Second, NoWalk: true, Sweep: sweepOptions()})
+			if err != nil {
+				t.Fatalf("Run = %v", err)
+			}
+			id := r.Identity
+			if id == nil {
+				t.Fatalf("no identity; steps %+v", r.Steps)
+			}
+			if id.Namespace != ns || id.ServiceAccount != "web" || len(id.Pods) != 2 || id.From != tc.from {
+				t.Errorf("identity = %+v, want shop, ServiceAccount web, 2 pods, from %q", id, tc.from)
+			}
+			if len(id.Secrets) != 2 || id.Secrets[0] != (report.PullSecretRef{Name: "web-pull"}) || id.Secrets[1] != (report.PullSecretRef{Name: "web-pull-old", Missing: true}) {
+				t.Errorf("secrets = %+v, want web-pull, then web-pull-old missing", id.Secrets)
+			}
+			var step report.DiagnoseStep
+			for _, s := range r.Steps {
+				if s.Name == "identity" {
+					step = s
+				}
+			}
+			if step.Status != report.DiagnoseRan || !strings.Contains(step.Summary, "secret shop/web-pull,") || !strings.Contains(step.Summary, "shop/web-pull-old (missing") {
+				t.Errorf("identity step = %+v, want both secrets named, the old one missing", step)
+			}
+			if a := r.Answer; a.Condition != verdict.ConditionTLSIdentity || !strings.Contains(strings.Join(a.Look, " "), "Secret shop/web-pull-old named by the Pods' imagePullSecrets cannot be read") {
+				t.Errorf("answer = %s, look %q: want tls-identity naming the secret the kubelet cannot read", a.Condition, a.Look)
+			}
+		})
 	}
 }

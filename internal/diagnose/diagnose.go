@@ -40,6 +40,11 @@ type Options struct {
 	// NoWalk skips the walk (--no-walk): the answer rests on the events
 	// and the audit.
 	NoWalk bool
+	// UsePullSecrets also walks with the failing Pods' own pull identity
+	// (--use-pull-secrets): Pods in the workload's namespace with its
+	// imagePullSecrets and ServiceAccount, beside the walk in
+	// Sweep.Namespace. No Secret leaves its namespace.
+	UsePullSecrets bool
 	// Sweep is the walk's configuration: the probe image, namespace and
 	// the probe's node paths. Image, Canary, Timeout and Prefer are set by
 	// diagnose.
@@ -69,10 +74,12 @@ type NodeRef struct {
 
 // Run diagnoses the target.
 //
-//  1. Read: explain's findings and node correlation for the target.
+//  1. Read: explain's findings and node correlation for the target, and
+//     the failing Pods' pull identity as the kubelet builds it.
 //  2. Walk: sweep the failing image from every failing group's node and one
 //     node per other group, with the probe (and the real kubelet with
-//     Canary), within what is left of the budget.
+//     Canary), within what is left of the budget; with UsePullSecrets,
+//     also as the failing Pods' own identity, in their namespace.
 //  3. Audit: the cloud the nodes' providerID names, focused on the failing
 //     nodes and host, when an auditor is at hand.
 //  4. Answer: the broken link, the repair direction, the objects to
@@ -89,10 +96,11 @@ func Run(ctx context.Context, o Options) (*report.DiagnoseReport, error) {
 	r := &report.DiagnoseReport{APIVersion: report.APIVersion, Kind: report.DiagnoseKind, StartedAt: start.UTC(), BudgetMS: ms(o.Budget)}
 	d := &diagnosis{o: o, r: r, deadline: deadline}
 
-	// 1. Read.
+	// 1. Read, and the failing Pods' pull identity.
 	if err := d.read(ctx); err != nil {
 		return nil, err
 	}
+	d.identity(ctx)
 	// 2. Walk.
 	d.walk(ctx)
 	// 3. Audit.

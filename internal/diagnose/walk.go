@@ -57,10 +57,14 @@ func (d *diagnosis) walk(ctx context.Context) {
 	}
 	d.progress("walk: sweeping %s from %s and one node per other group (budget %s)", image, plural(len(so.Plan.Prefer), "failing node", "failing nodes"), left.Round(time.Second))
 
+	// The walk with the workload's own pull identity runs beside it, in
+	// the workload's namespace (--use-pull-secrets).
+	idWalk := d.startIdentityWalk(ctx, so)
 	sw, err := sweep.Run(ctx, d.o.Client, so)
+	idWords := d.finishIdentityWalk(idWalk)
 	took := time.Since(start)
 	if err != nil {
-		s := d.step("walk", report.DiagnoseFailed, "the walk could not run", took)
+		s := d.step("walk", report.DiagnoseFailed, "the walk could not run"+idWords, took)
 		s.Reason = oneLine(err)
 		s.Next = d.probeByHand(image)
 		if strings.Contains(s.Reason, `namespaces "`+d.o.Sweep.Namespace+`" not found`) {
@@ -82,7 +86,7 @@ func (d *diagnosis) walk(ctx context.Context) {
 	if d.o.Canary {
 		s += ", with the kubelet's canary"
 	}
-	d.step("walk", report.DiagnoseRan, s, took)
+	d.step("walk", report.DiagnoseRan, s+idWords, took)
 }
 
 // failingNodes are the nodes explain saw failing, sorted.

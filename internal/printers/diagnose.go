@@ -103,6 +103,12 @@ func printDiagnose(w io.Writer, r *report.DiagnoseReport, o Options) error {
 			return err
 		}
 	}
+	if r.IdentityWalk != nil {
+		p.f("\n%s\n", p.bold("EVIDENCE: THE NODES WALKED WITH THE PODS' OWN PULL IDENTITY (namespace "+r.IdentityWalk.Namespace+")"))
+		if err := Print(w, "text", r.IdentityWalk, o); err != nil {
+			return err
+		}
+	}
 	if r.Audit != nil {
 		p.f("\n%s\n", p.bold("EVIDENCE: THE CLOUD'S CONFIGURATION (pullpath "+r.Audit.Target.Cloud+" audit)"))
 		if err := Print(w, "text", r.Audit, o); err != nil {

@@ -26,6 +26,11 @@ type DiagnoseReport struct {
 	StartedAt  time.Time      `json:"startedAt"`
 	DurationMS float64        `json:"durationMs"`
 	BudgetMS   float64        `json:"budgetMs"`
+
+	// Identity is the pull identity the kubelet builds for the failing
+	// Pods; IdentityWalk the walk that used it (--use-pull-secrets).
+	Identity     *PullIdentity `json:"identity,omitempty"`
+	IdentityWalk *SweepReport  `json:"identityWalk,omitempty"`
 }
 
 // Answer statuses.
@@ -86,4 +91,40 @@ type DiagnoseStep struct {
 	Reason     string  `json:"reason,omitempty"` // why skipped or failed
 	Next       string  `json:"next,omitempty"`   // the command that would do it by hand
 	DurationMS float64 `json:"durationMs"`
+}
+
+// PullIdentity is the pull identity the kubelet builds for the diagnosed
+// Pods (pkg/kubelet getPullSecretsForPod, pkg/credentialprovider): the
+// Pod's imagePullSecrets in order (the ServiceAccount admission copies its
+// ServiceAccount's when the Pod names none), then the nodes' credential
+// provider plugins. Secrets are named, never read.
+type PullIdentity struct {
+	Namespace      string          `json:"namespace"`
+	ServiceAccount string          `json:"serviceAccount,omitempty"`
+	Secrets        []PullSecretRef `json:"secrets,omitempty"`
+	// From says where the Pod's secrets came from: "pod" (its spec or
+	// template), "serviceaccount" (they are its ServiceAccount's), or ""
+	// when the ServiceAccount could not be read.
+	From string `json:"from,omitempty"`
+	// Pods are the failing Pods with this identity; Others counts the
+	// failing Pods with another one.
+	Pods   []string `json:"pods"`
+	Others int      `json:"others,omitempty"`
+	// Walked: the walk ran Pods with it, in its namespace
+	// (--use-pull-secrets); WalkNote says otherwise what the walk used and
+	// why.
+	Walked   bool     `json:"walked"`
+	WalkNote string   `json:"walkNote,omitempty"`
+	Notes    []string `json:"notes,omitempty"`
+	// WalkUsed names the credentials of the main walk ("secret
+	// pullpath-sweep/registry-creds"), to tell them apart from these.
+	WalkUsed string `json:"walkUsed,omitempty"`
+}
+
+// PullSecretRef is one imagePullSecret of a Pod.
+type PullSecretRef struct {
+	Name string `json:"name"`
+	// Missing: the kubelet could not read it (its FailedToRetrieveImagePullSecret
+	// event) and pulls without it.
+	Missing bool `json:"missing,omitempty"`
 }

@@ -132,3 +132,79 @@ func setRules(t *testing.T, c kubernetes.Interface, rules []rbacv1.PolicyRule) {
 		t.Fatal(err)
 	}
 }
+
+// TestRBACWorkloadIdentity: the walk with a workload's own pull identity
+// runs in the workload's namespace as the ServiceAccount with exactly
+// deploy/sweep/workload-identity.yaml's ClusterRole, bound there; its
+// probe Pods mount the workload's pull secrets by name. Unbound, the run
+// stops with one line naming the verb. No verb on secrets is granted.
+func TestRBACWorkloadIdentity(t *testing.T) {
+	admin := need(t)
+	if _, err := deploytest.Apply(t.Context(), admin); err != nil {
+		t.Fatal(err)
+	}
+	cr, err := admin.RbacV1().ClusterRoles().Get(t.Context(), "pullpath-sweep-workload-identity", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("deploy/sweep/workload-identity.yaml's ClusterRole: %v", err)
+	}
+	w := newWorld(t, "wlid")
+	w.node(nodeSpec{name: "a", pool: "web", zone: "z1", subnet: "s1"})
+	w.node(nodeSpec{name: "b", pool: "web", zone: "z2", subnet: "s2"})
+	secretsSeen := make(chan string, 16)
+	w.sim(func(p *corev1.Pod) simkubelet.Action {
+		if role(p) == RoleProbe {
+			var names []string
+			for _, v := range p.Spec.Volumes {
+				if v.Secret != nil {
+					names = append(names, v.Secret.SecretName)
+				}
+			}
+			secretsSeen <- strings.Join(names, ",")
+		}
+		return okProbe
+	})
+	cfg := rest.CopyConfig(shared.CP.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: deploySA, Groups: deploytest.Groups}
+	sa, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := w.options()
+	o.PullSecrets = []string{"web-pull", "web-pull-2"}
+
+	waitAllowed(t, admin, "create", "pods", "", w.ns, false)
+	_, err = Run(t.Context(), sa, o)
+	if want := fmt.Sprintf("is missing in namespace %s", w.ns); err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("Run in %s unbound = %v, want one line containing %q", w.ns, err, want)
+	}
+
+	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "pullpath-sweep-workload-identity", Namespace: w.ns},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: cr.Name},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "pullpath-sweep", Namespace: deployNS}}}
+	if _, err := admin.RbacV1().RoleBindings(w.ns).Create(t.Context(), rb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range cr.Rules {
+		for _, res := range r.Resources {
+			for _, v := range r.Verbs {
+				waitAllowed(t, admin, v, res, r.APIGroups[0], w.ns, true)
+			}
+		}
+	}
+	for _, v := range []string{"get", "list", "watch"} {
+		waitAllowed(t, admin, v, "secrets", "", w.ns, false)
+	}
+	r, err := Run(t.Context(), sa, o)
+	if err != nil {
+		t.Fatalf("Run in %s with the ClusterRole bound = %v", w.ns, err)
+	}
+	if r.Verdict.OK != 2 {
+		t.Errorf("ok nodes = %d, want 2: %s", r.Verdict.OK, r.Verdict.Summary)
+	}
+	for i := 0; i < 2; i++ {
+		if got := <-secretsSeen; got != "web-pull,web-pull-2" {
+			t.Errorf("probe Pod's secret volumes = %q, want the workload's pull secrets in order", got)
+		}
+	}
+	w.noLeftovers()
+}
