@@ -30,9 +30,12 @@ object to change, and the proof. It runs the seeds' method in order:
              sweep), with the real kubelet beside it with --canary; with
              --use-pull-secrets also as the failing Pods' own identity, in
              their namespace
-  3. audit   the cloud the nodes' spec.providerID names, from a folder that
-             pullpath aws|azure collect wrote (--from-aws, --from-azure),
-             focused on the failing subnets and host
+  3. audit   the cloud the nodes' spec.providerID names, focused on the
+             failing subnets and host: from a folder that pullpath
+             aws|azure collect wrote (--from-aws, --from-azure), else live
+             with the cloud's default credential chain (AWS: environment,
+             shared config and SSO, instance metadata; --profile,
+             --region), saying which identity it read as; --no-cloud skips
   4. answer  first on screen: the broken link (host, role, address, step,
              code), the repair direction, the objects to change, and the
              command that proves the fix on every pool
@@ -40,8 +43,9 @@ object to change, and the proof. It runs the seeds' method in order:
 Every step that cannot run is listed with its reason and the command that
 does it by hand: without the right to create Pods the answer rests on the
 events and the audit, and names the probe to run on a failing node; without
-a cloud folder it names the audit to collect. The whole diagnosis is bounded
-by --budget; progress goes to stderr on a terminal.
+credentials, or a call the identity may not make, it names the collect
+command to run by hand and the permission it needs. The whole diagnosis is
+bounded by --budget; progress goes to stderr on a terminal.
 
 Exit codes: the answer's repair direction, as probe and explain give them:
 0 nothing broken, 3 route, 4 dns, 5 endpoint-set, 6 tls-identity, 7 image,
@@ -53,7 +57,10 @@ const diagnoseExample = `  # the Pods of one deployment sit in ImagePullBackOff
   # every pull failure of the cluster, with the kubelet's own pull beside the probe
   pullpath diagnose -A --canary
 
-  # name the AWS object to change, from a folder collected once
+  # name the AWS object to change, live with the default credential chain
+  AWS_PROFILE=readonly pullpath diagnose deployment web -n shop
+
+  # or from a folder collected once, elsewhere
   pullpath aws collect --cluster prod --region eu-west-1 --out ./aws
   pullpath diagnose deployment web -n shop --from-aws ./aws
 
@@ -80,9 +87,11 @@ type diagnoseOptions struct {
 	sweepNS   string
 	fromAWS   string
 	fromAzure string
+	noCloud   bool
 	page      int64
 	streams   Streams
 	o         diagnose.Options
+	live      diagnose.Live
 }
 
 func newDiagnoseCommand(s Streams) *cobra.Command {
@@ -114,6 +123,10 @@ func newDiagnoseCommand(s Streams) *cobra.Command {
 	f.BoolVar(&o.o.UsePullSecrets, "use-pull-secrets", false, "also walk with the failing Pods' own pull identity: Pods in their namespace with their imagePullSecrets and ServiceAccount (no Secret leaves its namespace; needs deploy/sweep/workload-identity.yaml's verbs there)")
 	f.StringVar(&o.fromAWS, "from-aws", "", "a folder written by `pullpath aws collect` (or the AWS CLI outputs it reads): name the AWS objects to change")
 	f.StringVar(&o.fromAzure, "from-azure", "", "a folder written by `pullpath azure collect` (or the Azure CLI outputs it reads): name the Azure objects to change")
+	f.BoolVar(&o.noCloud, "no-cloud", false, "no live cloud audit: without a --from-* folder, the answer names the collect command instead")
+	f.StringVar(&o.live.AWS.Profile, "profile", "", "AWS shared config profile of the live audit (default: $AWS_PROFILE, then default)")
+	f.StringVar(&o.live.AWS.Region, "region", "", "AWS region of the live audit (default: the nodes' zone's region)")
+	f.StringVar(&o.live.AWS.Cluster, "aws-cluster", "", "the EKS cluster of the live audit (default: the eks:cluster-name tag of the nodes' instances)")
 	f.Int64Var(&o.page, "page-size", 500, "objects per List call against the API server")
 	f.StringVar(&o.loading.ExplicitPath, "kubeconfig", "", "path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
 	clientcmd.BindOverrideFlags(o.overrides, f, clientcmd.RecommendedConfigOverrideFlags(""))
@@ -194,6 +207,9 @@ func (o *diagnoseOptions) Run(ctx context.Context) error {
 	d.Target = cluster.Target{Kind: o.kind, Name: o.name, Namespace: ns, AllNamespaces: o.all}
 	d.Image, d.Budget, d.Canary, d.NoWalk, d.PageSize = o.image, o.budget, o.canary, o.noWalk, o.page
 	d.Auditors = auditors
+	if !o.noCloud {
+		d.Live = &o.live
+	}
 	d.Sweep.Namespace = o.sweepNS
 	d.Sweep.RunID = sweep.NewRunID()
 	if isTerminal(o.streams.ErrOut) {

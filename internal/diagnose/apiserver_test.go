@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	authzv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,8 +34,8 @@ func seedScaleUp(t *testing.T, c kubernetes.Interface, ns string) {
 		t.Fatal(err)
 	}
 	for _, n := range []struct{ name, _, ip, provider string }{
-		{"node-a", "subnet-a", "10.0.1.10", "aws:///ap-northeast-2a/i-0a00000000000a001"},
-		{"node-c", "subnet-c", "10.0.3.10", "aws:///ap-northeast-2a/i-0c00000000000c001"},
+		{"node-a", "subnet-a", "10.0.1.10", "aws:///ap-northeast-2a/i-0c0e8ad69b234723"},
+		{"node-c", "subnet-c", "10.0.3.10", "aws:///ap-northeast-2a/i-0c0e8cd69b234a89"},
 	} {
 		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.name, Labels: map[string]string{
 			"eks.amazonaws.com/nodegroup": "ng-general", "topology.kubernetes.io/zone": "ap-northeast-2a",
@@ -104,6 +105,23 @@ func reader(t *testing.T, cp *controlplane.ControlPlane, admin kubernetes.Interf
 		Subjects: []rbacv1.Subject{{Kind: "User", APIGroup: "rbac.authorization.k8s.io", Name: "oncall"}}}
 	if _, err := admin.RbacV1().ClusterRoleBindings().Create(ctx, bind, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
+	}
+	// RBAC learns new rules a moment after they are written: wait
+	// (bounded) until the authorizer allows what the role grants.
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		r, err := admin.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authzv1.SubjectAccessReview{Spec: authzv1.SubjectAccessReviewSpec{
+			User: "oncall", ResourceAttributes: &authzv1.ResourceAttributes{Verb: "list", Resource: "pods"}}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status.Allowed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the reader role is not in force after 15s")
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	cfg := rest.CopyConfig(cp.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: "oncall"}

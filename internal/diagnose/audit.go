@@ -2,11 +2,13 @@ package diagnose
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/report"
 )
 
@@ -82,17 +84,39 @@ func (d *diagnosis) audit(ctx context.Context) {
 	cloud := clouds[0]
 	need := cloudNeed{Cloud: cloud, Nodes: counts[cloud], Next: auditCommands[cloud]}
 	au := d.o.Auditors[cloud]
+	// Inside the budget, whatever the source.
+	ctx, cancel := context.WithDeadline(ctx, d.deadline)
+	defer cancel()
+	if n := d.auditWait(); (au != nil || d.o.Live != nil) && n > 0 && time.Until(d.deadline) < n {
+		d.clouds = append(d.clouds, need)
+		s := d.step("audit", report.DiagnoseSkipped, "no budget left for the audit", 0)
+		s.Reason = "the walk used the budget"
+		s.Next = need.Next
+		return
+	}
+	if au == nil && d.o.Live != nil {
+		// No folder for this cloud: read it live, with its default
+		// credential chain, found from the nodes.
+		d.progress("audit: %s live: credentials, identity, cluster", cloudName(cloud))
+		var err error
+		if au, err = d.openLive(ctx, cloud, append(append([]NodeRef(nil), failing...), healthy...)); err != nil {
+			need.Next = liveNext(cloud, err, d.o.Live, append(failing, healthy...))
+			d.clouds = append(d.clouds, need)
+			status := report.DiagnoseFailed
+			var ne *audit.NoCredentialsError
+			if errors.As(err, &ne) {
+				status = report.DiagnoseSkipped
+			}
+			s := d.step("audit", status, fmt.Sprintf("the nodes run on %s; the live audit could not read it", cloudName(cloud)), time.Since(start))
+			s.Reason = oneLine(err)
+			s.Next = need.Next
+			return
+		}
+	}
 	if au == nil {
 		d.clouds = append(d.clouds, need)
 		s := d.step("audit", report.DiagnoseSkipped, fmt.Sprintf("the nodes run on %s; no %s configuration at hand", cloudName(cloud), cloudName(cloud)), 0)
 		s.Reason = fmt.Sprintf("no --from-%s folder and no live %s access was given", cloud, cloudName(cloud))
-		s.Next = need.Next
-		return
-	}
-	if n := d.auditWait(); n > 0 && time.Until(d.deadline) < n {
-		d.clouds = append(d.clouds, need)
-		s := d.step("audit", report.DiagnoseSkipped, "no budget left for the audit", 0)
-		s.Reason = "the walk used the budget"
 		s.Next = need.Next
 		return
 	}
@@ -102,6 +126,9 @@ func (d *diagnosis) audit(ctx context.Context) {
 	ar, err := au.Audit(ctx, f)
 	took := time.Since(start)
 	if err != nil {
+		if _, live := au.(liveAuditor); live {
+			need.Next = liveNext(cloud, err, d.o.Live, failing)
+		}
 		d.clouds = append(d.clouds, need)
 		s := d.step("audit", report.DiagnoseFailed, fmt.Sprintf("the %s audit could not run", cloudName(cloud)), took)
 		s.Reason = oneLine(err)
@@ -117,7 +144,11 @@ func (d *diagnosis) audit(ctx context.Context) {
 			fails++
 		}
 	}
-	d.step("audit", report.DiagnoseRan, fmt.Sprintf("%s audit (%s): %s, %d failing; %s", cloudName(cloud), au.Source(), plural(len(ar.Subnets), "subnet", "subnets"), fails, ar.Verdict.Summary), took)
+	sum := fmt.Sprintf("%s audit (%s): %s, %d failing; %s", cloudName(cloud), au.Source(), plural(len(ar.Subnets), "subnet", "subnets"), fails, ar.Verdict.Summary)
+	if denied := deniedPermissions(ar); len(denied) > 0 {
+		sum += fmt.Sprintf("; %s denied, the checks that read them warn: %s", plural(len(denied), "call", "calls"), strings.Join(denied, ", "))
+	}
+	d.step("audit", report.DiagnoseRan, sum, took)
 }
 
 // auditWait is the least budget an audit needs.

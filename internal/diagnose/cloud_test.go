@@ -20,9 +20,9 @@ func TestAuditFocusOrdersTheReport(t *testing.T) {
 		name, node, providerID, subnet string
 		prefix                         string
 	}{
-		{"the failing subnet", "node-c", "aws:///ap-northeast-2a/i-0c00000000000c001", "subnet-0c3a5b7d9e1f40003",
+		{"the failing subnet", "node-c", "aws:///ap-northeast-2a/i-0c0e8cd69b234a89", "subnet-0c3a5b7d9e1f40003",
 			"the probe's CONNECT_TIMEOUT on " + s3Host + " from ng-general: "},
-		{"a subnet that passes", "node-b", "aws:///ap-northeast-2b/i-0b00000000000b001", "subnet-0b2e4d6f8a0c30002",
+		{"a subnet that passes", "node-b", "aws:///ap-northeast-2b/i-0c0e8bd69b2348d6", "subnet-0b2e4d6f8a0c30002",
 			"the probed node's subnet "},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -51,8 +51,13 @@ type Options struct {
 	Sweep sweep.Options
 	// Auditors are the cloud audits at hand, by cloud ("aws", "azure"):
 	// offline from a collected folder or live. A cloud without one is
-	// named in the answer with the command that collects its folder.
+	// read live when Live is set, else named in the answer with the
+	// command that collects its folder.
 	Auditors map[string]Auditor
+	// Live reads the cloud the nodes run on through its API with its
+	// default credential chain when no folder was given for it (nil:
+	// --no-cloud).
+	Live *Live
 	// Progress, when set, is told what each step is doing (stderr on a TTY).
 	Progress func(format string, args ...any)
 	PageSize int64

@@ -72,7 +72,7 @@ func Collect(ctx context.Context, o LiveOptions) (*Raw, error) {
 	// 1. The cluster: its VPC, subnets and security group.
 	dc, err := eksc.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String(o.Cluster)})
 	if err != nil {
-		return nil, fmt.Errorf("eks describe-cluster --name %s: %s", o.Cluster, apiError(err))
+		return nil, deniedOr(err, "eks describe-cluster --name "+o.Cluster, "eks:DescribeCluster", "")
 	}
 	raw.Cluster = &ClusterOutput{Cluster: dc.Cluster}
 	vpc := ""
@@ -143,7 +143,7 @@ func Collect(ctx context.Context, o LiveOptions) (*Raw, error) {
 			return err
 		})
 		if err != nil {
-			return nil, fmt.Errorf("ec2 describe-subnets --filters Name=vpc-id,Values=%s: %s", vpc, apiError(err))
+			return nil, deniedOr(err, "ec2 describe-subnets --filters Name=vpc-id,Values="+vpc, "ec2:DescribeSubnets", "")
 		}
 		raw.Subnets = v
 	}

@@ -57,10 +57,11 @@ type Server struct {
 	*httptest.Server
 	dir string
 
-	mu     sync.Mutex
-	calls  []Call
-	deny   map[string]bool
-	loaded map[string]any
+	mu       sync.Mutex
+	calls    []Call
+	deny     map[string]bool
+	loaded   map[string]any
+	identity string
 }
 
 // New serves the account in dir (the audit's offline folder).
@@ -107,6 +108,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.serveEC2(w, action, r.PostForm)
 	case "2010-05-08":
 		s.serveIAM(w, action, r.PostForm)
+	case "2011-06-15":
+		s.serveSTS(w, action, r.PostForm)
 	default:
 		http.Error(w, "unknown protocol version "+r.PostForm.Get("Version"), http.StatusBadRequest)
 	}
@@ -248,6 +251,32 @@ func (s *Server) serveEC2(w http.ResponseWriter, action string, p url.Values) {
 	if !s.file(op.file, &all) {
 		// An account without the file has none of the resources.
 		all = ec2Outputs{}
+	}
+	if ids := members(p, "InstanceId."); action == "DescribeInstances" && len(ids) > 0 {
+		// Only the instances asked for; one unknown id fails the call,
+		// as EC2 does.
+		var keep []ec2types.Reservation
+		found := map[string]bool{}
+		for _, r := range all.Reservations {
+			var in []ec2types.Instance
+			for _, x := range r.Instances {
+				if x.InstanceId != nil && contains(ids, *x.InstanceId) {
+					in = append(in, x)
+					found[*x.InstanceId] = true
+				}
+			}
+			if len(in) > 0 {
+				r.Instances = in
+				keep = append(keep, r)
+			}
+		}
+		for _, id := range ids {
+			if !found[id] {
+				s.ec2Error(w, http.StatusBadRequest, "InvalidInstanceID.NotFound", "The instance ID '"+id+"' does not exist")
+				return
+			}
+		}
+		all.Reservations = keep
 	}
 	list := reflect.ValueOf(all).FieldByName(op.member)
 	// MaxResults / NextToken paging, with the token an offset.
@@ -423,6 +452,62 @@ func (s *Server) serveIAM(w http.ResponseWriter, action string, p url.Values) {
 	b.WriteString(`</EvaluationResults></SimulatePrincipalPolicyResult><ResponseMetadata><RequestId>0c3d1d3e-1111-4000-8000-000000000000</RequestId></ResponseMetadata></SimulatePrincipalPolicyResponse>`)
 	w.Header().Set("Content-Type", "text/xml")
 	_, _ = w.Write([]byte(b.String()))
+}
+
+// ---- STS Query ----
+
+// SetIdentity sets the ARN GetCallerIdentity answers with (default: a user of
+// the account the folder's cluster ARN names).
+func (s *Server) SetIdentity(arn string) {
+	s.mu.Lock()
+	s.identity = arn
+	s.mu.Unlock()
+}
+
+func (s *Server) serveSTS(w http.ResponseWriter, action string, p url.Values) {
+	s.record(Call{Service: "sts", Action: action, Params: p}) // GetCallerIdentity needs no permission
+	if action != "GetCallerIdentity" {
+		http.Error(w, "unknown STS action "+action, http.StatusBadRequest)
+		return
+	}
+	s.mu.Lock()
+	arn := s.identity
+	s.mu.Unlock()
+	account := "123456789012"
+	var c struct{ Cluster struct{ Arn string } }
+	if s.file("eks-describe-cluster.json", &c) {
+		if parts := strings.Split(c.Cluster.Arn, ":"); len(parts) > 4 && parts[4] != "" {
+			account = parts[4]
+		}
+	}
+	if arn == "" {
+		arn = "arn:aws:iam::" + account + ":user/pullpath-fake"
+	}
+	w.Header().Set("Content-Type", "text/xml")
+	fmt.Fprintf(w, `<GetCallerIdentityResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><GetCallerIdentityResult><Arn>%s</Arn><UserId>AIDAPULLPATHFAKE0001</UserId><Account>%s</Account></GetCallerIdentityResult><ResponseMetadata><RequestId>0c3d1d3e-2222-4000-8000-000000000000</RequestId></ResponseMetadata></GetCallerIdentityResponse>`,
+		xmlEscape(arn), xmlEscape(account))
+}
+
+// members are the values of a Query list parameter (prefix "InstanceId."
+// for InstanceId.1, InstanceId.2, ...), in order.
+func members(p url.Values, prefix string) []string {
+	var out []string
+	for i := 1; ; i++ {
+		v := p.Get(prefix + strconv.Itoa(i))
+		if v == "" {
+			return out
+		}
+		out = append(out, v)
+	}
+}
+
+func contains(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 func deref(p *string) string {

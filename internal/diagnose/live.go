@@ -1,0 +1,141 @@
+package diagnose
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/pullpath/pullpath/internal/audit"
+	awsaudit "github.com/pullpath/pullpath/internal/audit/aws"
+	"github.com/pullpath/pullpath/internal/report"
+)
+
+// Live says how diagnose reaches the clouds' APIs when no folder was given
+// for the cloud the nodes run on: each cloud's default credential chain,
+// and what narrows it (the AWS profile and region). Nil: no live audit
+// (--no-cloud).
+type Live struct {
+	// AWS: Profile, Region and Cluster narrow the default chain and the
+	// target; EndpointURL and Config are for emulators and tests.
+	AWS awsaudit.LiveOptions
+}
+
+// maxLiveInstances bounds the instances a live AWS audit asks about to
+// find its cluster.
+const maxLiveInstances = 50
+
+// openLive opens the live audit of cloud, found from the nodes: the
+// credentials of the default chain (checked, and who they are), the region
+// and the cluster. A cloud it cannot open returns the error that says why:
+// *audit.NoCredentialsError, *audit.DeniedError (the permission), or
+// another one-line error.
+func (d *diagnosis) openLive(ctx context.Context, cloud string, nodes []NodeRef) (Auditor, error) {
+	switch cloud {
+	case "aws":
+		return d.openAWS(ctx, nodes)
+	}
+	return nil, fmt.Errorf("no live %s audit in this build", cloudName(cloud))
+}
+
+func (d *diagnosis) openAWS(ctx context.Context, nodes []NodeRef) (Auditor, error) {
+	o := d.o.Live.AWS
+	var ids []string
+	zone := ""
+	for _, n := range nodes {
+		z, id, ok := awsaudit.InstanceOf(n.ProviderID)
+		if !ok || len(ids) >= maxLiveInstances || contains(ids, id) {
+			continue
+		}
+		ids = append(ids, id)
+		if zone == "" {
+			zone = z
+		}
+	}
+	if o.Region == "" {
+		o.Region = awsaudit.RegionOfZone(zone)
+	}
+	t, err := awsaudit.FindTarget(ctx, o, ids)
+	if err != nil {
+		return nil, err
+	}
+	o.Cluster, o.Region, o.Config = t.Cluster, t.Region, &t.Config
+	return liveAuditor{
+		source: fmt.Sprintf("live as %s, cluster %s in %s", t.Identity, t.Cluster, t.Region),
+		run:    func(ctx context.Context, f audit.Focus) (*report.AuditReport, error) { return awsaudit.Live(ctx, o, f) },
+	}, nil
+}
+
+// liveAuditor is a cloud's live entry point with its target bound.
+type liveAuditor struct {
+	source string
+	run    func(context.Context, audit.Focus) (*report.AuditReport, error)
+}
+
+func (l liveAuditor) Source() string { return l.source }
+
+func (l liveAuditor) Audit(ctx context.Context, f audit.Focus) (*report.AuditReport, error) {
+	return l.run(ctx, f)
+}
+
+// liveNext is how to audit a cloud by hand when the live audit could not
+// read it: the collect command, as an identity allowed what was missing.
+func liveNext(cloud string, err error, o *Live, nodes []NodeRef) string {
+	var perms string
+	var de *audit.DeniedError
+	var ne *audit.NoCredentialsError
+	switch cloud {
+	case "aws":
+		region := "REGION"
+		if o != nil && o.AWS.Region != "" {
+			region = o.AWS.Region
+		}
+		for _, n := range nodes {
+			if z, _, ok := awsaudit.InstanceOf(n.ProviderID); ok && region == "REGION" {
+				if r := awsaudit.RegionOfZone(z); r != "" {
+					region = r
+				}
+			}
+		}
+		perms = strings.Join(awsaudit.Permissions, ", ")
+		switch {
+		case errors.As(err, &de):
+			perms = de.Permission + " (denied to " + orWord(de.Identity, "these credentials") + ")"
+		case errors.As(err, &ne):
+			perms += " (" + ne.Error() + ")"
+		}
+		return fmt.Sprintf("pullpath aws collect --cluster CLUSTER --region %s --out DIR as an identity allowed %s, then pullpath diagnose ... --from-aws DIR", region, perms)
+	}
+	return auditCommands[cloud]
+}
+
+func orWord(s, or string) string {
+	if s == "" {
+		return or
+	}
+	return s
+}
+
+func contains(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// deniedPermissions are the permissions a live audit was refused for the
+// calls it could go without (their checks warn), as its warnings name them.
+func deniedPermissions(ar *report.AuditReport) []string {
+	var out []string
+	for _, w := range ar.Warnings {
+		if m := notAuthorizedRE.FindStringSubmatch(w.Message); m != nil && !contains(out, m[1]) {
+			out = append(out, m[1])
+		}
+	}
+	return out
+}
+
+var notAuthorizedRE = regexp.MustCompile(`not authorized to perform:? ([a-z0-9-]+:[A-Za-z0-9*]+)`)
