@@ -112,10 +112,11 @@ resolve with the node's resolver, route both ways, pass TLS and authorize.
            kubelet's own pull beside it
   aws      audit the EKS node path to ECR and S3, subnet by subnet (offline or live)
   azure    audit the AKS node path to ACR over private link, pool by pool
+  gcp      audit the GKE node path to Artifact Registry and GCR, subnet by subnet
   monitor  keep walking from every node (a DaemonSet agent), Prometheus metrics
   lab      reproduce every fault for real, in network namespaces and a real cluster
 
-Exit codes (diagnose, probe, explain, sweep, aws/azure audit, monitor status,
+Exit codes (diagnose, probe, explain, sweep, aws/azure/gcp audit, monitor status,
 lab run, lab test): the report's dominant repair direction, so scripts and
 Jobs can act without parsing output.
 ` + exitHelp(exitTable...)
@@ -140,6 +141,7 @@ func NewRootCommand(s Streams) *cobra.Command {
 		newMonitorCommand(s),
 		newAWSCommand(s),
 		newAzureCommand(s),
+		newGCPCommand(s),
 		newVersionCommand(s),
 	)
 	return root

@@ -166,17 +166,7 @@ func auditHosts(m *Model, hosts []*pullHost, subnets []*nodeSubnet) []report.Aud
 				via += ", Private Google Access or Cloud NAT (differs by subnet)"
 			}
 		default:
-			names := map[string]bool{}
-			for _, ad := range a.Addrs {
-				if n := vipName(ad); n != "" {
-					names[n] = true
-				}
-			}
-			var ns []string
-			for n := range names {
-				ns = append(ns, n)
-			}
-			via = fmt.Sprintf("%s (%s), Private Google Access", a, strings.Join(ns, ", "))
+			via = a.String() + ", Private Google Access"
 		}
 		for _, role := range h.Roles {
 			out = append(out, report.AuditHost{Host: h.Name, Role: role, Via: via})

@@ -55,8 +55,18 @@ func (a answer) String() string {
 		return "Google's public addresses"
 	}
 	var s []string
+	seen := map[string]bool{}
 	for _, x := range a.Addrs {
-		s = append(s, x.String())
+		str := x.String()
+		for _, vip := range []netip.Prefix{privateVIP, restrictedVIP} {
+			if vip.Contains(x) {
+				str = vip.String() + " (" + vipName(x) + ")"
+			}
+		}
+		if !seen[str] {
+			seen[str] = true
+			s = append(s, str)
+		}
 	}
 	return strings.Join(s, ", ")
 }
