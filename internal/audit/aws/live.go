@@ -9,11 +9,13 @@ import (
 	"sync/atomic"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
+	iamtypes "github.com/aws/aws-sdk-go-v2/service/iam/types"
 	"github.com/aws/smithy-go"
 )
 
@@ -52,256 +54,207 @@ func Collect(ctx context.Context, o LiveOptions) (*Raw, error) {
 	if err != nil {
 		return nil, err
 	}
-	eksc := eks.NewFromConfig(cfg, func(op *eks.Options) {
-		if o.EndpointURL != "" {
-			op.BaseEndpoint = aws.String(o.EndpointURL)
-		}
-	})
-	ec2c := ec2.NewFromConfig(cfg, func(op *ec2.Options) {
-		if o.EndpointURL != "" {
-			op.BaseEndpoint = aws.String(o.EndpointURL)
-		}
-	})
-	iamc := iam.NewFromConfig(cfg, func(op *iam.Options) {
-		if o.EndpointURL != "" {
-			op.BaseEndpoint = aws.String(o.EndpointURL)
-		}
-	})
-	raw := &Raw{Failed: map[string]string{}}
-
-	// 1. The cluster: its VPC, subnets and security group.
-	dc, err := eksc.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String(o.Cluster)})
-	if err != nil {
-		return nil, deniedOr(err, "eks describe-cluster --name "+o.Cluster, "eks:DescribeCluster", "")
+	if o.EndpointURL != "" {
+		cfg.BaseEndpoint = aws.String(o.EndpointURL) // every client's, as --endpoint-url
 	}
-	raw.Cluster = &ClusterOutput{Cluster: dc.Cluster}
-	vpc := ""
-	if dc.Cluster.ResourcesVpcConfig != nil {
-		vpc = str(dc.Cluster.ResourcesVpcConfig.VpcId)
+	c := &collector{o: o, region: cfg.Region, raw: &Raw{Failed: map[string]string{}},
+		eks: eks.NewFromConfig(cfg), ec2: ec2.NewFromConfig(cfg), iam: iam.NewFromConfig(cfg)}
+	// 1. The cluster: its VPC (required).
+	if err := c.cluster(ctx); err != nil {
+		return nil, err
 	}
-	if vpc == "" {
-		return nil, fmt.Errorf("eks describe-cluster --name %s: the cluster names no VPC", o.Cluster)
-	}
-	region := cfg.Region
-	vpcFilter := []ec2types.Filter{{Name: aws.String("vpc-id"), Values: []string{vpc}}}
-	keep := func(file string, err error) bool {
-		if err == nil {
-			return true
-		}
-		raw.Failed[file] = apiError(err)
-		return false
-	}
-
 	// 2. Nodegroups, then each one (one call per nodegroup, not per subnet).
-	var ngs []string
-	lp := eks.NewListNodegroupsPaginator(eksc, &eks.ListNodegroupsInput{ClusterName: aws.String(o.Cluster)})
-	ngErr := error(nil)
-	for lp.HasMorePages() {
-		page, err := lp.NextPage(ctx)
-		if err != nil {
-			ngErr = err
-			break
-		}
-		ngs = append(ngs, page.Nodegroups...)
-	}
-	if keep(FileNodegroups, ngErr) {
-		raw.Nodegroups = &ListNodegroupsOutput{Nodegroups: ngs}
-		sort.Strings(ngs)
-		for _, n := range ngs {
-			out, err := eksc.DescribeNodegroup(ctx, &eks.DescribeNodegroupInput{ClusterName: aws.String(o.Cluster), NodegroupName: aws.String(n)})
-			if keep(NodegroupFile(n), err) {
-				raw.NodegroupDetails = append(raw.NodegroupDetails, &NodegroupOutput{Nodegroup: out.Nodegroup})
-			}
-		}
-	}
-
+	c.nodegroups(ctx)
 	// 3. Instances of the cluster (managed, self-managed, Karpenter).
-	{
-		v := &InstancesOutput{}
-		p := ec2.NewDescribeInstancesPaginator(ec2c, &ec2.DescribeInstancesInput{MaxResults: aws.Int32(pageInstances),
-			Filters: []ec2types.Filter{{Name: aws.String("tag:eks:cluster-name"), Values: []string{o.Cluster}}}})
-		err := pages(ctx, p.HasMorePages, func() error {
-			page, err := p.NextPage(ctx)
-			if err == nil {
-				v.Reservations = append(v.Reservations, page.Reservations...)
-			}
-			return err
-		})
-		if keep(FileInstances, err) {
-			raw.Instances = v
-		}
-	}
-	// 4. The VPC's subnets, route tables, endpoints, groups, ACLs, NATs.
-	{
-		v := &SubnetsOutput{}
-		p := ec2.NewDescribeSubnetsPaginator(ec2c, &ec2.DescribeSubnetsInput{Filters: vpcFilter, MaxResults: aws.Int32(pageEC2)})
-		err := pages(ctx, p.HasMorePages, func() error {
-			page, err := p.NextPage(ctx)
-			if err == nil {
-				v.Subnets = append(v.Subnets, page.Subnets...)
-			}
-			return err
-		})
-		if err != nil {
-			return nil, deniedOr(err, "ec2 describe-subnets --filters Name=vpc-id,Values="+vpc, "ec2:DescribeSubnets", "")
-		}
-		raw.Subnets = v
-	}
-	{
-		v := &RouteTablesOutput{}
-		p := ec2.NewDescribeRouteTablesPaginator(ec2c, &ec2.DescribeRouteTablesInput{Filters: vpcFilter, MaxResults: aws.Int32(pageEC2Small)})
-		err := pages(ctx, p.HasMorePages, func() error {
-			page, err := p.NextPage(ctx)
-			if err == nil {
-				v.RouteTables = append(v.RouteTables, page.RouteTables...)
-			}
-			return err
-		})
-		if keep(FileRouteTables, err) {
-			raw.RouteTables = v
-		}
-	}
-	{
-		v := &EndpointsOutput{}
-		p := ec2.NewDescribeVpcEndpointsPaginator(ec2c, &ec2.DescribeVpcEndpointsInput{Filters: vpcFilter, MaxResults: aws.Int32(pageEC2)})
-		err := pages(ctx, p.HasMorePages, func() error {
-			page, err := p.NextPage(ctx)
-			if err == nil {
-				v.VpcEndpoints = append(v.VpcEndpoints, page.VpcEndpoints...)
-			}
-			return err
-		})
-		if keep(FileEndpoints, err) {
-			raw.Endpoints = v
-		}
-	}
-	{
-		v := &SecurityGroupsOutput{}
-		p := ec2.NewDescribeSecurityGroupsPaginator(ec2c, &ec2.DescribeSecurityGroupsInput{Filters: vpcFilter, MaxResults: aws.Int32(pageEC2)})
-		err := pages(ctx, p.HasMorePages, func() error {
-			page, err := p.NextPage(ctx)
-			if err == nil {
-				v.SecurityGroups = append(v.SecurityGroups, page.SecurityGroups...)
-			}
-			return err
-		})
-		if keep(FileSecurityGroups, err) {
-			raw.SecurityGroups = v
-		}
-	}
-	{
-		v := &NetworkACLsOutput{}
-		p := ec2.NewDescribeNetworkAclsPaginator(ec2c, &ec2.DescribeNetworkAclsInput{Filters: vpcFilter, MaxResults: aws.Int32(pageEC2Small)})
-		err := pages(ctx, p.HasMorePages, func() error {
-			page, err := p.NextPage(ctx)
-			if err == nil {
-				v.NetworkAcls = append(v.NetworkAcls, page.NetworkAcls...)
-			}
-			return err
-		})
-		if keep(FileNetworkACLs, err) {
-			raw.NetworkACLs = v
-		}
-	}
-	{
-		v := &NATGatewaysOutput{}
-		p := ec2.NewDescribeNatGatewaysPaginator(ec2c, &ec2.DescribeNatGatewaysInput{Filter: vpcFilter, MaxResults: aws.Int32(pageEC2)})
-		err := pages(ctx, p.HasMorePages, func() error {
-			page, err := p.NextPage(ctx)
-			if err == nil {
-				v.NatGateways = append(v.NatGateways, page.NatGateways...)
-			}
-			return err
-		})
-		if keep(FileNATGateways, err) {
-			raw.NATGateways = v
-		}
-	}
-	{
-		v := &PrefixListsOutput{}
-		p := ec2.NewDescribePrefixListsPaginator(ec2c, &ec2.DescribePrefixListsInput{MaxResults: aws.Int32(pageEC2Small),
-			Filters: []ec2types.Filter{{Name: aws.String("prefix-list-name"), Values: []string{"com.amazonaws." + region + ".s3"}}}})
-		err := pages(ctx, p.HasMorePages, func() error {
-			page, err := p.NextPage(ctx)
-			if err == nil {
-				v.PrefixLists = append(v.PrefixLists, page.PrefixLists...)
-			}
-			return err
-		})
-		if keep(FilePrefixLists, err) {
-			raw.PrefixLists = v
-		}
+	c.instances(ctx)
+	// 4. The VPC's subnets (required), route tables, endpoints, groups,
+	//    ACLs, NATs, and the S3 prefix list.
+	if err := c.network(ctx); err != nil {
+		return nil, err
 	}
 	// 5. VPC attributes, the VPC (its DHCP option set) and that set.
-	if out, err := ec2c.DescribeVpcAttribute(ctx, &ec2.DescribeVpcAttributeInput{VpcId: aws.String(vpc), Attribute: ec2types.VpcAttributeNameEnableDnsSupport}); keep(FileDNSSupport, err) {
-		raw.DNSSupport = &VPCAttributeOutput{VpcId: out.VpcId, EnableDnsSupport: out.EnableDnsSupport}
+	c.dns(ctx)
+	// 6. The node role's four ECR actions (the first nodegroup's role).
+	c.simulate(ctx)
+	if len(c.raw.Failed) == 0 {
+		c.raw.Failed = nil
 	}
-	if out, err := ec2c.DescribeVpcAttribute(ctx, &ec2.DescribeVpcAttributeInput{VpcId: aws.String(vpc), Attribute: ec2types.VpcAttributeNameEnableDnsHostnames}); keep(FileDNSHostnames, err) {
-		raw.DNSHostnames = &VPCAttributeOutput{VpcId: out.VpcId, EnableDnsHostnames: out.EnableDnsHostnames}
+	return c.raw, nil
+}
+
+// collector holds the SDK clients and what they read so far.
+type collector struct {
+	o      LiveOptions
+	region string
+	vpc    string
+	eks    *eks.Client
+	ec2    *ec2.Client
+	iam    *iam.Client
+	raw    *Raw
+}
+
+// keep records a call that failed (its file is left out) and reports
+// whether it succeeded.
+func (c *collector) keep(file string, err error) bool {
+	if err == nil {
+		return true
+	}
+	c.raw.Failed[file] = apiError(err)
+	return false
+}
+
+// inVPC filters a Describe to the cluster's VPC.
+func (c *collector) inVPC() []ec2types.Filter {
+	return []ec2types.Filter{{Name: aws.String("vpc-id"), Values: []string{c.vpc}}}
+}
+
+func (c *collector) cluster(ctx context.Context) error {
+	dc, err := c.eks.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String(c.o.Cluster)})
+	if err != nil {
+		return deniedOr(err, "eks describe-cluster --name "+c.o.Cluster, "eks:DescribeCluster", "")
+	}
+	c.raw.Cluster = &ClusterOutput{Cluster: dc.Cluster}
+	if dc.Cluster.ResourcesVpcConfig != nil {
+		c.vpc = str(dc.Cluster.ResourcesVpcConfig.VpcId)
+	}
+	if c.vpc == "" {
+		return fmt.Errorf("eks describe-cluster --name %s: the cluster names no VPC", c.o.Cluster)
+	}
+	return nil
+}
+
+func (c *collector) nodegroups(ctx context.Context) {
+	ngs, err := all(ctx, eks.NewListNodegroupsPaginator(c.eks, &eks.ListNodegroupsInput{ClusterName: aws.String(c.o.Cluster)}),
+		func(o *eks.ListNodegroupsOutput) []string { return o.Nodegroups })
+	if !c.keep(FileNodegroups, err) {
+		return
+	}
+	c.raw.Nodegroups = &ListNodegroupsOutput{Nodegroups: ngs}
+	sort.Strings(ngs)
+	for _, n := range ngs {
+		out, err := c.eks.DescribeNodegroup(ctx, &eks.DescribeNodegroupInput{ClusterName: aws.String(c.o.Cluster), NodegroupName: aws.String(n)})
+		if c.keep(NodegroupFile(n), err) {
+			c.raw.NodegroupDetails = append(c.raw.NodegroupDetails, &NodegroupOutput{Nodegroup: out.Nodegroup})
+		}
+	}
+}
+
+func (c *collector) instances(ctx context.Context) {
+	rs, err := all(ctx, ec2.NewDescribeInstancesPaginator(c.ec2, &ec2.DescribeInstancesInput{MaxResults: aws.Int32(pageInstances),
+		Filters: []ec2types.Filter{{Name: aws.String("tag:eks:cluster-name"), Values: []string{c.o.Cluster}}}}),
+		func(o *ec2.DescribeInstancesOutput) []ec2types.Reservation { return o.Reservations })
+	if c.keep(FileInstances, err) {
+		c.raw.Instances = &InstancesOutput{Reservations: rs}
+	}
+}
+
+func (c *collector) network(ctx context.Context) error {
+	subnets, err := all(ctx, ec2.NewDescribeSubnetsPaginator(c.ec2, &ec2.DescribeSubnetsInput{Filters: c.inVPC(), MaxResults: aws.Int32(pageEC2)}),
+		func(o *ec2.DescribeSubnetsOutput) []ec2types.Subnet { return o.Subnets })
+	if err != nil {
+		return deniedOr(err, "ec2 describe-subnets --filters Name=vpc-id,Values="+c.vpc, "ec2:DescribeSubnets", "")
+	}
+	c.raw.Subnets = &SubnetsOutput{Subnets: subnets}
+
+	rts, err := all(ctx, ec2.NewDescribeRouteTablesPaginator(c.ec2, &ec2.DescribeRouteTablesInput{Filters: c.inVPC(), MaxResults: aws.Int32(pageEC2Small)}),
+		func(o *ec2.DescribeRouteTablesOutput) []ec2types.RouteTable { return o.RouteTables })
+	if c.keep(FileRouteTables, err) {
+		c.raw.RouteTables = &RouteTablesOutput{RouteTables: rts}
+	}
+	eps, err := all(ctx, ec2.NewDescribeVpcEndpointsPaginator(c.ec2, &ec2.DescribeVpcEndpointsInput{Filters: c.inVPC(), MaxResults: aws.Int32(pageEC2)}),
+		func(o *ec2.DescribeVpcEndpointsOutput) []ec2types.VpcEndpoint { return o.VpcEndpoints })
+	if c.keep(FileEndpoints, err) {
+		c.raw.Endpoints = &EndpointsOutput{VpcEndpoints: eps}
+	}
+	sgs, err := all(ctx, ec2.NewDescribeSecurityGroupsPaginator(c.ec2, &ec2.DescribeSecurityGroupsInput{Filters: c.inVPC(), MaxResults: aws.Int32(pageEC2)}),
+		func(o *ec2.DescribeSecurityGroupsOutput) []ec2types.SecurityGroup { return o.SecurityGroups })
+	if c.keep(FileSecurityGroups, err) {
+		c.raw.SecurityGroups = &SecurityGroupsOutput{SecurityGroups: sgs}
+	}
+	acls, err := all(ctx, ec2.NewDescribeNetworkAclsPaginator(c.ec2, &ec2.DescribeNetworkAclsInput{Filters: c.inVPC(), MaxResults: aws.Int32(pageEC2Small)}),
+		func(o *ec2.DescribeNetworkAclsOutput) []ec2types.NetworkAcl { return o.NetworkAcls })
+	if c.keep(FileNetworkACLs, err) {
+		c.raw.NetworkACLs = &NetworkACLsOutput{NetworkAcls: acls}
+	}
+	nats, err := all(ctx, ec2.NewDescribeNatGatewaysPaginator(c.ec2, &ec2.DescribeNatGatewaysInput{Filter: c.inVPC(), MaxResults: aws.Int32(pageEC2)}),
+		func(o *ec2.DescribeNatGatewaysOutput) []ec2types.NatGateway { return o.NatGateways })
+	if c.keep(FileNATGateways, err) {
+		c.raw.NATGateways = &NATGatewaysOutput{NatGateways: nats}
+	}
+	pls, err := all(ctx, ec2.NewDescribePrefixListsPaginator(c.ec2, &ec2.DescribePrefixListsInput{MaxResults: aws.Int32(pageEC2Small),
+		Filters: []ec2types.Filter{{Name: aws.String("prefix-list-name"), Values: []string{"com.amazonaws." + c.region + ".s3"}}}}),
+		func(o *ec2.DescribePrefixListsOutput) []ec2types.PrefixList { return o.PrefixLists })
+	if c.keep(FilePrefixLists, err) {
+		c.raw.PrefixLists = &PrefixListsOutput{PrefixLists: pls}
+	}
+	return nil
+}
+
+func (c *collector) dns(ctx context.Context) {
+	if out, err := c.ec2.DescribeVpcAttribute(ctx, &ec2.DescribeVpcAttributeInput{VpcId: aws.String(c.vpc), Attribute: ec2types.VpcAttributeNameEnableDnsSupport}); c.keep(FileDNSSupport, err) {
+		c.raw.DNSSupport = &VPCAttributeOutput{VpcId: out.VpcId, EnableDnsSupport: out.EnableDnsSupport}
+	}
+	if out, err := c.ec2.DescribeVpcAttribute(ctx, &ec2.DescribeVpcAttributeInput{VpcId: aws.String(c.vpc), Attribute: ec2types.VpcAttributeNameEnableDnsHostnames}); c.keep(FileDNSHostnames, err) {
+		c.raw.DNSHostnames = &VPCAttributeOutput{VpcId: out.VpcId, EnableDnsHostnames: out.EnableDnsHostnames}
 	}
 	dopt := ""
-	if out, err := ec2c.DescribeVpcs(ctx, &ec2.DescribeVpcsInput{VpcIds: []string{vpc}}); keep(FileVPCs, err) {
-		raw.VPCs = &VPCsOutput{Vpcs: out.Vpcs}
+	if out, err := c.ec2.DescribeVpcs(ctx, &ec2.DescribeVpcsInput{VpcIds: []string{c.vpc}}); c.keep(FileVPCs, err) {
+		c.raw.VPCs = &VPCsOutput{Vpcs: out.Vpcs}
 		for _, v := range out.Vpcs {
 			dopt = str(v.DhcpOptionsId)
 		}
 	}
-	{
-		in := &ec2.DescribeDhcpOptionsInput{MaxResults: aws.Int32(pageEC2Small)}
-		if dopt != "" && dopt != "default" {
-			in.Filters = []ec2types.Filter{{Name: aws.String("dhcp-options-id"), Values: []string{dopt}}}
-		}
-		v := &DHCPOptionsOutput{}
-		p := ec2.NewDescribeDhcpOptionsPaginator(ec2c, in)
-		err := pages(ctx, p.HasMorePages, func() error {
-			page, err := p.NextPage(ctx)
-			if err == nil {
-				v.DhcpOptions = append(v.DhcpOptions, page.DhcpOptions...)
-			}
-			return err
-		})
-		if keep(FileDHCPOptions, err) {
-			raw.DHCPOptions = v
-		}
+	in := &ec2.DescribeDhcpOptionsInput{MaxResults: aws.Int32(pageEC2Small)}
+	if dopt != "" && dopt != "default" {
+		in.Filters = []ec2types.Filter{{Name: aws.String("dhcp-options-id"), Values: []string{dopt}}}
 	}
-	// 6. The node role's four ECR actions (the first nodegroup's role).
+	sets, err := all(ctx, ec2.NewDescribeDhcpOptionsPaginator(c.ec2, in),
+		func(o *ec2.DescribeDhcpOptionsOutput) []ec2types.DhcpOptions { return o.DhcpOptions })
+	if c.keep(FileDHCPOptions, err) {
+		c.raw.DHCPOptions = &DHCPOptionsOutput{DhcpOptions: sets}
+	}
+}
+
+func (c *collector) simulate(ctx context.Context) {
 	role := ""
-	for _, ng := range raw.NodegroupDetails {
+	for _, ng := range c.raw.NodegroupDetails {
 		if ng.Nodegroup != nil && str(ng.Nodegroup.NodeRole) != "" {
 			role = str(ng.Nodegroup.NodeRole)
 			break
 		}
 	}
-	if role != "" {
-		v := &SimulateOutput{}
-		p := iam.NewSimulatePrincipalPolicyPaginator(iamc, &iam.SimulatePrincipalPolicyInput{PolicySourceArn: aws.String(role), ActionNames: ECRActions})
-		err := pages(ctx, p.HasMorePages, func() error {
-			page, err := p.NextPage(ctx)
-			if err == nil {
-				v.EvaluationResults = append(v.EvaluationResults, page.EvaluationResults...)
-			}
-			return err
-		})
-		if keep(FileSimulate, err) {
-			raw.Simulate = v
-		}
+	if role == "" {
+		return
 	}
-	if len(raw.Failed) == 0 {
-		raw.Failed = nil
+	rs, err := all(ctx, iam.NewSimulatePrincipalPolicyPaginator(c.iam, &iam.SimulatePrincipalPolicyInput{PolicySourceArn: aws.String(role), ActionNames: ECRActions}),
+		func(o *iam.SimulatePrincipalPolicyOutput) []iamtypes.EvaluationResult { return o.EvaluationResults })
+	if c.keep(FileSimulate, err) {
+		c.raw.Simulate = &SimulateOutput{EvaluationResults: rs}
 	}
-	return raw, nil
 }
 
-func pages(ctx context.Context, more func() bool, next func() error) error {
-	for more() {
+// pager is the shape of every AWS SDK for Go v2 paginator (F is its
+// service's option function).
+type pager[O, F any] interface {
+	HasMorePages() bool
+	NextPage(context.Context, ...F) (O, error)
+}
+
+// all reads every page of p and returns the items of each, in order; the
+// first error ends it (nothing is retried past the SDK's own policy).
+func all[O, F, T any](ctx context.Context, p pager[O, F], items func(O) []T) ([]T, error) {
+	var out []T
+	for p.HasMorePages() {
 		if err := ctx.Err(); err != nil {
-			return err
+			return nil, err
 		}
-		if err := next(); err != nil {
-			return err
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, err
 		}
+		out = append(out, items(page)...)
 	}
-	return nil
+	return out, nil
 }
 
 func loadConfig(ctx context.Context, o LiveOptions) (aws.Config, error) {
@@ -331,7 +284,7 @@ func loadConfig(ctx context.Context, o LiveOptions) (aws.Config, error) {
 	if o.Calls != nil {
 		inner := cfg.HTTPClient
 		if inner == nil {
-			inner = http.DefaultClient
+			inner = awshttp.NewBuildableClient() // the SDK's own default, not http.DefaultClient's shared transport
 		}
 		cfg.HTTPClient = countingClient{inner: inner, n: o.Calls}
 	}
