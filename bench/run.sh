@@ -11,6 +11,7 @@
 # Parts: throughput, deadpath, explain (the default set, pullbench), and
 #   aws    bench/cmd/awsbench: `pullpath aws audit` offline + live API calls
 #   azure  bench/cmd/azurebench: `pullpath azure audit` offline + ARM requests
+#   gcp    bench/cmd/gcpbench: `pullpath gcp audit` offline + Google API calls
 #   agent  bench/cmd/agentbench: the node agent's RSS/CPU, beside
 #          prometheus-node-exporter when that is installed (not installed
 #          here: its package brings a systemd unit)
@@ -41,8 +42,8 @@ if [ "${#parts[@]}" -eq 0 ]; then
 fi
 for p in "${parts[@]}"; do
   case "$p" in
-    throughput|deadpath|explain|aws|azure|agent|sweep|events) ;;
-    *) echo "bench/run.sh: unknown part \"$p\", want throughput, deadpath, explain, aws, azure, agent, sweep or events" >&2; exit 1 ;;
+    throughput|deadpath|explain|aws|azure|gcp|agent|sweep|events) ;;
+    *) echo "bench/run.sh: unknown part \"$p\", want throughput, deadpath, explain, aws, azure, gcp, agent, sweep or events" >&2; exit 1 ;;
   esac
 done
 
@@ -74,7 +75,7 @@ mkdir -p "$OUT"
 
 for p in "${parts[@]}"; do
   case "$p" in
-    aws|azure)
+    aws|azure|gcp)
       log "${p}bench -pullpath $bin/pullpath -rounds ${ROUNDS}"
       go run "./bench/cmd/${p}bench" -pullpath "$bin/pullpath" -rounds "$ROUNDS" | tee "$OUT/$p.md"
       continue ;;

@@ -32,10 +32,11 @@ object to change, and the proof. It runs the seeds' method in order:
              their namespace
   3. audit   the cloud the nodes' spec.providerID names, focused on the
              failing subnets and host: from a folder that pullpath
-             aws|azure collect wrote (--from-aws, --from-azure), else live
-             with the cloud's default credential chain (AWS: environment,
-             shared config and SSO, instance metadata; --profile,
-             --region), saying which identity it read as; --no-cloud skips
+             aws|azure|gcp collect wrote (--from-aws, --from-azure,
+             --from-gcp), else live with the cloud's default credential
+             chain (AWS: environment, shared config and SSO, instance
+             metadata; --profile, --region), saying which identity it read
+             as; --no-cloud skips it
   4. answer  first on screen: the broken link (host, role, address, step,
              code), the repair direction, the objects to change, and the
              command that proves the fix on every pool
@@ -64,6 +65,11 @@ const diagnoseExample = `  # the Pods of one deployment sit in ImagePullBackOff
   pullpath aws collect --cluster prod --region eu-west-1 --out ./aws
   pullpath diagnose deployment web -n shop --from-aws ./aws
 
+  # GKE: the same from a gcloud folder
+  pullpath gcp collect us-central1-docker.pkg.dev/shop-prod/apps/web:1.4.2 \
+    --project shop-prod --location us-central1 --cluster prod --out ./gcp
+  pullpath diagnose deployment web -n shop --from-gcp ./gcp
+
   # one workload fails on every node: walk with its own imagePullSecrets too
   pullpath diagnose deployment checkout -n shop --use-pull-secrets
 
@@ -88,6 +94,7 @@ type diagnoseOptions struct {
 	fromAWS   string
 	fromAzure string
 	noCloud   bool
+	fromGCP   string
 	page      int64
 	streams   Streams
 	o         diagnose.Options
@@ -122,6 +129,7 @@ func newDiagnoseCommand(s Streams) *cobra.Command {
 	f.StringArrayVar(&o.o.Sweep.PullSecrets, "pull-secret", nil, "imagePullSecret in --sweep-namespace: the canary's, and the probe's credentials; repeatable")
 	f.BoolVar(&o.o.UsePullSecrets, "use-pull-secrets", false, "also walk with the failing Pods' own pull identity: Pods in their namespace with their imagePullSecrets and ServiceAccount (no Secret leaves its namespace; needs deploy/sweep/workload-identity.yaml's verbs there)")
 	f.StringVar(&o.fromAWS, "from-aws", "", "a folder written by `pullpath aws collect` (or the AWS CLI outputs it reads): name the AWS objects to change")
+	f.StringVar(&o.fromGCP, "from-gcp", "", "a folder written by `pullpath gcp collect` (or the gcloud --format=json outputs it reads): name the Google Cloud objects to change")
 	f.StringVar(&o.fromAzure, "from-azure", "", "a folder written by `pullpath azure collect` (or the Azure CLI outputs it reads): name the Azure objects to change")
 	f.BoolVar(&o.noCloud, "no-cloud", false, "no live cloud audit: without a --from-* folder, the answer names the collect command instead")
 	f.StringVar(&o.live.AWS.Profile, "profile", "", "AWS shared config profile of the live audit (default: $AWS_PROFILE, then default)")
@@ -179,7 +187,7 @@ func (o *diagnoseOptions) Validate() error {
 	if o.page <= 0 {
 		return fmt.Errorf("--page-size %d: want a positive number", o.page)
 	}
-	for _, d := range []struct{ flag, dir, cloud string }{{"--from-aws", o.fromAWS, "aws"}, {"--from-azure", o.fromAzure, "azure"}} {
+	for _, d := range []struct{ flag, dir, cloud string }{{"--from-aws", o.fromAWS, "aws"}, {"--from-azure", o.fromAzure, "azure"}, {"--from-gcp", o.fromGCP, "gcp"}} {
 		if d.dir == "" {
 			continue
 		}
@@ -201,6 +209,9 @@ func (o *diagnoseOptions) Run(ctx context.Context) error {
 	}
 	if o.fromAzure != "" {
 		auditors["azure"] = diagnose.AzureFolder(o.fromAzure)
+	}
+	if o.fromGCP != "" {
+		auditors["gcp"] = diagnose.GCPFolder(o.fromGCP)
 	}
 	d := o.o
 	d.Client = client

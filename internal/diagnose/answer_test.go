@@ -118,7 +118,7 @@ func TestCloudOf(t *testing.T) {
 	for in, want := range map[string]string{
 		"aws:///ap-northeast-2a/i-0abc": "aws",
 		"azure:///subscriptions/s/resourceGroups/mc/providers/Microsoft.Compute/virtualMachineScaleSets/aks-apps/virtualMachines/0": "azure",
-		"gce://p/z/n":                           "gce",
+		"gce://p/z/n":                           "gcp",
 		"kind://docker/kind/kind-control-plane": "",
 		"":                                      "",
 	} {

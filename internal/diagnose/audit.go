@@ -21,7 +21,8 @@ type cloudNeed struct {
 }
 
 // cloudOf reads the cloud from a node's spec.providerID: aws:///ZONE/i-...
-// (EKS, Karpenter, self-managed), azure:///subscriptions/... (AKS).
+// (EKS, Karpenter, self-managed), azure:///subscriptions/... (AKS),
+// gce://PROJECT/ZONE/INSTANCE (GKE).
 func cloudOf(providerID string) string {
 	scheme, _, ok := strings.Cut(providerID, "://")
 	if !ok {
@@ -33,7 +34,7 @@ func cloudOf(providerID string) string {
 	case "azure":
 		return "azure"
 	case "gce":
-		return "gce"
+		return "gcp"
 	}
 	return ""
 }
@@ -42,6 +43,7 @@ func cloudOf(providerID string) string {
 var auditCommands = map[string]string{
 	"aws":   "pullpath aws collect --cluster CLUSTER --region REGION --out DIR, then pullpath diagnose ... --from-aws DIR (or pullpath aws audit --from DIR)",
 	"azure": "pullpath azure collect --resource-group RG --name CLUSTER --out DIR, then pullpath diagnose ... --from-azure DIR (or pullpath azure audit --from DIR)",
+	"gcp":   "pullpath gcp collect IMAGE --project PROJECT --location LOCATION --cluster CLUSTER --out DIR, then pullpath diagnose ... --from-gcp DIR (or pullpath gcp audit IMAGE --from DIR)",
 }
 
 // audit runs the audit of the cloud the failing nodes run on, focused on
@@ -78,7 +80,7 @@ func (d *diagnosis) audit(ctx context.Context) {
 	}
 	if len(clouds) == 0 {
 		s := d.step("audit", report.DiagnoseSkipped, "no cloud to audit", 0)
-		s.Reason = "no node's spec.providerID names AWS or Azure, and no --from-aws or --from-azure folder was given"
+		s.Reason = "no node's spec.providerID names AWS, Azure or GCP, and no --from-aws, --from-azure or --from-gcp folder was given"
 		return
 	}
 	cloud := clouds[0]
@@ -122,6 +124,9 @@ func (d *diagnosis) audit(ctx context.Context) {
 	}
 	host, role, code := d.failingHost()
 	f := auditFocus(failing, host, role, code)
+	if d.group != nil {
+		f.Image = d.group.Image // the registry a cloud audit reads (GCP: its project and repository)
+	}
 	d.progress("audit: %s configuration from %s, focused on %s", cloudName(cloud), au.Source(), plural(len(failing), "failing node", "failing nodes"))
 	ar, err := au.Audit(ctx, f)
 	took := time.Since(start)
@@ -160,6 +165,8 @@ func cloudName(c string) string {
 		return "AWS"
 	case "azure":
 		return "Azure"
+	case "gcp":
+		return "GCP"
 	}
 	return strings.ToUpper(c)
 }
