@@ -17,7 +17,7 @@ import (
 	"github.com/pullpath/pullpath/internal/sweep"
 )
 
-const diagnoseLong = `One command from "my Pods are in ImagePullBackOff" to the broken link, the
+var diagnoseLong = `One command from "my Pods are in ImagePullBackOff" to the broken link, the
 object to change, and the proof. It runs the seeds' method in order:
 
   1. read    the kubelet's events for the target (pullpath explain): which
@@ -49,8 +49,8 @@ command to run by hand and the permission it needs. The whole diagnosis is
 bounded by --budget; progress goes to stderr on a terminal.
 
 Exit codes: the answer's repair direction, as probe and explain give them:
-0 nothing broken, 3 route, 4 dns, 5 endpoint-set, 6 tls-identity, 7 image,
-8 registry, 2 a failure outside the six, 1 usage or input error.`
+0 nothing broken, ` + exitConditions() + `,
+2 a failure outside these directions, 1 usage or input error.`
 
 const diagnoseExample = `  # the Pods of one deployment sit in ImagePullBackOff
   pullpath diagnose deployment web -n shop

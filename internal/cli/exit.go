@@ -8,7 +8,8 @@ package cli
 //	0  ok: nothing failing       3  route         6  tls-identity
 //	1  usage or internal error   4  dns           7  image
 //	2  a failure outside the     5  endpoint-set  8  registry
-//	   six repair directions     9  lab: a verdict differs from expect
+//	   seven repair directions   9  lab: a verdict differs from expect
+//	                             10 proxy
 //
 // How a command uses it:
 //
@@ -41,7 +42,7 @@ import (
 const (
 	exitOK       = 0 // the pull works, nothing failing, every scenario as expected
 	exitError    = 1 // usage error, bad input, internal error
-	exitOther    = 2 // a failure that fits none of the six repair directions
+	exitOther    = 2 // a failure that fits none of the repair directions
 	exitMismatch = 9 // lab run / lab test: a verdict differs from the scenario's expect
 )
 
@@ -56,7 +57,7 @@ type exitRow struct {
 var exitTable = []exitRow{
 	{exitOK, "", "the pull works from this node (probe), nothing failing (explain), every scenario as expected (lab test)"},
 	{exitError, "", "usage error, bad input, internal error"},
-	{exitOther, "", "a failure that fits none of the six repair directions"},
+	{exitOther, "", "a failure that fits none of the repair directions"},
 	{3, verdict.ConditionRoute, verdict.ConditionRoute.Meaning()},
 	{4, verdict.ConditionDNS, verdict.ConditionDNS.Meaning()},
 	{5, verdict.ConditionEndpointSet, verdict.ConditionEndpointSet.Meaning()},
@@ -64,6 +65,7 @@ var exitTable = []exitRow{
 	{7, verdict.ConditionImage, verdict.ConditionImage.Meaning()},
 	{8, verdict.ConditionRegistry, verdict.ConditionRegistry.Meaning()},
 	{exitMismatch, "", "`lab run` / `lab test`: a scenario's verdict differs from its `expect:` block"},
+	{10, verdict.ConditionProxy, verdict.ConditionProxy.Meaning()},
 }
 
 // exitFor is the exit code of a failure with condition c; a failure with
@@ -258,7 +260,7 @@ func exitRows(codes ...int) []exitRow {
 	return out
 }
 
-// conditionRows are the rows of the six repair directions.
+// conditionRows are the rows of the repair directions.
 func conditionRows() []exitRow {
 	var out []exitRow
 	for _, r := range exitTable {

@@ -32,7 +32,7 @@ proves nothing: its node served the image from cache.
 
 Exit codes: 0 no pull failure found; otherwise the code of the dominant
 condition: ` + exitConditions() + `,
-2 failures outside the six (for example only back-off events);
+2 failures outside these directions (for example only back-off events);
 1 usage or input error.`
 
 const explainExample = `  # every pod with a pull failure in a namespace

@@ -84,6 +84,26 @@ const (
 	PlainHTTP          Code = "PLAIN_HTTP"
 	QuickCheck         Code = "QUICK_CHECK"
 
+	// the runtime's proxy (HTTP(S)_PROXY, NO_PROXY): failures, then warnings
+	ProxyDNS             Code = "PROXY_DNS"
+	ProxyRefused         Code = "PROXY_REFUSED"
+	ProxyTimeout         Code = "PROXY_TIMEOUT"
+	ProxyUnreachable     Code = "PROXY_UNREACHABLE"
+	ProxyConnectError    Code = "PROXY_CONNECT_ERROR"
+	ProxyAuthRequired    Code = "PROXY_AUTH_REQUIRED"
+	ProxyDenied          Code = "PROXY_DENIED"
+	ProxyUpstreamFailed  Code = "PROXY_UPSTREAM_FAILED"
+	ProxyNoProxyMiss     Code = "PROXY_NO_PROXY_MISS"
+	ProxyTLSIntercepted  Code = "PROXY_TLS_INTERCEPTED"
+	ProxyEnvCaseConflict Code = "PROXY_ENV_CASE_CONFLICT"
+	ProxyURLNoScheme     Code = "PROXY_URL_NO_SCHEME"
+	ProxyURLInvalid      Code = "PROXY_URL_INVALID"
+	ProxyHTTPSMissing    Code = "PROXY_HTTPS_MISSING"
+	ProxyRestartPending  Code = "PROXY_RESTART_PENDING"
+	ProxyFromFiles       Code = "PROXY_FROM_FILES"
+	ProxyNoProxyCIDR     Code = "PROXY_NO_PROXY_CIDR"
+	ProxyTLSInterception Code = "PROXY_TLS_INTERCEPTION"
+
 	Other Code = "OTHER"
 )
 
@@ -92,6 +112,7 @@ const (
 	whereDNS   = "The resolver the node actually uses (/etc/resolv.conf on the node, VNet/VPC DNS settings) and whether the private zone is linked to the node's network"
 	whereTLS   = "The server certificate's names and issuer, and the CA the node's runtime trusts (/etc/containerd/certs.d/HOST/, the node's system trust store)"
 	whereID    = "The pull identity: imagePullSecret or node credentials, and its read permission on this repository"
+	wherePxURL = "The proxy URL of the runtime's environment (HTTPS_PROXY / HTTP_PROXY of the containerd process: its systemd drop-ins, /etc/environment, k3s/rke2 CONTAINERD_*_PROXY)"
 )
 
 // Codes is the one table of every code, in documentation order.
@@ -156,6 +177,26 @@ var Codes = []Info{
 	{TLSVerifySkipped, CauseTLS, ConditionTLSIdentity, true, "Certificate verification is skipped (skip_verify / insecure): the pull works, but without proof of the server's identity.", whereTLS + "."},
 	{PlainHTTP, CauseOther, ConditionTLSIdentity, true, "The registry is reached over plain HTTP.", "The runtime's registry config; prefer TLS with a trusted certificate."},
 	{QuickCheck, CauseOther, ConditionNone, true, "Only the first bytes of each blob were fetched (--quick): digests were not verified.", "Run again without --quick to download and verify every byte."},
+
+	// the runtime's proxy: containerd sends every request through HTTPS_PROXY / HTTP_PROXY unless NO_PROXY matches its host (Go's rules)
+	{ProxyDNS, CauseDNS, ConditionProxy, false, "The node cannot resolve the proxy's own name. Through a proxy the node resolves only the proxy; the proxy resolves the registry.", wherePxURL + "; the node's resolver for the proxy's name."},
+	{ProxyRefused, CauseRefused, ConditionProxy, false, "Nothing accepts connections at the proxy's address and port (`proxyconnect tcp: ... connection refused`): the proxy is down, or the URL's host or port is wrong. The registry was never contacted.", wherePxURL + "; the proxy service and its listening port."},
+	{ProxyTimeout, CauseTimeout, ConditionProxy, false, "The proxy does not answer: the TCP connect to it, or its answer to CONNECT, timed out.", wherePxURL + "; the route and security rules from the node to the proxy's port, and the proxy's health."},
+	{ProxyUnreachable, CauseUnreachable, ConditionProxy, false, "The node has no route to the proxy's address.", wherePxURL + "; the node's routes to the proxy (`ip route get PROXY` on the node)."},
+	{ProxyConnectError, CauseOther, ConditionProxy, false, "The connection to the proxy failed in another way: reset, closed during CONNECT, or what listens there is not an HTTP proxy (an https:// proxy URL for a plain proxy, or the reverse).", wherePxURL + "; what listens at the proxy's address."},
+	{ProxyAuthRequired, CauseUnauthorized, ConditionProxy, false, "The proxy demands authentication (407 Proxy Authentication Required) and the runtime's proxy URL has no, or wrong, credentials. Registry credentials and pull secrets are not sent to the proxy.", "The user:password in the proxy URL of the runtime's environment (`http://USER:PASSWORD@proxy:PORT`, percent-encoded; in a systemd drop-in a literal % is written %%), and the proxy's user database. AKS's httpProxyConfig does not support proxy credentials."},
+	{ProxyDenied, CauseForbidden, ConditionProxy, false, "The proxy refuses to open a tunnel to this host (403 Forbidden or another refusal of CONNECT): its ACL does not allow the destination. The registry never saw the request, so this is not the registry's 403.", "The proxy's ACL for the destination host and port 443 (squid: http_access, dstdomain, SSL_ports), or NO_PROXY, when this host should not go through the proxy at all."},
+	{ProxyUpstreamFailed, CauseOther, ConditionProxy, false, "The proxy accepted the CONNECT but could not reach the destination (a 5xx: 502 Bad Gateway, 503 Service Unavailable, 504 Gateway Timeout, squid's 500 when it cannot forward): the far side of the proxy is broken (the proxy's DNS, routes or egress to the registry), not the node.", "The proxy's logs for this host (squid access.log), its DNS view and its egress route to the registry; for an internal registry, NO_PROXY, so the node goes direct."},
+	{ProxyNoProxyMiss, CauseOther, ConditionProxy, false, "An internal host goes through the proxy because no NO_PROXY entry matches it, and the proxy cannot reach or refuses it. IP and CIDR entries of NO_PROXY match IP literals only: Go never compares them with the address a name resolves to.", "NO_PROXY of the runtime's environment: add the host name or its domain (`.example.internal`), not only its subnet; then restart the runtime."},
+	{ProxyTLSIntercepted, CauseTLS, ConditionTLSIdentity, false, "The certificate presented through the proxy is not the registry's: the proxy intercepts TLS (the summary names the issuer) and the node does not trust the interceptor's CA.", "Either the interception CA in the node's trust (the system trust store, or /etc/containerd/certs.d/HOST/ca.crt) and a restart of the runtime, or a bypass for the registry: NO_PROXY on the node, or the proxy's TLS-inspection exemption list."},
+	{ProxyEnvCaseConflict, CauseOther, ConditionProxy, true, "The upper- and lower-case proxy variables of the runtime hold different values: containerd (Go) uses the upper-case one, curl and most other tools the lower-case one, so a test from a shell can prove another path than the runtime's.", "The runtime's environment (its systemd unit and drop-ins): set both cases to the same value."},
+	{ProxyURLNoScheme, CauseOther, ConditionProxy, true, "A proxy URL has no scheme: Go assumes http://, other tools may not.", "The runtime's environment: write the proxy as http://HOST:PORT."},
+	{ProxyURLInvalid, CauseOther, ConditionProxy, true, "A proxy value is not a URL Go can parse: containerd silently ignores it and goes direct.", "The runtime's environment: the proxy value (quoting in the systemd drop-in, a stray character)."},
+	{ProxyHTTPSMissing, CauseOther, ConditionProxy, true, "HTTP_PROXY is set but HTTPS_PROXY is not: registries are https://, so the runtime's pulls go direct, not through the proxy.", "The runtime's environment: set HTTPS_PROXY as well (usually the same http:// proxy URL)."},
+	{ProxyRestartPending, CauseOther, ConditionProxy, true, "The proxy settings in the runtime's files differ from those of the running process: the files changed after the runtime started (a restart is pending). The walk follows the running process.", "`systemctl daemon-reload && systemctl restart containerd` (or the k3s/rke2 service) on the node, after checking the files' values; the summary names both."},
+	{ProxyFromFiles, CauseOther, ConditionProxy, true, "The running runtime's environment could not be read (no process seen, or no permission), so the proxy settings come from its files: a change not yet applied by a restart would not show.", "Run the probe as root on the node (it reads /proc/PID/environ of containerd), or pass the runtime's environment with --runtime-env FILE."},
+	{ProxyNoProxyCIDR, CauseOther, ConditionProxy, true, "A NO_PROXY IP or CIDR entry covers the address this host name resolves to, but Go matches such entries against IP literals only: the runtime sends the host through the proxy anyway.", "NO_PROXY of the runtime's environment: add the host name or its domain if it is meant to go direct."},
+	{ProxyTLSInterception, CauseTLS, ConditionTLSIdentity, true, "The pull works through a proxy that intercepts TLS (the certificate is issued by the interceptor, whose CA the node trusts): the proxy sees every request, including registry credentials.", "Whether interception of registry traffic is intended; a bypass for the registry in the proxy's TLS-inspection policy otherwise."},
 
 	{Other, CauseOther, ConditionNone, false, "A failure that fits no other code; the summary carries the detail.", "The evidence in the report."},
 }

@@ -49,10 +49,11 @@ const (
 	ConditionTLSIdentity Condition = "tls-identity" // trust, name, 401, 403
 	ConditionImage       Condition = "image"        // not found, platform, bad reference
 	ConditionRegistry    Condition = "registry"     // rate limit, server errors, broken responses
+	ConditionProxy       Condition = "proxy"        // the runtime's proxy settings, or the proxy itself
 )
 
 // Conditions lists every condition in a stable order.
-var Conditions = []Condition{ConditionRoute, ConditionDNS, ConditionEndpointSet, ConditionTLSIdentity, ConditionImage, ConditionRegistry}
+var Conditions = []Condition{ConditionRoute, ConditionDNS, ConditionEndpointSet, ConditionTLSIdentity, ConditionImage, ConditionRegistry, ConditionProxy}
 
 var conditionMeanings = map[Condition]string{
 	ConditionRoute:       "no path, or no return path: routes, security rules, NACLs, firewalls",
@@ -61,6 +62,7 @@ var conditionMeanings = map[Condition]string{
 	ConditionTLSIdentity: "certificate trust or name, 401, 403: trust and pull identity",
 	ConditionImage:       "the image: not found, no manifest for the platform, bad reference",
 	ConditionRegistry:    "the registry: rate limit, server errors, corrupt content",
+	ConditionProxy:       "the runtime's proxy: its HTTP(S)_PROXY and NO_PROXY, or the proxy itself (down, authentication, ACL, its own path to the registry)",
 }
 
 // Meaning says in one line what a condition's failures have in common,

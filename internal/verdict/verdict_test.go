@@ -130,3 +130,20 @@ func TestDocsMatchCodes(t *testing.T) {
 		t.Errorf("docs/verdicts.md is out of date with internal/verdict: run go test ./internal/cli -run TestDocs -update")
 	}
 }
+
+func TestInterceptionProduct(t *testing.T) {
+	tests := []struct{ issuer, want string }{
+		{"CN=Zscaler Intermediate Root CA (zscaler.net),OU=Zscaler Inc.,O=Zscaler Inc.,ST=California,C=US", "Zscaler"},
+		{"CN=FortiGate CA,O=Fortinet Ltd.", "Fortinet FortiGate"},
+		{"CN=mitmproxy,O=mitmproxy", "mitmproxy"},
+		{"CN=pullpath lab Squid inspection CA,O=pullpath lab", "Squid (ssl-bump)"},
+		{"CN=Amazon RSA 2048 M02,O=Amazon,C=US", ""},
+		{"CN=DigiCert Global G2 TLS RSA SHA256 2020 CA1,O=DigiCert Inc,C=US", ""},
+		{"CN=R11,O=Let's Encrypt,C=US", ""},
+	}
+	for _, tt := range tests {
+		if got := InterceptionProduct(tt.issuer); got != tt.want {
+			t.Errorf("InterceptionProduct(%q) = %q, want %q", tt.issuer, got, tt.want)
+		}
+	}
+}
