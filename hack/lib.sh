@@ -18,6 +18,24 @@ apt_ensure() {
   fi
 }
 
+# apt_ensure_nostart PKG...: apt_ensure for packages that start a service
+# on install (squid): service starts are denied for the install only
+# (policy-rc.d exiting 101, removed after when it was not there), so nothing
+# of the tests listens in the root namespace.
+apt_ensure_nostart() {
+  [ "$(id -u)" = 0 ] || return 0
+  local made=0
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+    chmod 755 /usr/sbin/policy-rc.d
+    made=1
+  fi
+  apt_ensure "$@"
+  local rc=$?
+  [ "$made" = 1 ] && rm -f /usr/sbin/policy-rc.d
+  return "$rc"
+}
+
 # crictl_ensure: crictl, the kubelet's way of asking containerd for a pull,
 # in $(go env GOPATH)/bin, which goes on PATH.
 crictl_ensure() {
