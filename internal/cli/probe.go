@@ -26,9 +26,13 @@ node's /etc mounted): a Pod's own network and DNS prove nothing about the
 runtime's pull.
 
 In order: parse the reference; read the runtime's registry config (containerd
-hosts.toml mirrors and CAs); resolve every host like the node (hosts file,
-then each nameserver of resolv.conf, queried directly); connect to every
-address; TLS with the runtime's trust; GET /v2/; the token service; the
+hosts.toml mirrors and CAs) and its proxy settings (the running containerd's
+HTTPS_PROXY/NO_PROXY from /proc, else its systemd unit, drop-ins and
+environment files, k3s/rke2 CONTAINERD_*_PROXY); resolve every host like the
+node (hosts file, then each nameserver of resolv.conf, queried directly), or
+through the proxy when NO_PROXY does not match it (the node resolves and
+connects to the proxy, CONNECT is its own step, TLS runs through the tunnel);
+connect to every address; TLS with the runtime's trust; GET /v2/; the token service; the
 manifest (an index selects the node's platform); the config and every layer,
 following every redirect host, downloading every byte and verifying digests
 (nothing is written to disk). The first failure is the verdict; later steps
@@ -58,6 +62,13 @@ const probeExample = `  # On a node: why can't this node pull the image?
   # The registry must resolve privately (interface endpoint / private link)
   pullpath probe --expect-private myacr.azurecr.io/team/app:2.0
 
+  # Behind a proxy: the walk follows the running containerd's HTTPS_PROXY and
+  # NO_PROXY; try another NO_PROXY before changing the node
+  pullpath probe --no-proxy '.corp.example,registry.internal' registry.internal/app:1.0
+
+  # The same walk direct, to compare
+  pullpath probe --no-node-proxy registry.internal/app:1.0
+
   # A quick check of every endpoint without downloading whole layers
   pullpath probe --quick registry.example.com/big/image:latest
 
@@ -74,6 +85,7 @@ type probeOptions struct {
 	noProgress    bool
 	verdictFile   string
 	identity      identityFlags // the kubelet's pull identity (probe_identity.go)
+	proxy         proxyFlags    // the runtime's proxy (probe_proxy.go)
 }
 
 func newProbeCommand(s Streams) *cobra.Command {
@@ -110,6 +122,7 @@ func newProbeCommand(s Streams) *cobra.Command {
 	f.DurationVar(&o.timeout, "timeout", pull.Defaults.Probe, "budget of the whole probe")
 	f.BoolVar(&o.noProgress, "no-progress", false, "no progress bar on stderr")
 	o.identity.add(f)
+	o.proxy.add(f)
 	f.StringVar(&o.verdictFile, "verdict-file", "", "also write the compact verdict JSON (under 4 KiB) to FILE, e.g. a Pod's /dev/termination-log (sweep reads it)")
 	return cmd
 }
@@ -124,7 +137,7 @@ func exactArgs(name string) cobra.PositionalArgs {
 	}
 }
 
-func (o *probeOptions) Complete(_ *cobra.Command, args []string) error {
+func (o *probeOptions) Complete(cmd *cobra.Command, args []string) error {
 	o.opts.Image = args[0]
 	o.opts.Net.Nameservers = o.nameservers
 	if o.passwordStdin {
@@ -136,6 +149,9 @@ func (o *probeOptions) Complete(_ *cobra.Command, args []string) error {
 		if o.opts.Password == "" {
 			return errors.New("--password-stdin: standard input is empty, want the password or token")
 		}
+	}
+	if err := o.proxy.complete(cmd, o, o.identity.hostRoot); err != nil {
+		return err
 	}
 	return o.identity.complete(o)
 }

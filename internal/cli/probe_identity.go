@@ -30,7 +30,7 @@ func (f *identityFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&f.providerConfig, "image-credential-provider-config", "", "the kubelet's CredentialProviderConfig file or directory: run its plugins for the image as the kubelet does")
 	fs.StringVar(&f.providerBinDir, "image-credential-provider-bin-dir", "", "the directory of the credential provider plugin binaries (the kubelet's flag)")
 	fs.StringVar(&f.kubeletCreds, "kubelet-credentials", "", "auto: find the kubelet's credential provider flags on this node (its process, its systemd unit, the EKS and AKS paths) and pull as the kubelet does")
-	fs.StringVar(&f.hostRoot, "host-root", "/", "where the node's filesystem is (a Pod mounting the host read-only at /host: --host-root /host), for --kubelet-credentials auto")
+	fs.StringVar(&f.hostRoot, "host-root", "/", "where the node's filesystem is (a Pod mounting the host read-only at /host: --host-root /host), for --kubelet-credentials auto and the runtime's proxy settings")
 	fs.StringArrayVar(&f.pullSecrets, "pull-secret", nil, "a kubernetes.io/dockerconfigjson Secret (YAML or JSON), a bare .dockerconfigjson, or a Secret mounted as a volume (a directory), tried in the kubelet's order; repeatable, in the Pod's imagePullSecrets order")
 }
 

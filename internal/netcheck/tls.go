@@ -23,6 +23,19 @@ import (
 // unverified handshake) so the report names its subject, SANs, issuer and
 // validity. A failed dial is reported with its CONNECT_* code.
 func (c *Checker) Handshake(ctx context.Context, addr, serverName string, cfg *tls.Config) *report.TLSInfo {
+	if _, err := netip.ParseAddrPort(addr); err != nil {
+		return &report.TLSInfo{ServerName: serverName, Code: verdict.ConnectError, Error: fmt.Sprintf("cannot dial %q: want IP:PORT", addr)}
+	}
+	d := net.Dialer{Timeout: c.cfg.ConnectTimeout}
+	dial := func(ctx context.Context) (net.Conn, error) { return d.DialContext(ctx, "tcp", addr) }
+	return c.HandshakeVia(ctx, dial, addr, serverName, cfg)
+}
+
+// HandshakeVia is Handshake over the connections dial opens (a tunnel
+// through a proxy: the certificate is then whatever comes through it);
+// label names the path in messages. A failed dial is reported with the
+// code of its error (CONNECT_* for a TCP dial).
+func (c *Checker) HandshakeVia(ctx context.Context, dial func(context.Context) (net.Conn, error), label, serverName string, cfg *tls.Config) *report.TLSInfo {
 	info := &report.TLSInfo{ServerName: serverName}
 	if cfg == nil {
 		cfg = &tls.Config{}
@@ -30,14 +43,9 @@ func (c *Checker) Handshake(ctx context.Context, addr, serverName string, cfg *t
 	cfg = cfg.Clone()
 	cfg.ServerName = serverName
 	info.SkipVerify = cfg.InsecureSkipVerify
-	if _, err := netip.ParseAddrPort(addr); err != nil {
-		info.Code = verdict.ConnectError
-		info.Error = fmt.Sprintf("cannot dial %q: want IP:PORT", addr)
-		return info
-	}
 
 	start := time.Now()
-	state, dialErr, err := c.handshake(ctx, addr, cfg)
+	state, dialErr, err := c.handshake(ctx, dial, cfg)
 	info.DurationMS = ms(time.Since(start))
 	if dialErr {
 		_, info.Code = ClassifyDialError(err)
@@ -63,27 +71,26 @@ func (c *Checker) Handshake(ctx context.Context, addr, serverName string, cfg *t
 		certs = cve.UnverifiedCertificates
 	}
 	if len(certs) == 0 && certCode(info.Code) {
-		certs = c.peerCertificates(ctx, addr, cfg)
+		certs = c.peerCertificates(ctx, dial, cfg)
 	}
 	describeCert(info, certs)
 	switch info.Code {
 	case verdict.TLSNameMismatch:
 		info.Error = fmt.Sprintf("certificate is not valid for %q: it is valid for %s", serverName, validFor(info))
 	case verdict.TLSHandshakeTimeout:
-		info.Error = fmt.Sprintf("TLS handshake with %s did not finish within %s", addr, c.cfg.TLSTimeout)
+		info.Error = fmt.Sprintf("TLS handshake with %s did not finish within %s", label, c.cfg.TLSTimeout)
 	default:
 		info.Error = err.Error()
 	}
 	return info
 }
 
-// handshake dials addr and runs the handshake, both within TLSTimeout.
-// dialErr says the TCP connection itself failed.
-func (c *Checker) handshake(ctx context.Context, addr string, cfg *tls.Config) (state tls.ConnectionState, dialErr bool, err error) {
+// handshake dials and runs the handshake, both within TLSTimeout.
+// dialErr says the connection itself failed.
+func (c *Checker) handshake(ctx context.Context, dial func(context.Context) (net.Conn, error), cfg *tls.Config) (state tls.ConnectionState, dialErr bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.TLSTimeout)
 	defer cancel()
-	d := net.Dialer{Timeout: c.cfg.ConnectTimeout}
-	raw, err := d.DialContext(ctx, "tcp", addr)
+	raw, err := dial(ctx)
 	if err != nil {
 		return state, true, err
 	}
@@ -97,11 +104,11 @@ func (c *Checker) handshake(ctx context.Context, addr string, cfg *tls.Config) (
 }
 
 // peerCertificates reads the server's certificates without verifying them.
-func (c *Checker) peerCertificates(ctx context.Context, addr string, cfg *tls.Config) []*x509.Certificate {
+func (c *Checker) peerCertificates(ctx context.Context, dial func(context.Context) (net.Conn, error), cfg *tls.Config) []*x509.Certificate {
 	cfg = cfg.Clone()
 	cfg.InsecureSkipVerify = true
 	cfg.VerifyPeerCertificate, cfg.VerifyConnection = nil, nil
-	state, _, _ := c.handshake(ctx, addr, cfg)
+	state, _, _ := c.handshake(ctx, dial, cfg)
 	return state.PeerCertificates
 }
 

@@ -25,13 +25,23 @@ func printProbe(w io.Writer, r *report.ProbeReport, o Options) error {
 	if len(r.Resolver.Nameservers) > 0 {
 		meta = append(meta, "nameservers "+strings.Join(r.Resolver.Nameservers, ","))
 	}
-	p.f("  %s\n\n", strings.Join(meta, "  "))
+	p.f("  %s\n", strings.Join(meta, "  "))
+	printProxyConfig(p, r.Proxy, o)
+	p.f("\n")
 
 	if len(r.Endpoints) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "ENDPOINT\tROLE\tRESOLVE\tCONNECT\tTLS\tHTTP")
+		if r.Proxy != nil {
+			fmt.Fprintln(tw, "ENDPOINT\tROLE\tVIA\tRESOLVE\tCONNECT\tTLS\tHTTP")
+		} else {
+			fmt.Fprintln(tw, "ENDPOINT\tROLE\tRESOLVE\tCONNECT\tTLS\tHTTP")
+		}
 		for _, e := range r.Endpoints {
-			fmt.Fprintf(tw, "%s:%d\t%s\t%s\t%s\t%s\t%s\n", e.Host, e.Port, e.Role, resolveCell(e, o.Wide), connectCell(e, o.Wide), tlsCell(e), httpCell(e, o.Wide))
+			via := ""
+			if r.Proxy != nil {
+				via = viaCell(e, o.Wide) + "\t"
+			}
+			fmt.Fprintf(tw, "%s:%d\t%s\t%s%s\t%s\t%s\t%s\n", e.Host, e.Port, e.Role, via, resolveCell(e, o.Wide), connectCell(e, o.Wide), tlsCell(e), httpCell(e, o.Wide))
 		}
 		tw.Flush()
 		p.f("\n")
@@ -98,6 +108,9 @@ func printProbe(w io.Writer, r *report.ProbeReport, o Options) error {
 
 func resolveCell(e *report.Endpoint, wide bool) string {
 	r := e.Resolve
+	if r == nil && e.Proxy != nil && e.Proxy.Via == "proxy" {
+		return "by the proxy"
+	}
 	if r == nil {
 		return "-"
 	}
@@ -121,16 +134,23 @@ func resolveCell(e *report.Endpoint, wide bool) string {
 }
 
 func connectCell(e *report.Endpoint, wide bool) string {
-	if len(e.Addresses) == 0 {
+	addrs, suffix := e.Addresses, ""
+	if px := e.Proxy; px != nil && px.Via == "proxy" {
+		addrs, suffix = px.Addresses, " (proxy)"
+		if c := px.Connect; c != nil && c.Status != 0 {
+			suffix += fmt.Sprintf(", CONNECT %d", c.Status)
+		}
+	}
+	if len(addrs) == 0 {
 		return "-"
 	}
 	var parts []string
-	for _, a := range e.Addresses {
+	for _, a := range addrs {
 		s := a.Result
 		if a.Result == "ok" || a.Result == "timeout" {
 			s += " " + strconv.FormatFloat(a.DurationMS, 'f', 0, 64) + "ms"
 		}
-		if wide || len(e.Addresses) > 1 {
+		if wide || len(addrs) > 1 {
 			s = a.Address + " " + s
 		}
 		parts = append(parts, s)
@@ -138,7 +158,7 @@ func connectCell(e *report.Endpoint, wide bool) string {
 	if !wide && len(parts) > 2 {
 		parts = append(parts[:2], fmt.Sprintf("+%d", len(parts)-2))
 	}
-	return strings.Join(parts, ", ")
+	return strings.Join(parts, ", ") + suffix
 }
 
 func tlsCell(e *report.Endpoint) string {

@@ -58,7 +58,7 @@ func (w *walker) reach(ctx context.Context, u *url.URL, role verdict.Role, via s
 	w.mu.Unlock()
 	defer close(ep.ready)
 
-	ep.err = w.check(ctx, ep, tlsCfg)
+	ep.err = w.check(ctx, ep, u, tlsCfg)
 	if ep.err != nil {
 		ep.rep.Status = report.StepFail
 		ep.rep.Code = ep.err.Code
@@ -66,8 +66,12 @@ func (w *walker) reach(ctx context.Context, u *url.URL, role verdict.Role, via s
 	return ep
 }
 
-// check is steps 2 to 4 on one endpoint, each phase a function.
-func (w *walker) check(ctx context.Context, ep *endpoint, tlsCfg *tls.Config) *Error {
+// check is steps 2 to 4 on one endpoint, each phase a function: direct,
+// or through the runtime's proxy when its settings send u there.
+func (w *walker) check(ctx context.Context, ep *endpoint, u *url.URL, tlsCfg *tls.Config) *Error {
+	if d := w.decide(ep, u); !d.Direct() {
+		return w.checkViaProxy(ctx, ep, u, d, tlsCfg)
+	}
 	res, privateExpected, err := w.resolve(ctx, ep)
 	if err != nil {
 		return err
@@ -186,7 +190,7 @@ func (w *walker) httpClient(addr string, tlsCfg *tls.Config, serverName string) 
 		tc.ServerName = serverName
 	}
 	tr := &http.Transport{
-		Proxy: nil, // the runtime's pull goes direct unless the node says otherwise
+		Proxy: nil, // direct; proxyClient sets the runtime's proxy for a hop that goes through it
 		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 			return d.DialContext(ctx, network, addr)
 		},

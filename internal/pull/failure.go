@@ -39,6 +39,7 @@ type site struct {
 	stage verdict.Stage
 	role  verdict.Role
 	host  string
+	proxy string // the forward proxy of a plain-http hop (its answers can stand in for the host's)
 }
 
 // fail builds the Error of this site.
@@ -52,13 +53,13 @@ func (ep *endpoint) site() site { return ep.in(stageOf(ep.rep.Role)) }
 // in is the endpoint used in another stage (the registry host serving a
 // blob).
 func (ep *endpoint) in(stage verdict.Stage) site {
-	return site{stage: stage, role: ep.rep.Role, host: ep.rep.Host}
+	return proxySite(site{stage: stage, role: ep.rep.Role, host: ep.rep.Host}, ep)
 }
 
 // asAuth is the endpoint answering as the token service (a realm on the
 // registry host itself, or any host a token request is sent to).
 func (ep *endpoint) asAuth() site {
-	return site{stage: verdict.StageAuth, role: verdict.RoleAuth, host: ep.rep.Host}
+	return proxySite(site{stage: verdict.StageAuth, role: verdict.RoleAuth, host: ep.rep.Host}, ep)
 }
 
 // fail builds an Error of the endpoint in the stage of its role.
@@ -85,6 +86,7 @@ const (
 	stepCredentials stepName = "credentials"
 	stepResolve     stepName = "resolve"
 	stepConnect     stepName = "connect"
+	stepProxy       stepName = "proxy" // the CONNECT exchange with the runtime's proxy
 	stepTLS         stepName = "tls"
 	stepPing        stepName = "ping"
 	stepToken       stepName = "token"

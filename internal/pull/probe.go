@@ -45,6 +45,11 @@ type Options struct {
 	MaxRedirects  int           // redirects followed per request; default Defaults.MaxRedirects, containerd's
 	Concurrency   int           // blobs downloaded at once; default Defaults.Concurrency, like containerd
 	Progress      func(Progress)
+	// Proxy is the runtime's proxy as found on the node
+	// (runtimecfg.DiscoverProxy): every hop goes through it or direct by
+	// its settings, as the runtime's requests do. nil walks direct, as a
+	// runtime without proxy settings does.
+	Proxy *runtimecfg.ProxyDiscovery
 }
 
 // Progress is reported while blobs download (for a progress bar).
@@ -130,6 +135,7 @@ type walker struct {
 	endpoints  map[string]*endpoint
 	transports []*http.Transport
 	registryOK bool
+	px         proxyState
 }
 
 // Probe walks the pull of opts.Image. The error is for bad input only (a
@@ -189,6 +195,7 @@ func newWalker(opts Options) (*walker, error) {
 	}
 	w := &walker{opts: opts, nc: nc, platform: plat, rep: rep, endpoints: map[string]*endpoint{}, sec: redact.NewSecrets()}
 	w.sec.AddBasic(opts.Username, opts.Password)
+	w.proxyReport()
 	return w, nil
 }
 
@@ -199,6 +206,9 @@ func newWalker(opts Options) (*walker, error) {
 //  2. resolve each new host like the node (hosts file, then its nameservers)
 //  3. connect to every address
 //  4. TLS with the runtime's trust
+//     (2-4 through the runtime's proxy when its HTTPS_PROXY/NO_PROXY send
+//     the host there: resolve and connect to the proxy, CONNECT, then TLS
+//     through the tunnel; proxy.go)
 //  5. ping GET /v2/: 200, or 401 with a Basic or Bearer challenge
 //  6. token service (Bearer): the realm host goes through 2-4 as role auth
 //  7. manifest: an index selects the node's platform
@@ -395,6 +405,9 @@ func (w *walker) finish(f *Error) {
 			} else {
 				sum = fmt.Sprintf("every endpoint answered from this node (quick check: the first bytes of %d blobs, digests not verified)", t.Blobs)
 			}
+		}
+		if via := w.viaProxySummary(); via != "" {
+			sum += "; " + via
 		}
 		w.rep.Verdict = verdict.Decide(verdict.Outcome{Code: verdict.OK, Summary: sum})
 		return

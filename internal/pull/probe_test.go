@@ -23,9 +23,20 @@ import (
 // certs.d and docker config.
 func probeStack(t *testing.T, cfg labsvc.StackConfig, mut func(*Options, *labsvc.Stack)) (*report.ProbeReport, *labsvc.Stack) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
 	st := testenv.StartStack(t, cfg)
+	return probeStackOn(t, st, func(o *Options) {
+		if mut != nil {
+			mut(o, st)
+		}
+	})
+}
+
+// probeStackOn probes the image of a running stack with its node files,
+// mut applied to the options.
+func probeStackOn(t *testing.T, st *labsvc.Stack, mut func(*Options)) (*report.ProbeReport, *labsvc.Stack) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
 	o := Options{
 		Image:        st.Ref(),
 		Platform:     "linux/amd64",
@@ -43,7 +54,7 @@ func probeStack(t *testing.T, cfg labsvc.StackConfig, mut func(*Options, *labsvc
 		StallTimeout: 1 * time.Second,
 	}
 	if mut != nil {
-		mut(&o, st)
+		mut(&o)
 	}
 	rep, err := Probe(ctx, o)
 	if err != nil {

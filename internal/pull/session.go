@@ -101,6 +101,9 @@ func (st site) requestFailure(err error, what string) *Error {
 
 // statusFailure maps an unexpected HTTP status to a failure.
 func (st site) statusFailure(resp *http.Response, what string) *Error {
+	if f := st.proxyStatusFailure(resp, what); f != nil {
+		return f
+	}
 	es, text := readErrorBody(resp.Body)
 	msg := firstMessage(es, text)
 	detail := fmt.Sprintf("%s on %s answered %s", what, st.host, resp.Status)

@@ -48,6 +48,7 @@ type ProbeReport struct {
 	DurationMS float64         `json:"durationMs"`
 	Runtime    *RuntimePull    `json:"runtime,omitempty"`  // filled by `lab run --runtime`
 	Identity   *ProbeIdentity  `json:"identity,omitempty"` // the kubelet's credentials (plugins, pull secrets), when used
+	Proxy      *ProxyConfig    `json:"proxy,omitempty"`    // the runtime's proxy settings, when looked for
 }
 
 // Reference is the parsed image reference, as the runtime sees it.
@@ -80,7 +81,8 @@ type Endpoint struct {
 	TLS       *TLSInfo       `json:"tls,omitempty"`
 	HTTP      []HTTPExchange `json:"http,omitempty"`
 	Status    StepStatus     `json:"status"`
-	Code      verdict.Code   `json:"code,omitempty"` // the first failure on this endpoint
+	Code      verdict.Code   `json:"code,omitempty"`  // the first failure on this endpoint
+	Proxy     *EndpointProxy `json:"proxy,omitempty"` // proxy or direct, when the runtime has proxy settings
 }
 
 // Resolution is the result of resolving one host name the way the node does.
