@@ -305,18 +305,23 @@ var classifyCases = []classifyCase{
 	{"crio/ping-timeout",
 		`pulling image failed: rpc error: code = Unknown desc = pinging docker registry returned: Get http://registry-1.docker.io/v2/: dial tcp 34.199.40.84:80: i/o timeout`,
 		want{Code: verdict.ConnectTimeout, Step: StepPing, Host: "registry-1.docker.io", Address: "34.199.40.84:80"}},
-	// kubernetes-sigs/cri-tools#1608
+	// kubernetes-sigs/cri-tools#1608 (OpenShift, an internal Nexus): the bare
+	// status text after the URL is a CONNECT answer (Go net/http dialConn),
+	// so the cluster proxy could not forward to the internal host; c/image
+	// says "StatusCode: 500" for a registry's own 500.
 	{"crio/ping-500",
 		`rpc error: code = Unknown desc = pinging container registry repo.example.com: Get "https://repo.example.com/v2/": Internal Server Error`,
-		want{Code: verdict.RegistryServerError, Step: StepPing, Host: "repo.example.com"}},
+		want{Code: verdict.ProxyUpstreamFailed, Condition: verdict.ConditionProxy, Step: StepPing, Host: "repo.example.com"}},
 	// cri-o/cri-o#2331
 	{"crio/denied-unauthorized",
 		`pulling image failed: rpc error: code = Unknown desc = Error reading manifest latest in docker.io/crio/busybox: errors: denied: requested access to the resource is denied unauthorized: authentication required`,
 		want{Code: verdict.AuthAmbiguous, Ambiguous: true, Step: StepManifest, Image: "docker.io/crio/busybox:latest"}},
-	// cri-o/cri-o#2331 (comment; DNS through an HTTP proxy)
+	// cri-o/cri-o#2331 (comment; DNS through an HTTP proxy): the proxy's
+	// name does not resolve ("lookup http": a proxy URL Go read as
+	// http://http://..., see runtimecfg's effectiveProxy)
 	{"crio/proxy-dns",
 		`pulling image failed: rpc error: code = Unknown desc = error pinging docker registry registry-1.docker.io: Get "https://registry-1.docker.io/v2/": proxyconnect tcp: dial tcp: lookup http: Temporary failure in name resolution`,
-		want{Code: verdict.DNSError, Condition: verdict.ConditionDNS}},
+		want{Code: verdict.ProxyDNS, Condition: verdict.ConditionProxy}},
 	// teleproxy/teleproxy#49 (podman / CRI-O manifest unknown)
 	{"crio/manifest-unknown",
 		`Error: initializing source docker://ghcr.io/teleproxy/teleproxy:latest: reading manifest sha256:ce8e4713951ded535f652f0b41e08092c2fe9ec7e20042232cf177aeb2283ac2 in ghcr.io/teleproxy/teleproxy: manifest unknown`,
@@ -368,6 +373,56 @@ var classifyCases = []classifyCase{
 	{"docker/connect-invalid-argument",
 		`Error while pulling image: Get https://index.docker.io/v1/repositories/kitematic/hello-world-nginx/images: dial tcp 0.0.8.90:443: connect: invalid argument`,
 		want{Code: verdict.ConnectError, Address: "0.0.8.90:443"}},
+
+	// ---- the runtime's proxy (Go net/http: proxyconnect around the dial of
+	// the proxy; a refused CONNECT as the bare status text after the URL)
+	// containerd/nerdctl#1193 (containerd's resolver through a proxy that is not there)
+	{"proxy/nerdctl-refused",
+		`failed to resolve reference "docker.io/library/hello-world:latest": failed to do request: Head "https://registry-1.docker.io/v2/library/hello-world/manifests/latest": proxyconnect tcp: dial tcp 127.0.0.1:7890: connect: connection refused`,
+		want{Code: verdict.ProxyRefused, Condition: verdict.ConditionProxy, Stage: verdict.StageRegistry, Host: "registry-1.docker.io"}},
+	// docker/for-win#4607 (no route to the proxy)
+	{"proxy/docker-no-route",
+		`docker: Error response from daemon: Get https://registry-1.docker.io/v2/: proxyconnect tcp: dial tcp 192.168.65.83:8080: connect: no route to host.`,
+		want{Code: verdict.ProxyUnreachable, Condition: verdict.ConditionProxy}},
+	// replicatedhq/kURL's proxy check (crictl through a proxy whose name does not resolve)
+	{"proxy/crictl-name",
+		`rpc error: code = Unknown desc = failed to pull and unpack image "docker.io/test/invalid/image:latest": failed to resolve reference "docker.io/test/invalid/image:latest": failed to do request: Head "https://registry-1.docker.io/v2/test/invalid/image/manifests/latest": proxyconnect tcp: dial tcp: lookup invalidproxy: Temporary failure in name resolution`,
+		want{Code: verdict.ProxyDNS, Condition: verdict.ConditionProxy, Stage: verdict.StageRegistry}},
+	// Docker Desktop (a proxy name that does not answer DNS)
+	{"proxy/docker-desktop-dns-timeout",
+		`failed to fetch anonymous token: proxyconnect tcp: dial tcp: lookup http.docker.internal on 192.168.65.7:53: i/o timeout`,
+		want{Code: verdict.ProxyDNS, Condition: verdict.ConditionProxy}},
+	// OpenShift / CRI-O kubelet event behind an authenticating proxy: its
+	// primary attempt (the mirror's "manifest unknown" before it got further
+	// and decides the whole event, as attempts.go chooses)
+	{"proxy/crio-auth",
+		`docker.io/bitnami/zookeeper:3.6.2-debian-10-r37: error pinging docker registry registry-1.docker.io: Get "https://registry-1.docker.io/v2/": Proxy authentication required`,
+		want{Code: verdict.ProxyAuthRequired, Condition: verdict.ConditionProxy, Host: "registry-1.docker.io"}},
+	// an OpenShift egress proxy's whitelist (the CONNECT refused: not the registry's 403)
+	{"proxy/openshift-whitelist",
+		`W0412 13:52:16.288545   50288 dockerimagelookup.go:233] Docker registry lookup failed: Get https://registry-1.docker.io/v2/: Forbidden`,
+		want{Code: verdict.ProxyDenied, Condition: verdict.ConditionProxy}},
+	// docker behind a corporate proxy refusing MCR
+	{"proxy/docker-mcr-forbidden",
+		`Error response from daemon: Get https://mcr.microsoft.com/v2/: Forbidden`,
+		want{Code: verdict.ProxyDenied, Condition: verdict.ConditionProxy}},
+	// docker build behind a corporate firewall's proxy
+	{"proxy/docker-hub-unavailable",
+		`Get "https://registry-1.docker.io/v2/": Service Unavailable`,
+		want{Code: verdict.ProxyUpstreamFailed, Condition: verdict.ConditionProxy}},
+	// a registry's own 403 stays the registry's (containerd names the status code)
+	{"proxy/not-a-registry-403",
+		c16 + `failed to resolve reference "` + acrImg + `": pulling from host myacr.azurecr.io failed with status code [manifests 1.4.2]: 403 Forbidden`,
+		want{Code: verdict.RegistryForbidden, Condition: verdict.ConditionTLSIdentity}},
+	// Go's UnknownAuthorityError names the candidate authority: an interceptor's
+	// (the Zscaler CA CN of aws/eks-anywhere-packages#926)
+	{"proxy/zscaler-candidate-authority",
+		c16 + `failed to resolve reference "` + acrImg + `": failed to do request: Head "https://myacr.azurecr.io/v2/team/app/manifests/1.4.2": tls: failed to verify certificate: x509: certificate signed by unknown authority (possibly because of "x509: ECDSA verification failure" while trying to verify candidate authority certificate "Zscaler Intermediate Root CA (zscaler.net)")`,
+		want{Code: verdict.ProxyTLSIntercepted, Condition: verdict.ConditionTLSIdentity}},
+	// the same error without an interceptor's name stays unknown authority
+	{"proxy/plain-unknown-authority",
+		c16 + `failed to resolve reference "` + acrImg + `": failed to do request: Head "https://myacr.azurecr.io/v2/team/app/manifests/1.4.2": tls: failed to verify certificate: x509: certificate signed by unknown authority`,
+		want{Code: verdict.TLSUnknownAuthority, Condition: verdict.ConditionTLSIdentity}},
 
 	// ---- kubelet's own reasons
 	// hystax/optscale#701

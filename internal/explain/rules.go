@@ -120,6 +120,14 @@ func timeoutFor(step string) verdict.Code {
 	return verdict.HTTPTimeout
 }
 
+// interceptionRe is a certificate error whose text names a TLS-intercepting
+// product (verdict.InterceptionProduct's names), on either side.
+var interceptionRe = func() *regexp.Regexp {
+	names := strings.Join(verdict.InterceptionNames(), "|")
+	cert := `x509: |certificate signed by unknown authority|certificate is valid for|failed to verify certificate`
+	return regexp.MustCompile(`(?i)(?:` + cert + `).*(?:` + names + `)|(?:` + names + `).*(?:` + cert + `)`)
+}()
+
 // Rules is the classifier's table, in the order it is tried. docs/explain.md
 // lists it; every rule has table tests with real message shapes.
 var Rules = []Rule{
@@ -162,6 +170,59 @@ var Rules = []Rule{
 		Says:   "the download worked but unpacking on the node failed (disk space, snapshotter or a corrupt local content store)",
 		Advice: []string{"This is not a network or identity problem: look at the node's disk (`df -h /var/lib/containerd`) and the runtime's logs."},
 		Source: "containerd/containerd#3604; k3s-io/k3s#1094"},
+
+	// --- the runtime's proxy (before DNS, connect and HTTP status rules: a
+	// proxy's failures carry their words). Go's net/http (the runtime's
+	// transport, Proxy: http.ProxyFromEnvironment) wraps a failed dial of
+	// the proxy in "proxyconnect tcp: ", and fails a CONNECT the proxy did
+	// not answer with 200 with the status text alone, after the request's
+	// URL: `Head "https://HOST/...": Forbidden` (transport.go dialConn). A
+	// registry's own status never reads that way: containerd says "failed
+	// with status code ...: 403 Forbidden", CRI-O "StatusCode: 403",
+	// docker "error parsing HTTP 403 response body".
+	{ID: "proxy-auth-required", Any: []string{"proxy authentication required"},
+		Code:   verdict.ProxyAuthRequired,
+		Says:   "the runtime's proxy demands authentication (407) and the runtime's proxy URL has no, or wrong, credentials",
+		Source: "Go net/http transport.go (CONNECT answered 407: the reason phrase alone); OpenShift CRI-O event (error pinging docker registry: Get \"https://registry-1.docker.io/v2/\": Proxy authentication required)"},
+	{ID: "proxyconnect-dns", Re: regexp.MustCompile(`(?i)proxyconnect tcp: dial tcp: lookup `),
+		Hint: []string{"proxyconnect tcp"}, Code: verdict.ProxyDNS,
+		Says:   "the node cannot resolve the runtime's proxy's name (through a proxy the node resolves only the proxy)",
+		Source: "Go net/http (net.OpError proxyconnect around the dial); cri-o/cri-o#2331 (lookup http: a mangled proxy URL); crictl through an invalid proxy (lookup invalidproxy: Temporary failure in name resolution)"},
+	{ID: "proxyconnect-refused", All: []string{"proxyconnect tcp"}, Any: []string{"connection refused", "actively refused it"},
+		Code:   verdict.ProxyRefused,
+		Says:   "nothing accepts connections at the runtime's proxy (proxyconnect ... connection refused): the proxy is down or its URL is wrong; the registry was never contacted",
+		Source: "containerd/nerdctl#1193 (proxyconnect tcp: dial tcp 127.0.0.1:7890: connect: connection refused); docker/for-win#7935"},
+	{ID: "proxyconnect-timeout", All: []string{"proxyconnect tcp"}, Any: []string{"i/o timeout", "connection timed out", "did not properly respond"},
+		Code:   verdict.ProxyTimeout,
+		Says:   "the runtime's proxy does not answer (the connect to it timed out)",
+		Source: "Go net/http (proxyconnect tcp: dial tcp PROXY: i/o timeout)"},
+	{ID: "proxyconnect-unreachable", All: []string{"proxyconnect tcp"}, Any: []string{"no route to host", "network is unreachable", "host is unreachable"},
+		Code:   verdict.ProxyUnreachable,
+		Says:   "the node has no route to the runtime's proxy",
+		Source: "docker/for-win#4607 (proxyconnect tcp: dial tcp 192.168.65.83:8080: connect: no route to host)"},
+	{ID: "proxyconnect-other", Any: []string{"proxyconnect tcp"},
+		Code:   verdict.ProxyConnectError,
+		Says:   "the connection to the runtime's proxy failed (reset, closed, or not an HTTP proxy: an https:// proxy URL for a plain proxy reads \"first record does not look like a TLS handshake\")",
+		Source: "Go net/http (proxyconnect tcp: EOF, tls: first record does not look like a TLS handshake)"},
+	{ID: "proxy-connect-refused-upstream", Re: regexp.MustCompile(`(?i)(?:get|head|post|put) "?https://[^\s"]+"?: (?:internal server error|bad gateway|service unavailable|gateway timeout)\s*(?:["')\]]|$)`),
+		Hint: []string{"internal server error", "bad gateway", "service unavailable", "gateway timeout"}, Code: verdict.ProxyUpstreamFailed,
+		Says: "the runtime's proxy answered the CONNECT with a 5xx: it could not reach or resolve the host (the far side of the proxy, or an internal host NO_PROXY should send direct)",
+		Advice: []string{
+			"This is the proxy's answer, not the registry's: only a CONNECT refusal reads as the bare status text after the URL. Look at the proxy's logs for this host; for an internal registry, add it to NO_PROXY of the runtime (containerd's systemd drop-in) and restart the runtime.",
+			"Run `pullpath probe IMAGE` on the node: it walks each host through the same proxy and names the proxy's answer per host.",
+		},
+		Source: "Go net/http transport.go dialConn (errors.New(status text)); kubernetes-sigs/cri-tools#1608 (OpenShift, internal Nexus: Get \"https://HOST/v2/\": Internal Server Error); Docker behind a corporate proxy (Get \"https://registry-1.docker.io/v2/\": Service Unavailable)"},
+	{ID: "proxy-connect-refused", Re: regexp.MustCompile(`(?i)(?:get|head|post|put) "?https://[^\s"]+"?: (?:forbidden|bad request|method not allowed|not found|unauthorized|request header fields too large|too many requests|unknown status code)\s*(?:["')\]]|$)`),
+		Hint: []string{"forbidden", "bad request", "method not allowed", "not found", "unauthorized", "request header", "too many requests", "unknown status code"}, Code: verdict.ProxyDenied,
+		Says: "the runtime's proxy refused to open a tunnel to this host (its ACL): this is not the registry's 403",
+		Advice: []string{
+			"Only a CONNECT the proxy refused reads as the bare status text after the URL: the registry never saw the request. Allow the host (and every host the registry redirects to: token and blob hosts) in the proxy's ACL, or add them to NO_PROXY of the runtime.",
+		},
+		Source: "Go net/http transport.go dialConn (errors.New(status text)); kubernetes/registry.k8s.io#273 (Head \"https://europe-west3-docker.pkg.dev/...\": Forbidden: registry.k8s.io answered, its pkg.dev redirect host was refused); OpenShift egress proxy whitelist (Get https://registry-1.docker.io/v2/: Forbidden)"},
+	{ID: "proxy-tls-interception", Re: interceptionRe, Hint: []string{"x509", "certificate"},
+		Code:   verdict.ProxyTLSIntercepted,
+		Says:   "the certificate the runtime got names a TLS-intercepting product: a proxy or gateway re-signs TLS with a CA the node does not trust",
+		Source: "Go crypto/x509 UnknownAuthorityError (candidate authority certificate \"NAME\"); aws/eks-anywhere-packages#926 (Zscaler chain: CN = Zscaler Intermediate Root CA (zscaler.net)); Juniper/nita#39"},
 
 	// --- name resolution (Go's resolver, cgo's getaddrinfo)
 	{ID: "dns-nameserver-timeout", Re: regexp.MustCompile(`lookup \S+(?: on \S+)?: (?:(?:read|dial|write) udp \S+: )?i/o timeout`),
@@ -380,7 +441,7 @@ var Rules = []Rule{
 	{ID: "server-error", Any: []string{"500 internal server error", "502 bad gateway", "503 service unavailable", "504 gateway timeout", "internal server error", "bad gateway", "service unavailable", "gateway timeout", "fetching blob: statuscode: 500", "fetching blob: statuscode: 502", "fetching blob: statuscode: 503", "fetching blob: statuscode: 504"},
 		Code: verdict.RegistryServerError,
 		Says: "the server answered with an error (5xx)", Source: "kubernetes-sigs/cri-tools#1608 (pinging container registry: Internal Server Error)"},
-	{ID: "bad-response", Any: []string{"invalid character '<' looking for beginning of value", "malformed http response", "unexpected end of json input", "error parsing http", "400 bad request", "400 (bad request)", "fetching blob: statuscode: 400", "407 proxy authentication required"},
+	{ID: "bad-response", Any: []string{"invalid character '<' looking for beginning of value", "malformed http response", "unexpected end of json input", "error parsing http", "400 bad request", "400 (bad request)", "fetching blob: statuscode: 400"},
 		Code: verdict.HTTPBadResponse,
 		Says: "the server answered something that is not a registry response", Source: "ClassmateLin/dm-ticket#94 (error parsing HTTP 408 response body)"},
 

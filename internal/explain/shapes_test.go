@@ -31,7 +31,9 @@ func TestRuntimeSourceShapes(t *testing.T) {
 		{"distribution unknown manifest", `failed to resolve reference "r.example.com/a:1": unknown manifest name=a tag=1`, verdict.ManifestNotFound},
 		{"distribution unknown repository", `Error response from daemon: unknown repository name=a`, verdict.RepositoryNotFound},
 		{"crio short name", `rpc error: code = Unknown desc = short-name "app:1" did not resolve to an alias and no unqualified-search registries are defined in "/etc/containers/registries.conf"`, verdict.ReferenceInvalid},
-		{"proxy wants auth", `failed to resolve reference "r.example.com/a:1": unexpected status from HEAD request to https://r.example.com/v2/a/manifests/1: 407 Proxy Authentication Required`, verdict.HTTPBadResponse},
+		// a plain-http hop through a forward proxy: the 407 comes back as a
+		// response (RFC 9110: only a proxy sends 407)
+		{"proxy wants auth", `failed to resolve reference "r.example.com/a:1": unexpected status from HEAD request to https://r.example.com/v2/a/manifests/1: 407 Proxy Authentication Required`, verdict.ProxyAuthRequired},
 		{"docker parse 403", `error pulling image configuration: download failed after attempts=1: error parsing HTTP 403 response body: invalid character '<' looking for beginning of value: "<html><body>Blocked by policy</body></html>"`, verdict.BlobForbidden},
 		{"docker parse 401", `Error response from daemon: Get "https://r.example.com/v2/": error parsing HTTP 401 response body: unexpected end of JSON input: ""`, verdict.RegistryUnauthorized},
 		{"docker parse 404", `Error response from daemon: error parsing HTTP 404 response body: invalid character 'p' after top-level value: "404 page not found\n"`, verdict.ManifestNotFound},
