@@ -30,8 +30,8 @@ apt_ensure_nostart() {
     chmod 755 /usr/sbin/policy-rc.d
     made=1
   fi
-  apt_ensure "$@"
-  local rc=$?
+  local rc=0
+  apt_ensure "$@" || rc=$?
   [ "$made" = 1 ] && rm -f /usr/sbin/policy-rc.d
   return "$rc"
 }

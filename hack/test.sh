@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 #    (bridge, host-local) for their pods, time for peak-RSS figures, prometheus
 #    (promtool and a real Prometheus) for the monitor's metrics and alert rules.
 apt_ensure nftables iproute2 containerd containernetworking-plugins time prometheus
-apt_ensure_nostart squid-openssl # the node's egress proxy of the proxy tests and labs
+apt_ensure_nostart squid-openssl openssl # the node's egress proxy of the proxy tests and labs
 
 # 2. crictl, the kubelet's way of asking containerd for a pull.
 crictl_ensure
