@@ -35,8 +35,10 @@ object to change, and the proof. It runs the seeds' method in order:
              aws|azure|gcp collect wrote (--from-aws, --from-azure,
              --from-gcp), else live with the cloud's default credential
              chain (AWS: environment, shared config and SSO, instance
-             metadata; --profile, --region), saying which identity it read
-             as; --no-cloud skips it
+             metadata; --profile, --region; GCP: Application Default
+             Credentials, the cluster from the nodes' instances;
+             --gcp-project, --gcp-location, --gcp-cluster), saying which
+             identity it read as; --no-cloud skips it
   4. answer  first on screen: the broken link (host, role, address, step,
              code), the repair direction, the objects to change, and the
              command that proves the fix on every pool
@@ -135,6 +137,9 @@ func newDiagnoseCommand(s Streams) *cobra.Command {
 	f.StringVar(&o.live.AWS.Profile, "profile", "", "AWS shared config profile of the live audit (default: $AWS_PROFILE, then default)")
 	f.StringVar(&o.live.AWS.Region, "region", "", "AWS region of the live audit (default: the nodes' zone's region)")
 	f.StringVar(&o.live.AWS.Cluster, "aws-cluster", "", "the EKS cluster of the live audit (default: the eks:cluster-name tag of the nodes' instances)")
+	f.StringVar(&o.live.GCP.Project, "gcp-project", "", "the GKE cluster's project of the live audit (default: the project of the nodes' gce:// providerIDs)")
+	f.StringVar(&o.live.GCP.Location, "gcp-location", "", "the GKE cluster's region or zone of the live audit (default: the goog-k8s-cluster-location label of the nodes' instances)")
+	f.StringVar(&o.live.GCP.Cluster, "gcp-cluster", "", "the GKE cluster of the live audit (default: the goog-k8s-cluster-name label of the nodes' instances)")
 	f.Int64Var(&o.page, "page-size", 500, "objects per List call against the API server")
 	f.StringVar(&o.loading.ExplicitPath, "kubeconfig", "", "path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
 	clientcmd.BindOverrideFlags(o.overrides, f, clientcmd.RecommendedConfigOverrideFlags(""))

@@ -29,59 +29,73 @@ const blobTimeout = `failed to pull and unpack image "` + ecrImage + `": failed 
 // fails to pull its layers.
 func seedScaleUp(t *testing.T, c kubernetes.Interface, ns string) {
 	t.Helper()
+	eks := map[string]string{"eks.amazonaws.com/nodegroup": "ng-general", "topology.kubernetes.io/zone": "ap-northeast-2a"}
+	seedPull(t, c, ns, ecrImage, []seedNode{
+		{name: "node-a", pod: "web-a", ip: "10.0.1.10", provider: "aws:///ap-northeast-2a/i-0c0e8ad69b234723", labels: eks, cached: true},
+		{name: "node-c", pod: "web-c", ip: "10.0.3.10", provider: "aws:///ap-northeast-2a/i-0c0e8cd69b234a89", labels: eks, fail: blobTimeout},
+	})
+}
+
+// seedNode is a node as its kubelet registers it, with one Pod of the
+// image: running from the node's cache, or failing with the kubelet's words.
+type seedNode struct {
+	name, pod, ip, provider string
+	labels                  map[string]string
+	cached                  bool
+	fail                    string
+}
+
+// seedPull writes the nodes, their Pods and the failing Pods' Events.
+func seedPull(t *testing.T, c kubernetes.Interface, ns, image string, nodes []seedNode) {
+	t.Helper()
 	ctx := t.Context()
 	if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range []struct{ name, _, ip, provider string }{
-		{"node-a", "subnet-a", "10.0.1.10", "aws:///ap-northeast-2a/i-0c0e8ad69b234723"},
-		{"node-c", "subnet-c", "10.0.3.10", "aws:///ap-northeast-2a/i-0c0e8cd69b234a89"},
-	} {
-		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.name, Labels: map[string]string{
-			"eks.amazonaws.com/nodegroup": "ng-general", "topology.kubernetes.io/zone": "ap-northeast-2a",
-		}}, Spec: corev1.NodeSpec{ProviderID: n.provider}}
+	for _, n := range nodes {
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.name, Labels: n.labels}, Spec: corev1.NodeSpec{ProviderID: n.provider}}
 		node, err := c.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		node.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: n.ip}}
 		node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}}
-		if n.name == "node-a" {
-			node.Status.Images = []corev1.ContainerImage{{Names: []string{ecrImage}, SizeBytes: 1 << 20}}
+		if n.cached {
+			node.Status.Images = []corev1.ContainerImage{{Names: []string{image}, SizeBytes: 1 << 20}}
 		}
 		if _, err := c.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, p := range []struct{ name, node, msg string }{{"web-a", "node-a", ""}, {"web-c", "node-c", blobTimeout}} {
-		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.name, Namespace: ns, Labels: map[string]string{"app": "web"}},
-			Spec: corev1.PodSpec{NodeName: p.node, Containers: []corev1.Container{{Name: "web", Image: ecrImage}}}}
+	for _, p := range nodes {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.pod, Namespace: ns, Labels: map[string]string{"app": "web"}},
+			Spec: corev1.PodSpec{NodeName: p.name, Containers: []corev1.Container{{Name: "web", Image: image}}}}
 		pod, err := c.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		st := corev1.ContainerStatus{Name: "web", Image: ecrImage}
-		if p.msg == "" {
+		st := corev1.ContainerStatus{Name: "web", Image: image}
+		if p.fail == "" {
 			pod.Status.Phase = corev1.PodRunning
 			st.Ready = true
 			st.State.Running = &corev1.ContainerStateRunning{StartedAt: metav1.Now()}
 		} else {
 			pod.Status.Phase = corev1.PodPending
-			st.State.Waiting = &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: `Back-off pulling image "` + ecrImage + `"`}
+			st.State.Waiting = &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: `Back-off pulling image "` + image + `"`}
 		}
 		pod.Status.ContainerStatuses = []corev1.ContainerStatus{st}
 		if _, err := c.CoreV1().Pods(ns).UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		if p.msg == "" {
+		if p.fail == "" {
 			continue
 		}
 		ev := &corev1.Event{
-			ObjectMeta:     metav1.ObjectMeta{Name: p.name + ".failed", Namespace: ns},
-			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: p.name, UID: pod.UID, FieldPath: "spec.containers{web}"},
+			ObjectMeta:     metav1.ObjectMeta{Name: p.pod + ".failed", Namespace: ns},
+			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: p.pod, UID: pod.UID, FieldPath: "spec.containers{web}"},
 			Reason:         "Failed", Type: corev1.EventTypeWarning, Count: 3,
-			Message: "Failed to pull image \"" + ecrImage + "\": " + p.msg,
-			Source:  corev1.EventSource{Component: "kubelet", Host: p.node},
+			Message: "Failed to pull image \"" + image + "\": " + p.fail,
+			Source:  corev1.EventSource{Component: "kubelet", Host: p.name},
 		}
 		if _, err := c.CoreV1().Events(ns).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/audit"
 	awsaudit "github.com/pullpath/pullpath/internal/audit/aws"
+	gcpaudit "github.com/pullpath/pullpath/internal/audit/gcp"
 	"github.com/pullpath/pullpath/internal/report"
 )
 
@@ -20,6 +21,11 @@ type Live struct {
 	// AWS: Profile, Region and Cluster narrow the default chain and the
 	// target; EndpointURL and Config are for emulators and tests.
 	AWS awsaudit.LiveOptions
+	// GCP: Project, Location and Cluster narrow the target (default: the
+	// project of the nodes' gce:// providerIDs, the cluster and location
+	// their instance's GKE labels name); Endpoint is for tests.
+	// Credentials: Application Default Credentials.
+	GCP gcpaudit.LiveOptions
 }
 
 // maxLiveInstances bounds the instances a live AWS audit asks about to
@@ -35,6 +41,8 @@ func (d *diagnosis) openLive(ctx context.Context, cloud string, nodes []NodeRef)
 	switch cloud {
 	case "aws":
 		return d.openAWS(ctx, nodes)
+	case "gcp":
+		return d.openGCP(ctx, nodes)
 	}
 	return nil, fmt.Errorf("no live %s audit in this build", cloudName(cloud))
 }
@@ -82,9 +90,6 @@ func (l liveAuditor) Audit(ctx context.Context, f audit.Focus) (*report.AuditRep
 // liveNext is how to audit a cloud by hand when the live audit could not
 // read it: the collect command, as an identity allowed what was missing.
 func liveNext(cloud string, err error, o *Live, nodes []NodeRef) string {
-	var perms string
-	var de *audit.DeniedError
-	var ne *audit.NoCredentialsError
 	switch cloud {
 	case "aws":
 		region := "REGION"
@@ -98,16 +103,36 @@ func liveNext(cloud string, err error, o *Live, nodes []NodeRef) string {
 				}
 			}
 		}
-		perms = strings.Join(awsaudit.Permissions, ", ")
-		switch {
-		case errors.As(err, &de):
-			perms = de.Permission + " (denied to " + orWord(de.Identity, "these credentials") + ")"
-		case errors.As(err, &ne):
-			perms += " (" + ne.Error() + ")"
+		return fmt.Sprintf("pullpath aws collect --cluster CLUSTER --region %s --out DIR as an identity allowed %s, then pullpath diagnose ... --from-aws DIR", region, allowed(err, awsaudit.Permissions))
+	case "gcp":
+		var g gcpaudit.LiveOptions
+		if o != nil {
+			g = o.GCP
 		}
-		return fmt.Sprintf("pullpath aws collect --cluster CLUSTER --region %s --out DIR as an identity allowed %s, then pullpath diagnose ... --from-aws DIR", region, perms)
+		for _, n := range nodes {
+			if p, _, _, ok := gcpaudit.InstanceOf(n.ProviderID); ok && g.Project == "" {
+				g.Project = p
+			}
+		}
+		return fmt.Sprintf("pullpath gcp collect IMAGE --project %s --location %s --cluster %s --out DIR as an identity allowed %s, then pullpath diagnose ... --from-gcp DIR",
+			orWord(g.Project, "PROJECT"), orWord(g.Location, "LOCATION"), orWord(g.Cluster, "CLUSTER"), allowed(err, gcpaudit.Permissions))
 	}
 	return auditCommands[cloud]
+}
+
+// allowed is what the identity of a collect by hand needs: the permission
+// that was denied (and to whom), else all of them (and why none worked).
+func allowed(err error, all []string) string {
+	var de *audit.DeniedError
+	var ne *audit.NoCredentialsError
+	perms := strings.Join(all, ", ")
+	switch {
+	case errors.As(err, &de):
+		perms = de.Permission + " (denied to " + orWord(de.Identity, "these credentials") + ")"
+	case errors.As(err, &ne):
+		perms += " (" + ne.Error() + ")"
+	}
+	return perms
 }
 
 func orWord(s, or string) string {

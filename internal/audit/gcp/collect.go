@@ -114,7 +114,7 @@ func (c *collector) run(ctx context.Context) error {
 	}
 	cl, err := cs.Projects.Locations.Clusters.Get(fmt.Sprintf("projects/%s/locations/%s/clusters/%s", o.Project, o.Location, o.Cluster)).Context(ctx).Do()
 	if err != nil {
-		return fmt.Errorf("%s: %s", cmdCluster(o.Cluster, o.Location), apiError(err))
+		return callError(err, cmdCluster(o.Cluster, o.Location), "container.clusters.get")
 	}
 	if err := c.put(FileCluster, cl); err != nil {
 		return err

@@ -38,11 +38,28 @@ type Server struct {
 	// honoured below it), so every list is paged in tests.
 	PageSize int
 
+	// MetadataEmail, when set, makes the server answer as the GCE
+	// metadata server too (GCE_METADATA_HOST=HOST:PORT), as Application
+	// Default Credentials read it on a VM: the default service account's
+	// email and an access token (Token) for it. Empty: a VM without a
+	// service account (404, as the metadata server answers then).
+	MetadataEmail string
+
 	m        *gcpaudit.Model
 	org      string
 	mu       sync.Mutex
 	calls    map[string]int
+	denied   [][2]string
 	Requests int
+}
+
+// Deny makes every call whose path holds part answer 403
+// PERMISSION_DENIED, as Google's APIs refuse an identity without
+// permission.
+func (s *Server) Deny(part, permission string) {
+	s.mu.Lock()
+	s.denied = append(s.denied, [2]string{part, permission})
+	s.mu.Unlock()
 }
 
 // New serves m's configuration; the registry project's organization is
@@ -93,10 +110,24 @@ func (s *Server) count(kind string) {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if rest, ok := strings.CutPrefix(r.URL.Path, "/computeMetadata/v1/"); ok {
+		s.metadata(w, r, rest)
+		return
+	}
 	if r.Header.Get("Authorization") != "Bearer "+Token {
 		s.count("unauthenticated")
 		gerr(w, http.StatusUnauthorized, "UNAUTHENTICATED", "Request is missing required authentication credential. Expected OAuth 2 access token, login cookie or other valid authentication credential.")
 		return
+	}
+	s.mu.Lock()
+	denied := s.denied
+	s.mu.Unlock()
+	for _, d := range denied {
+		if strings.Contains(r.URL.Path, d[0]) {
+			s.count("denied")
+			gerr(w, http.StatusForbidden, "PERMISSION_DENIED", fmt.Sprintf("Required %q permission(s) for %q.", d[1], r.URL.Path))
+			return
+		}
 	}
 	service, rest, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 	parts := strings.Split(rest, "/")
@@ -135,6 +166,24 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	s.count("not found")
 	gerr(w, http.StatusNotFound, "NOT_FOUND", fmt.Sprintf("The requested URL %s was not found on this server.", r.URL.Path))
+}
+
+// metadata answers as the GCE metadata server does for a VM's default
+// service account (the Metadata-Flavor header both ways).
+func (s *Server) metadata(w http.ResponseWriter, r *http.Request, rest string) {
+	s.count("metadata " + lastSeg(rest))
+	w.Header().Set("Metadata-Flavor", "Google")
+	switch {
+	case r.Header.Get("Metadata-Flavor") != "Google":
+		http.Error(w, "Missing Metadata-Flavor:Google header.", http.StatusForbidden)
+	case s.MetadataEmail != "" && rest == "instance/service-accounts/default/token":
+		writeJSON(w, map[string]any{"access_token": Token, "expires_in": 3599, "token_type": "Bearer"})
+	case s.MetadataEmail != "" && rest == "instance/service-accounts/default/email":
+		w.Header().Set("Content-Type", "application/text")
+		fmt.Fprint(w, s.MetadataEmail)
+	default:
+		http.Error(w, "Not Found", http.StatusNotFound)
+	}
 }
 
 func lastSeg(p string) string { return p[strings.LastIndex(p, "/")+1:] }
@@ -212,6 +261,16 @@ func (s *Server) compute(w http.ResponseWriter, r *http.Request, p []string, q u
 			byZone[z] = e
 		}
 		writeJSON(w, map[string]any{"kind": "compute#instanceAggregatedList", "items": byZone, "nextPageToken": next})
+		return
+	case len(p) == 4 && p[0] == "zones" && p[2] == "instances" && proj == m.ClusterProject():
+		s.count("compute instance")
+		for _, in := range m.Instances {
+			if in.Name == p[3] && lastSeg(in.Zone) == p[1] {
+				writeJSON(w, in)
+				return
+			}
+		}
+		gerr(w, http.StatusNotFound, "NOT_FOUND", fmt.Sprintf("The resource 'projects/%s/zones/%s/instances/%s' was not found", proj, p[1], p[3]))
 		return
 	case len(p) == 3 && p[0] == "global" && p[1] == "networks" && proj == netProj:
 		s.count("compute networks")
