@@ -73,7 +73,12 @@ const probeExample = `  # On a node: why can't this node pull the image?
   pullpath probe --quick registry.example.com/big/image:latest
 
   # Machine-readable report for scripts and Jobs
-  pullpath probe -o json nginx:1.27 | jq .verdict`
+  pullpath probe -o json nginx:1.27 | jq .verdict
+
+  # A registry with mirrors in hosts.toml: every host in containerd's order,
+  # which one served, what falling through cost; is the upstream behind the
+  # cache still alive?
+  pullpath probe --check-upstream -o json registry.example.com/app:1.0 | jq .chain`
 
 type probeOptions struct {
 	output
@@ -106,6 +111,8 @@ func newProbeCommand(s Streams) *cobra.Command {
 	f.StringVar(&o.opts.Net.HostsFile, "hosts-file", "/etc/hosts", "the node's hosts file")
 	f.StringArrayVar(&o.nameservers, "nameserver", nil, "query this nameserver (HOST or HOST:PORT) instead of resolv.conf's; repeatable")
 	f.StringVar(&o.opts.CertsDir, "certs-dir", "/etc/containerd/certs.d", "containerd registry config_path (HOST/hosts.toml, CAs)")
+	f.StringVar(&o.opts.ContainerdConfig, "containerd-config", "/etc/containerd/config.toml", "containerd's config, read for image_pull_progress_timeout, the limit a hosts.toml mirror chain is held against (unreadable: said unknown)")
+	f.BoolVar(&o.opts.CheckUpstream, "check-upstream", false, "when a hosts.toml mirror or cache served, also walk the upstream registry: a cache hiding a broken upstream is a warning")
 	f.StringVar(&o.opts.DockerCertsDir, "docker-certs-dir", "/etc/docker/certs.d", "docker certs.d (HOST/ca.crt, client certs)")
 	f.StringArrayVar(&o.opts.ExtraCAs, "registry-ca", nil, "extra CA file to trust for every host of the pull; repeatable")
 	f.StringVar(&o.opts.DockerConfig, "docker-config", "", "docker config.json with auths/credHelpers (default: none, anonymous)")

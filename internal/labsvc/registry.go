@@ -53,6 +53,11 @@ type RegistryConfig struct {
 	// RedirectBaseURL, when set, makes blob GET/HEAD answer 307 to
 	// BASE/docker/registry/v2/blobs/sha256/XX/HEX/data (the blob host).
 	RedirectBaseURL string `json:"redirectBaseURL,omitempty"`
+	// ProxyRemoteURL, when set, runs the registry as a pull-through cache
+	// of that upstream (distribution's proxy.remoteurl): what it lacks it
+	// fetches from there and keeps. The upstream is reached with Go's
+	// default transport (system trust): give it a plain-HTTP URL in a lab.
+	ProxyRemoteURL string `json:"proxyRemoteURL,omitempty"`
 	// Debug lets distribution's logs through to stderr.
 	Debug bool `json:"debug,omitempty"`
 }
@@ -154,6 +159,13 @@ func (cfg RegistryConfig) distributionConfig() (*configuration.Configuration, er
 		}
 	} else {
 		dc.Storage["redirect"] = configuration.Parameters{"disable": true}
+	}
+	if cfg.ProxyRemoteURL != "" {
+		u, err := url.Parse(cfg.ProxyRemoteURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("registry: proxy remote URL %q, want http(s)://HOST[:PORT]", cfg.ProxyRemoteURL)
+		}
+		dc.Proxy = configuration.Proxy{RemoteURL: cfg.ProxyRemoteURL}
 	}
 	return dc, nil
 }

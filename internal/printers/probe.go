@@ -47,6 +47,8 @@ func printProbe(w io.Writer, r *report.ProbeReport, o Options) error {
 		p.f("\n")
 	}
 
+	printChain(p, r.Chain, o)
+
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, s := range r.Steps {
 		detail := s.Detail

@@ -81,6 +81,14 @@ func isIndexType(mt string) bool    { return mt == mtOCIIndex || mt == mtDockerL
 // manifest is step 7: the manifest, and for an index the node's platform,
 // through nested indexes as containerd walks them.
 func (s *session) manifest(ctx context.Context) (*manifestDoc, *Error) {
+	return s.manifestAt(ctx, s.w.ref.Reference(), s.w.ref.Digest, acceptManifests)
+}
+
+// manifestAt is manifest for the root at reference (a tag or digest; want
+// is the digest the bytes must hash to, "" for a tag) with the given
+// Accept: a host of a chain is asked for the digest another host resolved,
+// with that media type, as containerd's fetcher asks.
+func (s *session) manifestAt(ctx context.Context, reference, want, accept string) (*manifestDoc, *Error) {
 	start := time.Now()
 	ref := s.w.ref
 	host := s.reg.rep.Host
@@ -89,7 +97,7 @@ func (s *session) manifest(ctx context.Context) (*manifestDoc, *Error) {
 	// The root's media type is the Content-Type of the answer, as
 	// containerd's resolver takes it (core/remotes/docker/resolver.go,
 	// getManifestMediaType); an index entry's is its descriptor's.
-	b, mt, f := s.fetchManifest(ctx, ref.Reference(), ref.Digest, acceptManifests)
+	b, mt, f := s.fetchManifest(ctx, reference, want, accept)
 	if f != nil {
 		return failed(f)
 	}

@@ -50,6 +50,13 @@ type Options struct {
 	// its settings, as the runtime's requests do. nil walks direct, as a
 	// runtime without proxy settings does.
 	Proxy *runtimecfg.ProxyDiscovery
+	// ContainerdConfig is containerd's config file on the node, read for
+	// the limits a hosts.toml chain is held against
+	// (image_pull_progress_timeout); "" or unreadable: unknown.
+	ContainerdConfig string
+	// CheckUpstream: when a mirror served, walk the upstream registry too,
+	// so a cache hiding a broken upstream is named.
+	CheckUpstream bool
 }
 
 // Progress is reported while blobs download (for a progress bar).
@@ -215,36 +222,22 @@ func newWalker(opts Options) (*walker, error) {
 //  8. config and every layer: redirects followed by hand, every new host
 //     through 2-4 as role blob, every byte hashed against its digest
 //
-// Mirrors are tried in hosts.toml order and fall back like the runtime.
-// The first failure of the last host tried is the verdict, an *Error; any
-// other error is bad input (a *runtimecfg.ConfigError, no host that may
-// pull).
+// A registry whose hosts.toml names mirrors is walked host by host as
+// containerd goes through them (walkChain). The first failure is the
+// verdict, an *Error; any other error is bad input (a
+// *runtimecfg.ConfigError, no host that may pull).
 func (w *walker) walk(ctx context.Context) error {
 	hosts, err := w.reference()
 	if err != nil {
 		return err
 	}
-	var last error
-	tried := 0
-	for i, h := range hosts {
-		if !h.Has("resolve") || !h.Has("pull") {
-			continue
-		}
-		tried++
-		err := w.pullFrom(ctx, h)
-		if err == nil {
-			return nil
-		}
-		last = err
-		if i < len(hosts)-1 {
-			w.warn(verdict.MirrorFailed, h.Host, fmt.Sprintf("%s (%s) failed, the runtime falls back to the next host: %s", h.Host, hostRole(h), summaryOf(err)))
-			w.resetForNextHost()
-		}
+	if len(hosts) > 1 || hosts[0].Mirror {
+		return w.walkChain(ctx, hosts)
 	}
-	if tried == 0 {
+	if !hosts[0].Has(runtimecfg.CapResolve) || !hosts[0].Has(runtimecfg.CapPull) {
 		return fmt.Errorf("no host in the runtime's registry config for %s may pull and resolve", w.ref.Registry)
 	}
-	return last
+	return w.pullFrom(ctx, hosts[0])
 }
 
 // reference is step 1: the reference parsed like the kubelet, and the
@@ -266,28 +259,11 @@ func (w *walker) reference() ([]runtimecfg.RegistryHost, error) {
 	return hosts, nil
 }
 
-// summaryOf is the one-line account of a host's failure.
-func summaryOf(err error) string {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Summary
-	}
-	return err.Error()
-}
-
 func hostRole(h runtimecfg.RegistryHost) verdict.Role {
 	if h.Mirror {
 		return verdict.RoleMirror
 	}
 	return verdict.RoleRegistry
-}
-
-// resetForNextHost forgets the steps' failure state between mirrors; the
-// endpoints and steps stay in the report as evidence.
-func (w *walker) resetForNextHost() {
-	w.mu.Lock()
-	w.registryOK = false
-	w.mu.Unlock()
 }
 
 // pullFrom runs steps 2 to 8 against one registry host (a mirror or the

@@ -26,6 +26,7 @@ type session struct {
 	role   verdict.Role
 	tlsCfg *tls.Config
 	header http.Header // extra headers from hosts.toml
+	query  string      // ns=REGISTRY on a mirror's requests, as containerd adds it
 
 	challenge    *Challenge
 	auth         string // Authorization header value; never printed
@@ -37,6 +38,9 @@ type session struct {
 func (s *session) url(path string) *url.URL {
 	u := *s.base
 	u.Path = strings.TrimSuffix(s.base.Path, "/") + path
+	if path != "/" {
+		u.RawQuery = s.query
+	}
 	return &u
 }
 

@@ -40,6 +40,7 @@ type ProbeReport struct {
 	Mode       string          `json:"mode"` // full | quick
 	Resolver   Resolver        `json:"resolver"`
 	Endpoints  []*Endpoint     `json:"endpoints"`
+	Chain      *HostChain      `json:"chain,omitempty"` // the registry's hosts as containerd walks them, when hosts.toml names a mirror
 	Steps      []Step          `json:"steps"`
 	Transfer   *Transfer       `json:"transfer,omitempty"`
 	Verdict    verdict.Verdict `json:"verdict"`

@@ -47,6 +47,8 @@ type RegistryHost struct {
 	// TLS. Scheme is then "https".
 	HTTPFallback bool
 	DialTimeout  time.Duration // dial_timeout, 0 when not set
+	OverridePath bool          // override_path: Path is used as the API root as written, without /v2
+	Server       bool          // the server entry (last): the file's server, or the registry's default host
 }
 
 // Has reports whether the host is configured for the capability
@@ -181,6 +183,8 @@ func HostsConfig(certsDir, dockerCertsDir string, ref Ref) (HostSet, error) {
 			Header:       e.header,
 			Source:       e.source,
 			DialTimeout:  e.dialTimeout,
+			OverridePath: e.overridePath,
+			Server:       e.isServer,
 		}
 		if e.skipVerify != nil {
 			h.SkipVerify = *e.skipVerify
@@ -215,6 +219,7 @@ type hostEntry struct {
 	skipVerify         *bool
 	header             http.Header
 	dialTimeout        time.Duration
+	overridePath       bool
 	source             string
 	isDefault          bool // filled by fillDefault
 	isServer           bool // the server entry (last), configured or default
@@ -480,6 +485,7 @@ func parseHostEntry(file, server string, isServer bool, cfg hostFileEntry) (host
 	}
 
 	e.skipVerify = cfg.SkipVerify
+	e.overridePath = cfg.OverridePath && server != ""
 
 	if len(cfg.Capabilities) > 0 {
 		have := map[string]bool{}

@@ -45,27 +45,27 @@ func TestHosts(t *testing.T) {
 	}{
 		{
 			name: "no certs dir: docker.io default", image: "nginx",
-			want: []RegistryHost{{Scheme: "https", Host: "registry-1.docker.io", Path: "/v2", Capabilities: allCaps}},
+			want: []RegistryHost{{Scheme: "https", Server: true, Host: "registry-1.docker.io", Path: "/v2", Capabilities: allCaps}},
 		},
 		{
 			name: "missing certs dir is not an error", certsDir: "does-not-exist", dockerDir: "does-not-exist-either", image: "reg.lab.test/app",
-			want: []RegistryHost{{Scheme: "https", Host: "reg.lab.test", Path: "/v2", Capabilities: allCaps}},
+			want: []RegistryHost{{Scheme: "https", Server: true, Host: "reg.lab.test", Path: "/v2", Capabilities: allCaps}},
 		},
 		{
 			name: "private registry with port, no folder", certsDir: "valid-mirrors", image: "reg.lab.test:5443/app",
-			want: []RegistryHost{{Scheme: "https", Host: "reg.lab.test:5443", Path: "/v2", Capabilities: allCaps}},
+			want: []RegistryHost{{Scheme: "https", Server: true, Host: "reg.lab.test:5443", Path: "/v2", Capabilities: allCaps}},
 		},
 		{
 			name: "loopback registry: https without verification, then http", image: "127.0.0.1:5000/app",
-			want: []RegistryHost{{Scheme: "https", Host: "127.0.0.1:5000", Path: "/v2", Capabilities: allCaps, SkipVerify: true, HTTPFallback: true}},
+			want: []RegistryHost{{Scheme: "https", Server: true, Host: "127.0.0.1:5000", Path: "/v2", Capabilities: allCaps, SkipVerify: true, HTTPFallback: true}},
 		},
 		{
 			name: "localhost on port 80: plain http", image: "localhost:80/app",
-			want: []RegistryHost{{Scheme: "http", Host: "localhost:80", Path: "/v2", Capabilities: allCaps}},
+			want: []RegistryHost{{Scheme: "http", Server: true, Host: "localhost:80", Path: "/v2", Capabilities: allCaps}},
 		},
 		{
 			name: "localhost without port: https, no verification", image: "localhost/app",
-			want: []RegistryHost{{Scheme: "https", Host: "localhost", Path: "/v2", Capabilities: allCaps, SkipVerify: true}},
+			want: []RegistryHost{{Scheme: "https", Server: true, Host: "localhost", Path: "/v2", Capabilities: allCaps, SkipVerify: true}},
 		},
 		{
 			name: "two mirrors then the server", certsDir: "valid-mirrors", image: "nginx:1.25",
@@ -73,27 +73,27 @@ func TestHosts(t *testing.T) {
 				{Scheme: "https", Host: "mirror-a.lab.test", Path: "/v2", Capabilities: []string{"pull", "resolve"}, Mirror: true, Source: td + "/valid-mirrors/docker.io/hosts.toml"},
 				{Scheme: "http", Host: "mirror-b.lab.test:5000", Path: "/v2", Capabilities: []string{"pull"}, Mirror: true, Source: td + "/valid-mirrors/docker.io/hosts.toml",
 					Header: http.Header{"X-Mirror": {"b"}, "X-Multi": {"one", "two"}}},
-				{Scheme: "https", Host: "registry-1.docker.io", Path: "/v2", Capabilities: allCaps, Source: td + "/valid-mirrors/docker.io/hosts.toml"},
+				{Scheme: "https", Server: true, Host: "registry-1.docker.io", Path: "/v2", Capabilities: allCaps, Source: td + "/valid-mirrors/docker.io/hosts.toml"},
 			},
 		},
 		{
 			name: "_default applies to a registry without a folder", certsDir: "valid-default", image: "reg.lab.test/team/app:1",
 			want: []RegistryHost{
 				{Scheme: "https", Host: "cache.lab.test", Path: "/v2", Capabilities: []string{"pull", "resolve"}, Mirror: true, DialTimeout: 3 * time.Second, Source: td + "/valid-default/_default/hosts.toml"},
-				{Scheme: "https", Host: "reg.lab.test", Path: "/v2", Capabilities: allCaps, Source: td + "/valid-default/_default/hosts.toml"},
+				{Scheme: "https", Server: true, Host: "reg.lab.test", Path: "/v2", Capabilities: allCaps, Source: td + "/valid-default/_default/hosts.toml"},
 			},
 		},
 		{
 			name: "_default for docker.io: default host is registry-1", certsDir: "valid-default", image: "busybox",
 			want: []RegistryHost{
 				{Scheme: "https", Host: "cache.lab.test", Path: "/v2", Capabilities: []string{"pull", "resolve"}, Mirror: true, DialTimeout: 3 * time.Second, Source: td + "/valid-default/_default/hosts.toml"},
-				{Scheme: "https", Host: "registry-1.docker.io", Path: "/v2", Capabilities: allCaps, Source: td + "/valid-default/_default/hosts.toml"},
+				{Scheme: "https", Server: true, Host: "registry-1.docker.io", Path: "/v2", Capabilities: allCaps, Source: td + "/valid-default/_default/hosts.toml"},
 			},
 		},
 		{
 			name: "host_port_ folder, relative ca, client list", certsDir: "valid-relative-ca", image: "reg.lab.test:5443/team/app:1.0",
 			want: []RegistryHost{{
-				Scheme: "https", Host: "reg.lab.test:5443", Path: "/v2", Capabilities: allCaps,
+				Scheme: "https", Server: true, Host: "reg.lab.test:5443", Path: "/v2", Capabilities: allCaps,
 				CAFiles:     []string{td + "/valid-relative-ca/reg.lab.test_5443_/ca.crt"},
 				ClientPairs: [][2]string{{td + "/valid-relative-ca/reg.lab.test_5443_/client.cert", td + "/valid-relative-ca/reg.lab.test_5443_/client.key"}, {"/etc/pki/combined.pem", ""}},
 				Source:      td + "/valid-relative-ca/reg.lab.test_5443_/hosts.toml",
@@ -103,7 +103,7 @@ func TestHosts(t *testing.T) {
 		{
 			name: "skip_verify, ca list, client string", certsDir: "valid-skip-verify", image: "reg.lab.test/app",
 			want: []RegistryHost{{
-				Scheme: "https", Host: "reg.lab.test", Path: "/v2", Capabilities: allCaps, SkipVerify: true,
+				Scheme: "https", Server: true, Host: "reg.lab.test", Path: "/v2", Capabilities: allCaps, SkipVerify: true,
 				CAFiles:     []string{td + "/valid-skip-verify/reg.lab.test/extra/a.crt", "/etc/ssl/b.crt"},
 				ClientPairs: [][2]string{{td + "/valid-skip-verify/reg.lab.test/combined.pem", ""}},
 				Source:      td + "/valid-skip-verify/reg.lab.test/hosts.toml",
@@ -112,7 +112,7 @@ func TestHosts(t *testing.T) {
 		},
 		{
 			name: "http server only", certsDir: "valid-http-server", image: "reg.lab.test/app",
-			want:      []RegistryHost{{Scheme: "http", Host: "reg.lab.test:5000", Path: "/v2", Capabilities: allCaps, Source: td + "/valid-http-server/reg.lab.test/hosts.toml"}},
+			want:      []RegistryHost{{Scheme: "http", Server: true, Host: "reg.lab.test:5000", Path: "/v2", Capabilities: allCaps, Source: td + "/valid-http-server/reg.lab.test/hosts.toml"}},
 			wantNotes: []string{"containerd 1.6 ignores this file"},
 		},
 		{
@@ -120,22 +120,22 @@ func TestHosts(t *testing.T) {
 			want: []RegistryHost{
 				{Scheme: "https", Host: "mirror.lab.test:5000", Path: "/v2", Capabilities: allCaps, SkipVerify: true, HTTPFallback: true, Mirror: true, Source: td + "/valid-http-with-tls/reg.lab.test/hosts.toml"},
 				{Scheme: "http", Host: "plain.lab.test:80", Path: "/v2", Capabilities: allCaps, SkipVerify: true, Mirror: true, Source: td + "/valid-http-with-tls/reg.lab.test/hosts.toml"},
-				{Scheme: "http", Host: "reg.lab.test", Path: "/v2", Capabilities: allCaps, Source: td + "/valid-http-with-tls/reg.lab.test/hosts.toml"},
+				{Scheme: "http", Server: true, Host: "reg.lab.test", Path: "/v2", Capabilities: allCaps, Source: td + "/valid-http-with-tls/reg.lab.test/hosts.toml"},
 			},
 			wantNotes: []string{"http://mirror.lab.test:5000 has TLS settings"},
 		},
 		{
 			name: "paths: server path gains /v2, override_path keeps it, bare host gets https", certsDir: "valid-server-path", image: "reg.lab.test/app",
 			want: []RegistryHost{
-				{Scheme: "https", Host: "mirror.lab.test", Path: "/api/registry", Capabilities: allCaps, Mirror: true, Source: td + "/valid-server-path/reg.lab.test/hosts.toml"},
+				{Scheme: "https", Host: "mirror.lab.test", Path: "/api/registry", Capabilities: allCaps, Mirror: true, OverridePath: true, Source: td + "/valid-server-path/reg.lab.test/hosts.toml"},
 				{Scheme: "https", Host: "mirror2.lab.test", Path: "/cache/v2", Capabilities: allCaps, Mirror: true, Source: td + "/valid-server-path/reg.lab.test/hosts.toml"},
-				{Scheme: "https", Host: "proxy.lab.test", Path: "/v2/proxy/v2", Capabilities: allCaps, Mirror: true, Source: td + "/valid-server-path/reg.lab.test/hosts.toml"},
+				{Scheme: "https", Server: true, Host: "proxy.lab.test", Path: "/v2/proxy/v2", Capabilities: allCaps, Mirror: true, Source: td + "/valid-server-path/reg.lab.test/hosts.toml"},
 			},
 		},
 		{
 			name: "certs.d layout only, plus docker certs dir; folder wins over _default", certsDir: "valid-certsd/certs.d", dockerDir: "valid-certsd/docker-certs", image: "reg.lab.test/app",
 			want: []RegistryHost{{
-				Scheme: "https", Host: "reg.lab.test", Path: "/v2", Capabilities: allCaps,
+				Scheme: "https", Server: true, Host: "reg.lab.test", Path: "/v2", Capabilities: allCaps,
 				CAFiles: []string{td + "/valid-certsd/certs.d/reg.lab.test/ca.crt", td + "/valid-certsd/docker-certs/reg.lab.test/docker.crt"},
 				ClientPairs: [][2]string{
 					{td + "/valid-certsd/certs.d/reg.lab.test/client.cert", td + "/valid-certsd/certs.d/reg.lab.test/client.key"},
@@ -147,7 +147,7 @@ func TestHosts(t *testing.T) {
 		{
 			name: "docker certs dir alone", dockerDir: "valid-certsd/docker-certs", image: "reg.lab.test/app",
 			want: []RegistryHost{{
-				Scheme: "https", Host: "reg.lab.test", Path: "/v2", Capabilities: allCaps,
+				Scheme: "https", Server: true, Host: "reg.lab.test", Path: "/v2", Capabilities: allCaps,
 				CAFiles: []string{td + "/valid-certsd/docker-certs/reg.lab.test/docker.crt"},
 				Source:  td + "/valid-certsd/docker-certs/reg.lab.test",
 			}},
@@ -155,7 +155,7 @@ func TestHosts(t *testing.T) {
 		{
 			name: "empty hosts.toml falls back to the certs.d layout", certsDir: "valid-empty-toml", image: "reg.lab.test/app",
 			want: []RegistryHost{{
-				Scheme: "https", Host: "reg.lab.test", Path: "/v2", Capabilities: allCaps,
+				Scheme: "https", Server: true, Host: "reg.lab.test", Path: "/v2", Capabilities: allCaps,
 				CAFiles: []string{td + "/valid-empty-toml/reg.lab.test/ca.crt"},
 				Source:  td + "/valid-empty-toml/reg.lab.test",
 			}},
@@ -164,7 +164,7 @@ func TestHosts(t *testing.T) {
 			name: "notes: unknown keys, dotted host, server twice", certsDir: "valid-notes", image: "reg.lab.test/app",
 			want: []RegistryHost{
 				{Scheme: "https", Host: "reg.lab.test", Path: "/v2", Capabilities: []string{"pull", "resolve"}, Source: td + "/valid-notes/reg.lab.test/hosts.toml"},
-				{Scheme: "https", Host: "reg.lab.test", Path: "/v2", Capabilities: allCaps, Source: td + "/valid-notes/reg.lab.test/hosts.toml"},
+				{Scheme: "https", Server: true, Host: "reg.lab.test", Path: "/v2", Capabilities: allCaps, Source: td + "/valid-notes/reg.lab.test/hosts.toml"},
 			},
 			wantNotes: []string{`unknown key "mirrors"`, `unknown key "host.https://reg.lab.test.colour"`, `host "https://dotted.lab.test" is not declared`, "tries it twice"},
 		},

@@ -104,6 +104,15 @@ const (
 	ProxyNoProxyCIDR     Code = "PROXY_NO_PROXY_CIDR"
 	ProxyTLSInterception Code = "PROXY_TLS_INTERCEPTION"
 
+	// mirrors and pull-through caches (hosts.toml chains, issue 23)
+	MirrorStalled       Code = "MIRROR_STALLED"
+	MirrorChainTimeout  Code = "MIRROR_CHAIN_TIMEOUT"
+	MirrorNotRegistry   Code = "MIRROR_NOT_REGISTRY"
+	MirrorChainSlow     Code = "MIRROR_CHAIN_SLOW"
+	MirrorHidesUpstream Code = "MIRROR_HIDES_UPSTREAM"
+	MirrorHeadMismatch  Code = "MIRROR_HEAD_GET_MISMATCH"
+	MirrorRateLimited   Code = "MIRROR_RATE_LIMITED"
+
 	Other Code = "OTHER"
 )
 
@@ -197,6 +206,15 @@ var Codes = []Info{
 	{ProxyFromFiles, CauseOther, ConditionProxy, true, "The running runtime's environment could not be read (no process seen, or no permission), so the proxy settings come from its files: a change not yet applied by a restart would not show.", "Run the probe as root on the node (it reads /proc/PID/environ of containerd), or pass the runtime's environment with --runtime-env FILE."},
 	{ProxyNoProxyCIDR, CauseOther, ConditionProxy, true, "A NO_PROXY IP or CIDR entry covers the address this host name resolves to, but Go matches such entries against IP literals only: the runtime sends the host through the proxy anyway.", "NO_PROXY of the runtime's environment: add the host name or its domain if it is meant to go direct."},
 	{ProxyTLSInterception, CauseTLS, ConditionTLSIdentity, true, "The pull works through a proxy that intercepts TLS (the certificate is issued by the interceptor, whose CA the node trusts): the proxy sees every request, including registry credentials.", "Whether interception of registry traffic is intended; a bypass for the registry in the proxy's TLS-inspection policy otherwise."},
+
+	// mirrors and pull-through caches
+	{MirrorStalled, CauseTimeout, ConditionRegistry, false, "A mirror of hosts.toml accepts the connection and never answers. containerd sets no response timeout and does not move on to the next host: 1.6 waits until the caller gives up (the kubelet's pull has no deadline), 1.7 and later cancel the whole pull after image_pull_progress_timeout. The pull fails even when the registry itself works.", "The mirror's service (a hung cache, a load balancer with no healthy backend), or take it out of /etc/containerd/certs.d/HOST/hosts.toml."},
+	{MirrorChainTimeout, CauseTimeout, ConditionRoute, false, "Falling through the failing mirrors of hosts.toml holds the pull without a byte for longer than containerd's image_pull_progress_timeout: containerd cancels the pull before the registry serves it, though every host after them works.", "The failing mirrors' path from this node (each black-holed one costs containerd's 30 s dial timeout per request), their order in /etc/containerd/certs.d/HOST/hosts.toml, dial_timeout (containerd 1.7+), or image_pull_progress_timeout."},
+	{MirrorNotRegistry, CauseOther, ConditionRegistry, false, "A mirror answered the manifest request with something that is not a registry's answer (an HTML page, a login or error page with status 200, a body whose digest does not match): containerd takes a 2xx as the answer and does not try the next host.", "What listens at the mirror's URL (a proxy's or portal's page, a wrong path or override_path in hosts.toml), and the cache's upstream setting."},
+	{MirrorChainSlow, CauseTimeout, ConditionRoute, true, "A mirror of hosts.toml fails and containerd falls through to the next host, but only after waiting on it again for every request of the pull: every pull on this node is slower by that much.", "The failing mirror's path from this node, or its entry in /etc/containerd/certs.d/HOST/hosts.toml."},
+	{MirrorHidesUpstream, CauseOther, ConditionRegistry, true, "A mirror or pull-through cache served the pull while the upstream registry itself fails from this node: the first tag the cache has not stored, or a node without the mirror, will fail.", "The upstream failure named in the warning: the registry's path, DNS, TLS and credentials from the nodes (and from the cache)."},
+	{MirrorHeadMismatch, CauseOther, ConditionRegistry, true, "A mirror answers the manifest HEAD containerd resolves with differently from the GET (HEAD 404 or 5xx, GET 200; Harbor's proxy cache before 2.1.1): containerd resolves the tag elsewhere and may still fetch from the mirror.", "The cache's version and its HEAD support (Harbor 2.1.1 and later proxy the HEAD)."},
+	{MirrorRateLimited, CauseRateLimit, ConditionRegistry, true, "A mirror or cache answered 429 (too many requests), usually its upstream's limit passed through: containerd retries it up to 5 times at once, then falls through to the next host.", "The cache's upstream credentials (an authenticated upstream has a higher limit) and its pull volume."},
 
 	{Other, CauseOther, ConditionNone, false, "A failure that fits no other code; the summary carries the detail.", "The evidence in the report."},
 }
