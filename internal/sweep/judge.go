@@ -376,7 +376,8 @@ func joinSet(m map[string]bool) string {
 
 // nextSteps names the cloud audit when the nodes' providerID tells the
 // cloud (`pullpath aws audit --cluster NAME --region R`, `pullpath azure
-// audit -g RG -n NAME`: both audit every node subnet and compare them),
+// audit -g RG -n NAME`, `pullpath gcp audit IMAGE --project P ...`: each
+// audits every node subnet and compares them),
 // with the failing subnets to look at, and the sweep that proves the fix.
 func nextSteps(r *report.SweepReport, failing []*report.SweepNode) []string {
 	var out []string
@@ -394,6 +395,8 @@ func nextSteps(r *report.SweepReport, failing []*report.SweepNode) []string {
 		case "azure":
 			rg, name := aksNames(n.ProviderID)
 			cmd = fmt.Sprintf("pullpath azure audit -g %s -n %s", rg, name)
+		case "gce":
+			cmd = fmt.Sprintf("pullpath gcp audit %s --project %s --location LOCATION --cluster CLUSTER", r.Image, gkeProject(n.ProviderID))
 		default:
 			continue
 		}
@@ -427,6 +430,15 @@ func awsZone(id string) string {
 	}
 	z, _, _ := strings.Cut(rest, "/")
 	return z
+}
+
+// gkeProject is the project of a GKE providerID (gce://PROJECT/ZONE/INSTANCE).
+func gkeProject(id string) string {
+	rest, ok := strings.CutPrefix(id, "gce://")
+	if p, _, _ := strings.Cut(rest, "/"); ok && p != "" {
+		return p
+	}
+	return "PROJECT"
 }
 
 // aksNames reads the cluster's resource group and name from an AKS node's
