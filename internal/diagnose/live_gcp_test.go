@@ -5,11 +5,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	gcpaudit "github.com/pullpath/pullpath/internal/audit/gcp"
 	"github.com/pullpath/pullpath/internal/audit/gcp/gcpfake"
-	"github.com/pullpath/pullpath/internal/explain/cluster"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/testenv/controlplane"
 )
@@ -52,18 +50,7 @@ func TestDiagnoseLiveGCP(t *testing.T) {
 	oncall := reader(t, cp, admin)
 	diag := func(t *testing.T, o Options) (*report.DiagnoseReport, report.DiagnoseStep) {
 		t.Helper()
-		o.Client, o.Target, o.Budget, o.Sweep, o.NoWalk = oncall, cluster.Target{Namespace: "shop"}, 30*time.Second, sweepOptions(), true
-		r, err := Run(t.Context(), o)
-		if err != nil {
-			t.Fatalf("Run = %v", err)
-		}
-		for _, s := range r.Steps {
-			if s.Name == "audit" {
-				return r, s
-			}
-		}
-		t.Fatalf("no audit step: %+v", r.Steps)
-		return nil, report.DiagnoseStep{}
+		return auditStep(t, oncall, o)
 	}
 	// ADC: no key file, no gcloud login (an empty HOME), the metadata
 	// server on loopback.

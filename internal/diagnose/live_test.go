@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
+
 	"github.com/pullpath/pullpath/internal/audit/aws/fakeaws"
 	"github.com/pullpath/pullpath/internal/explain/cluster"
 	"github.com/pullpath/pullpath/internal/report"
@@ -53,18 +55,7 @@ func TestDiagnoseLiveAWS(t *testing.T) {
 	oncall := reader(t, cp, admin)
 	diag := func(t *testing.T, o Options) (*report.DiagnoseReport, report.DiagnoseStep) {
 		t.Helper()
-		o.Client, o.Target, o.Budget, o.Sweep, o.NoWalk = oncall, cluster.Target{Namespace: "shop"}, 30*time.Second, sweepOptions(), true
-		r, err := Run(t.Context(), o)
-		if err != nil {
-			t.Fatalf("Run = %v", err)
-		}
-		for _, s := range r.Steps {
-			if s.Name == "audit" {
-				return r, s
-			}
-		}
-		t.Fatalf("no audit step: %+v", r.Steps)
-		return nil, report.DiagnoseStep{}
+		return auditStep(t, oncall, o)
 	}
 
 	t.Run("credentials in the environment", func(t *testing.T) {
@@ -123,4 +114,22 @@ func TestDiagnoseLiveAWS(t *testing.T) {
 			t.Errorf("answer = %+v, want broken from the events", r.Answer)
 		}
 	})
+}
+
+// auditStep runs a no-walk diagnose of namespace shop as oncall and
+// returns its report and audit step.
+func auditStep(t *testing.T, oncall kubernetes.Interface, o Options) (*report.DiagnoseReport, report.DiagnoseStep) {
+	t.Helper()
+	o.Client, o.Target, o.Budget, o.Sweep, o.NoWalk = oncall, cluster.Target{Namespace: "shop"}, 30*time.Second, sweepOptions(), true
+	r, err := Run(t.Context(), o)
+	if err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	for _, s := range r.Steps {
+		if s.Name == "audit" {
+			return r, s
+		}
+	}
+	t.Fatalf("no audit step: %+v", r.Steps)
+	return nil, report.DiagnoseStep{}
 }
