@@ -22,6 +22,8 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/pullpath/pullpath/internal/childproc"
 )
 
 // ErrBinariesMissing is wrapped by Start's error when etcd or kube-apiserver
@@ -30,7 +32,7 @@ var ErrBinariesMissing = errors.New("control-plane binaries missing (run hack/co
 
 // BinDirEnv names an environment variable that, when set, overrides the
 // default binary directory.
-const BinDirEnv = "PULLPATH_CONTROLPLANE_BIN"
+const BinDirEnv = childproc.BinDirEnv
 
 // DefaultReadyTimeout bounds how long Start waits for /readyz.
 const DefaultReadyTimeout = 60 * time.Second
@@ -69,8 +71,8 @@ type ControlPlane struct {
 	EtcdURL string
 
 	dir       string
-	etcd      *process
-	apiserver *process
+	etcd      *childproc.Proc
+	apiserver *childproc.Proc
 	etcdLogs  *logBuffer
 	apiLogs   *logBuffer
 	ports     []int // every port this control plane listens on
@@ -88,13 +90,11 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 	if err != nil {
 		return nil, err
 	}
+	if missing := childproc.MissingBinary(binDir, "etcd", "kube-apiserver"); missing != "" {
+		return nil, fmt.Errorf("%w: %s is missing", ErrBinariesMissing, missing)
+	}
 	etcdBin := filepath.Join(binDir, "etcd")
 	apiBin := filepath.Join(binDir, "kube-apiserver")
-	for _, b := range []string{etcdBin, apiBin} {
-		if _, err := os.Stat(b); err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrBinariesMissing, b, err)
-		}
-	}
 	timeout := opts.ReadyTimeout
 	if timeout <= 0 {
 		timeout = DefaultReadyTimeout
@@ -170,9 +170,9 @@ func (c *ControlPlane) Logs() string {
 func (c *ControlPlane) Stop() error {
 	c.stopOnce.Do(func() {
 		var errs []error
-		for _, p := range []*process{c.apiserver, c.etcd} {
+		for _, p := range []*childproc.Proc{c.apiserver, c.etcd} {
 			if p != nil {
-				errs = append(errs, p.stop())
+				errs = append(errs, p.Stop(stopGrace))
 			}
 		}
 		if c.dir != "" {
@@ -190,24 +190,11 @@ func (c *ControlPlane) Stop() error {
 // <repo>/test/controlplane/bin. The chart's tests find helm there.
 func BinDir() (string, error) { return resolveBinDir("") }
 
-// resolveBinDir applies BinDir's defaults.
+// resolveBinDir applies BinDir's defaults (childproc.BinDir).
 func resolveBinDir(dir string) (string, error) {
-	if dir != "" {
-		return dir, nil
-	}
-	if env := os.Getenv(BinDirEnv); env != "" {
-		return env, nil
-	}
-	wd, err := os.Getwd()
+	d, err := childproc.BinDir(dir)
 	if err != nil {
-		return "", fmt.Errorf("find control-plane binaries: %w", err)
+		return "", fmt.Errorf("%w: %v", ErrBinariesMissing, err)
 	}
-	for d := wd; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return filepath.Join(d, "test", "controlplane", "bin"), nil
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("%w: no go.mod above %s to find test/controlplane/bin from (set %s)", ErrBinariesMissing, wd, BinDirEnv)
-		}
-	}
+	return d, nil
 }

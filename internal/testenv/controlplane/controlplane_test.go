@@ -21,6 +21,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/pullpath/pullpath/internal/childproc"
 )
 
 // TestControlPlane starts the real etcd and kube-apiserver, writes the
@@ -63,27 +65,27 @@ func TestControlPlane(t *testing.T) {
 		}
 	})
 	t.Run("listens on loopback only", func(t *testing.T) {
-		for _, p := range []*process{c.etcd, c.apiserver} {
-			addrs, err := listeningAddrs(p.pid())
+		for _, p := range []*childproc.Proc{c.etcd, c.apiserver} {
+			addrs, err := listeningAddrs(p.Pid())
 			if err != nil {
-				t.Fatalf("listeningAddrs(%s) = %v", p.name, err)
+				t.Fatalf("listeningAddrs(%s) = %v", p.Name, err)
 			}
 			if len(addrs) == 0 {
-				t.Errorf("%s listens on no TCP socket, want its loopback port(s)", p.name)
+				t.Errorf("%s listens on no TCP socket, want its loopback port(s)", p.Name)
 			}
 			for _, a := range addrs {
 				if !a.Addr().IsLoopback() {
-					t.Errorf("%s listens on %v, want loopback only", p.name, a)
+					t.Errorf("%s listens on %v, want loopback only", p.Name, a)
 				}
 			}
 		}
 	})
 
 	// Stop, and check that nothing is left: processes, ports, directory.
-	pids := []int{c.etcd.pid(), c.apiserver.pid()}
+	pids := []int{c.etcd.Pid(), c.apiserver.Pid()}
 	ports := append([]int(nil), c.ports...)
-	for _, p := range []*process{c.etcd, c.apiserver} {
-		t.Logf("%s: %s", p.name, vmRSS(p.pid()))
+	for _, p := range []*childproc.Proc{c.etcd, c.apiserver} {
+		t.Logf("%s: %s", p.Name, vmRSS(p.Pid()))
 	}
 	began = time.Now()
 	if err := c.Stop(); err != nil {

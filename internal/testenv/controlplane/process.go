@@ -1,83 +1,23 @@
 package controlplane
 
 import (
-	"errors"
 	"fmt"
 	"net"
-	"os/exec"
 	"strconv"
-	"syscall"
 	"time"
+
+	"github.com/pullpath/pullpath/internal/childproc"
 )
 
 // stopGrace is how long a process gets to exit after SIGTERM before it is
 // killed.
 const stopGrace = 10 * time.Second
 
-// process is one child binary with its captured output.
-type process struct {
-	name string
-	cmd  *exec.Cmd
-	logs *logBuffer
-	done chan struct{} // closed when the process has exited and been reaped
-	err  error         // Wait's result, valid once done is closed
-}
-
-// startProcess runs bin with args, its stdout and stderr going to logs. The
-// child is put in its own process group and is killed if the calling thread
-// dies, so a crashed test leaves nothing behind.
-func startProcess(name, bin string, args []string, logs *logBuffer) (*process, error) {
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout = logs
-	cmd.Stderr = logs
-	cmd.SysProcAttr = procAttr()
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s (%s): %w", name, bin, err)
-	}
-	p := &process{name: name, cmd: cmd, logs: logs, done: make(chan struct{})}
-	go func() {
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
-	return p, nil
-}
-
-// exited reports whether the process has exited, and how.
-func (p *process) exited() (bool, error) {
-	select {
-	case <-p.done:
-		return true, p.err
-	default:
-		return false, nil
-	}
-}
-
-// pid returns the child's process id.
-func (p *process) pid() int { return p.cmd.Process.Pid }
-
-// stop sends SIGTERM to the process group, waits up to stopGrace, then sends
-// SIGKILL and waits for the process to be reaped. An exit caused by the
-// signal is not an error.
-func (p *process) stop() error {
-	if done, _ := p.exited(); done {
-		return nil
-	}
-	pgid := p.pid()
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
-	select {
-	case <-p.done:
-		return nil
-	case <-time.After(stopGrace):
-	}
-	if err := syscall.Kill(-pgid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("kill %s (pid %d): %w", p.name, pgid, err)
-	}
-	select {
-	case <-p.done:
-		return nil
-	case <-time.After(stopGrace):
-		return fmt.Errorf("%s (pid %d) did not exit %s after SIGKILL", p.name, pgid, stopGrace)
-	}
+// startProcess runs bin with args, its stdout and stderr going to logs, in
+// its own process group, killed if the calling thread dies, so a crashed
+// test leaves nothing behind.
+func startProcess(name, bin string, args []string, logs *logBuffer) (*childproc.Proc, error) {
+	return childproc.Start(name, append([]string{bin}, args...), childproc.Options{Output: logs})
 }
 
 // freePorts returns n distinct TCP ports that were free on 127.0.0.1 a

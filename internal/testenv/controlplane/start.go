@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/pullpath/pullpath/internal/childproc"
 )
 
 // pollInterval is how often Start asks a starting process whether it is
@@ -95,13 +97,13 @@ func (c *ControlPlane) startAPIServer(ctx context.Context, bin string, creds *cr
 
 // waitReady polls url until ok accepts a 200 answer's body, the process
 // exits, or ctx ends. The error names the last answer seen.
-func waitReady(ctx context.Context, p *process, hc *http.Client, url, token string, ok func(string) bool) error {
+func waitReady(ctx context.Context, p *childproc.Proc, hc *http.Client, url, token string, ok func(string) bool) error {
 	last := "no answer yet"
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
 	for {
-		if done, err := p.exited(); done {
-			return fmt.Errorf("%s exited before it was ready: %v", p.name, err)
+		if done, err := p.Exited(); done {
+			return fmt.Errorf("%s exited before it was ready: %v", p.Name, err)
 		}
 		status, body, err := get(ctx, hc, url, token)
 		switch {
@@ -114,7 +116,7 @@ func waitReady(ctx context.Context, p *process, hc *http.Client, url, token stri
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%s not ready at %s: %w (last: %s)", p.name, url, ctx.Err(), last)
+			return fmt.Errorf("%s not ready at %s: %w (last: %s)", p.Name, url, ctx.Err(), last)
 		case <-tick.C:
 		}
 	}
