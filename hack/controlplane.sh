@@ -2,7 +2,7 @@
 # hack/controlplane.sh builds the real etcd and kube-apiserver that pullpath's
 # cluster tests and benchmarks start (internal/testenv/controlplane), and
 # kube-scheduler, kube-controller-manager, kubelet and the pause binary of
-# the lab's clusters (internal/lab, cluster*.go), into
+# the lab's clusters (internal/lab/cluster), into
 # test/controlplane/bin/ (git-ignored). Each binary is built from its own Go
 # module under test/controlplane/ (etcd v3.6.16, kube-apiserver from
 # k8s.io/kubernetes v1.37.2), apart from the project's go.mod, and only when
@@ -89,7 +89,7 @@ v=v1.37.2
 k8s_ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$v -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37"
 build kube-apiserver "$cp_dir/apiserver" k8s.io/kubernetes/cmd/kube-apiserver -ldflags "$k8s_ldflags"
 
-# The lab's clusters (internal/lab, cluster*.go) also start a scheduler,
+# The lab's clusters (internal/lab/cluster) also start a scheduler,
 # a controller-manager and one kubelet per node. Skip them with
 # PULLPATH_CONTROLPLANE_ONLY_APISERVER=1 (explain's tests need only the
 # apiserver).

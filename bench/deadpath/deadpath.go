@@ -20,6 +20,7 @@ import (
 	"github.com/pullpath/pullpath/bench/measure"
 	"github.com/pullpath/pullpath/internal/crirun/labhook"
 	"github.com/pullpath/pullpath/internal/lab"
+	"github.com/pullpath/pullpath/internal/lab/scenario"
 )
 
 // Scenario is one dead path: a built-in lab scenario.
@@ -140,13 +141,13 @@ func timedNote(timed bool) string {
 }
 
 func once(ctx context.Context, cfg Config, sc Scenario, round int) (Run, error) {
-	t, err := lab.LoadBuiltin(sc.Name)
+	t, err := scenario.LoadBuiltin(sc.Name)
 	if err != nil {
 		return Run{}, fmt.Errorf("deadpath: %v", err)
 	}
 	// The probe runs with the user's defaults, not the scenario's short
 	// test budgets.
-	t.Probe.ConnectTimeout = lab.Duration{Duration: cfg.ConnectTimeout}
+	t.Probe.ConnectTimeout = scenario.Duration{Duration: cfg.ConnectTimeout}
 	hook := &labhook.Hook{PullTimeout: cfg.PullTimeout}
 	r := lab.Run(ctx, t, lab.Options{Self: cfg.PullpathBin, Hooks: []lab.Hook{hook}})
 	if r.Error != "" {

@@ -16,6 +16,8 @@ import (
 
 	"github.com/pullpath/pullpath/internal/crirun/labhook"
 	"github.com/pullpath/pullpath/internal/lab"
+	"github.com/pullpath/pullpath/internal/lab/cluster"
+	"github.com/pullpath/pullpath/internal/lab/scenario"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -108,8 +110,8 @@ func (o *labListOptions) Validate() error                         { return nil }
 func (o *labListOptions) Run(context.Context) error {
 	tw := tabwriter.NewWriter(o.streams.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SCENARIO\tEXPECT\tSUMMARY")
-	for _, name := range lab.Builtins() {
-		t, err := lab.LoadBuiltin(name)
+	for _, name := range scenario.Builtins() {
+		t, err := scenario.LoadBuiltin(name)
 		if err != nil {
 			return err
 		}
@@ -118,7 +120,7 @@ func (o *labListOptions) Run(context.Context) error {
 	return tw.Flush()
 }
 
-func expectShort(e *lab.Expect) string {
+func expectShort(e *scenario.Expect) string {
 	if e == nil {
 		return "-"
 	}
@@ -152,7 +154,7 @@ type labRunOptions struct {
 	streams  Streams
 	keepLogs bool
 	runtime  string
-	topo     *lab.Topology
+	topo     *scenario.Scenario
 }
 
 func newLabRunCommand(s Streams) *cobra.Command {
@@ -180,7 +182,7 @@ lab itself could not run; ` + fmt.Sprint(exitMismatch) + ` when the verdict diff
 }
 
 func (o *labRunOptions) Complete(_ *cobra.Command, args []string) error {
-	t, err := lab.Load(args[0])
+	t, err := scenario.Load(args[0])
 	o.topo = t
 	return err
 }
@@ -200,7 +202,7 @@ func (o *labRunOptions) Run(ctx context.Context) error {
 		return err
 	}
 	rep := report.NewLabReport(report.LabModeRun)
-	rep.Runs = append(rep.Runs, lab.Run(ctx, o.topo, lab.Options{KeepLogs: o.keepLogs, Hooks: hooks}))
+	rep.Runs = append(rep.Runs, lab.Run(ctx, o.topo, lab.Options{KeepLogs: o.keepLogs, Hooks: hooks, Cluster: cluster.Run}))
 	rep.Finish(1)
 	return o.finish(o.streams.Out, rep)
 }
@@ -211,7 +213,7 @@ type labTestOptions struct {
 	parallel int
 	keepLogs bool
 	runtime  string
-	topos    []*lab.Topology
+	topos    []*scenario.Scenario
 }
 
 func newLabTestCommand(s Streams) *cobra.Command {
@@ -239,7 +241,7 @@ run.`,
 }
 
 func (o *labTestOptions) Complete(_ *cobra.Command, args []string) error {
-	topos, err := lab.LoadAll(args)
+	topos, err := scenario.LoadAll(args)
 	o.topos = topos
 	return err
 }
@@ -270,7 +272,7 @@ func (o *labTestOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	rep := lab.Test(ctx, o.topos, o.parallel, lab.Options{KeepLogs: o.keepLogs, Hooks: hooks}, progress)
+	rep := lab.Test(ctx, o.topos, o.parallel, lab.Options{KeepLogs: o.keepLogs, Hooks: hooks, Cluster: cluster.Run}, progress)
 	return o.finish(s.Out, rep)
 }
 
@@ -278,7 +280,7 @@ type labUpOptions struct {
 	streams Streams
 	probe   bool
 	images  []string
-	topo    *lab.Topology
+	topo    *scenario.Scenario
 }
 
 func newLabUpCommand(s Streams) *cobra.Command {
@@ -295,7 +297,7 @@ func newLabUpCommand(s Streams) *cobra.Command {
 }
 
 func (o *labUpOptions) Complete(_ *cobra.Command, args []string) error {
-	t, err := lab.Load(args[0])
+	t, err := scenario.Load(args[0])
 	o.topo = t
 	return err
 }
@@ -316,7 +318,7 @@ func (o *labUpOptions) Run(ctx context.Context) error {
 	out, t := o.streams.Out, o.topo
 	ctx, cancel := labContext(ctx)
 	defer cancel()
-	r, kept := lab.Up(ctx, t, lab.Options{NoProbe: !o.probe, Images: o.images})
+	r, kept := lab.Up(ctx, t, lab.Options{NoProbe: !o.probe, Images: o.images, Cluster: cluster.Run})
 	if r.Result == report.LabError && kept == nil {
 		return errors.New(r.Error)
 	}

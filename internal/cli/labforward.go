@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pullpath/pullpath/internal/lab"
+	"github.com/pullpath/pullpath/internal/lab/scenario"
 	"github.com/pullpath/pullpath/internal/report"
 )
 
@@ -51,7 +52,7 @@ func newLabForwardCommand(s Streams) *cobra.Command {
 }
 
 // printLabCluster tells how to reach a cluster left up by lab up.
-func printLabCluster(out io.Writer, t *lab.Topology, kept *lab.KeptRun, r *report.LabRun) {
+func printLabCluster(out io.Writer, t *scenario.Scenario, kept *lab.KeptRun, r *report.LabRun) {
 	fmt.Fprintf(out, "\nCluster: %d nodes Ready (%s)\n", len(kept.Nodes), strings.Join(kept.Nodes, ", "))
 	fmt.Fprintf(out, "Step into a kubelet node (its own network, mount and UTS namespaces):\n  sudo nsenter --target $(cat %s/nodes/HOST/containerd.pid) --net --mount --uts bash\n", kept.RunDir)
 	fmt.Fprintf(out, "Kubeconfig (admin, through a loopback forwarder into the control plane's namespace):\n  export KUBECONFIG=%s\n  kubectl get nodes -L pullpath.io/subnet\n", kept.Kubeconfig)
@@ -75,7 +76,7 @@ func printLabCluster(out io.Writer, t *lab.Topology, kept *lab.KeptRun, r *repor
 
 // clusterExpectShort is what `lab list` adds for a cluster scenario: the
 // nodes that must fail and explain's pattern and code.
-func clusterExpectShort(t *lab.Topology) string {
+func clusterExpectShort(t *scenario.Scenario) string {
 	if t.Cluster == nil || t.Cluster.Expect == nil {
 		return ""
 	}

@@ -26,7 +26,7 @@ var nodeSide = []string{
 
 // forbidden are import paths (a module, package or owner) no node-side
 // package may link, even transitively, with the reason shown when one does.
-var forbidden = []struct{ path, why string }{
+var forbidden = []rule{
 	{"github.com/spf13/cobra", "the CLI belongs in internal/cli"},
 	{"k8s.io/client-go", "the node side talks to no apiserver"},
 	{"k8s.io/apimachinery", "the node side talks to no apiserver"},
@@ -36,21 +36,44 @@ var forbidden = []struct{ path, why string }{
 	{"github.com/Azure", "cloud SDKs belong to the audits (internal/audit/azure)"},
 }
 
+// rule is an import path (a module, package or owner) a set of packages
+// may not link, even transitively, and why.
+type rule struct{ path, why string }
+
+// labPlumbing are the lab's packages other than internal/lab/cluster, the
+// lab's only Kubernetes client: the scenario schema and the namespace
+// runner link no Kubernetes client, CLI, printer or cloud SDK (YAML is
+// theirs: scenario files are YAML).
+var labPlumbing = []string{
+	"internal/lab",
+	"internal/lab/scenario",
+}
+
+// labForbidden are the node side's rules but YAML.
+var labForbidden = []rule{
+	{"github.com/spf13/cobra", "the CLI belongs in internal/cli"},
+	{"k8s.io/client-go", "the lab's only Kubernetes client is internal/lab/cluster"},
+	{"k8s.io/apimachinery", "the lab's only Kubernetes client is internal/lab/cluster"},
+	{module + "internal/printers", "engines return data; the CLI prints it"},
+	{"github.com/aws", "cloud SDKs belong to the audits"},
+	{"github.com/Azure", "cloud SDKs belong to the audits"},
+}
+
 // forbids returns why dep may not be linked on the node side, or "" when
 // it may: dep is a forbidden path or lies under one.
 func forbids(dep string) string {
-	f, _ := forbiddenRule(dep)
+	f, _ := ruleFor(forbidden, dep)
 	return f.why
 }
 
-// forbiddenRule is the rule dep breaks, if any.
-func forbiddenRule(dep string) (struct{ path, why string }, bool) {
-	for _, f := range forbidden {
+// ruleFor is the rule of rules dep breaks, if any.
+func ruleFor(rules []rule, dep string) (rule, bool) {
+	for _, f := range rules {
 		if dep == f.path || strings.HasPrefix(dep, f.path+"/") {
 			return f, true
 		}
 	}
-	return struct{ path, why string }{}, false
+	return rule{}, false
 }
 
 func TestForbids(t *testing.T) {
@@ -83,12 +106,20 @@ func TestForbids(t *testing.T) {
 // depcheck_test.go for pullpath: it lists the transitive dependencies of
 // every node-side package with `go list -deps` and fails on any forbidden
 // one, naming the package that links it.
-func TestNodeSideDependencies(t *testing.T) {
+func TestNodeSideDependencies(t *testing.T) { guard(t, nodeSide, forbidden) }
+
+// TestLabDependencies keeps the Kubernetes client out of the lab's schema
+// and runner (issue 20: the lab cut in three).
+func TestLabDependencies(t *testing.T) { guard(t, labPlumbing, labForbidden) }
+
+// guard fails for each of pkgs that links a path of rules, naming the
+// import chain.
+func guard(t *testing.T, pkgs []string, rules []rule) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Fatalf("the dependency guard needs the go command: %v", err)
 	}
-	for _, pkg := range nodeSide {
+	for _, pkg := range pkgs {
 		t.Run(pkg, func(t *testing.T) {
 			deps := goList(t, goBin, "-deps", "-f", "{{.ImportPath}}", module+pkg)
 			if !slices.Contains(deps, module+pkg) {
@@ -96,15 +127,15 @@ func TestNodeSideDependencies(t *testing.T) {
 			}
 			count := map[string]int{} // forbidden path -> packages linked under it
 			for _, d := range deps {
-				if f, ok := forbiddenRule(d); ok {
+				if f, ok := ruleFor(rules, d); ok {
 					count[f.path]++
 				}
 			}
 			if len(count) == 0 {
 				return
 			}
-			nearest := nearestForbidden(t, goBin, module+pkg)
-			for _, f := range forbidden {
+			nearest := nearestForbidden(t, goBin, module+pkg, rules)
+			for _, f := range rules {
 				if n := count[f.path]; n > 0 {
 					t.Errorf("%s links %s (%d package(s); %s); import chain: %s", pkg, f.path, n, f.why, nearest[f.path])
 				}
@@ -129,7 +160,7 @@ func goList(t *testing.T, goBin string, args ...string) []string {
 // nearestForbidden returns, for each forbidden path pkg links, the
 // shortest import chain from pkg to a package under it ("a -> b -> dep"),
 // so a failure says which import to remove.
-func nearestForbidden(t *testing.T, goBin, pkg string) map[string]string {
+func nearestForbidden(t *testing.T, goBin, pkg string, rules []rule) map[string]string {
 	t.Helper()
 	imports := map[string][]string{}
 	for _, line := range goList(t, goBin, "-deps", "-f", "{{.ImportPath}}:{{join .Imports \",\"}}", pkg) {
@@ -144,7 +175,7 @@ func nearestForbidden(t *testing.T, goBin, pkg string) map[string]string {
 	for len(queue) > 0 {
 		p := queue[0]
 		queue = queue[1:]
-		if f, ok := forbiddenRule(p); ok {
+		if f, ok := ruleFor(rules, p); ok {
 			if _, seen := out[f.path]; !seen {
 				var path []string
 				for q := p; q != ""; q = prev[q] {

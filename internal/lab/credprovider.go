@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/pullpath/pullpath/internal/lab/scenario"
 )
 
 // The lab's own kubelet credential provider plugin. It speaks the real
@@ -19,23 +21,14 @@ import (
 // node's plugin directory as lab-credential-provider and run with the args
 // `lab credential-provider --config FILE`.
 
-// CredentialProvider is a credential provider plugin on the lab node: it
-// answers with these credentials for images of the registry, or fails.
-type CredentialProvider struct {
-	Username string `json:"username"`
-	Password string `json:"password"`
-	// Fail makes the plugin exit 1 with this on stderr (as a plugin whose
-	// cloud identity is broken does).
-	Fail string `json:"fail,omitempty"`
-}
-
 // LabPluginName is the plugin's name in the config and its binary's name.
 const LabPluginName = "lab-credential-provider"
 
-// labPluginConfig is what the plugin reads (written by the lab).
+// labPluginConfig is what the plugin reads (written by the lab): the
+// scenario's node.credentialProvider for one registry.
 type labPluginConfig struct {
 	Registry string `json:"registry"` // host[:port] it answers for
-	CredentialProvider
+	scenario.CredentialProvider
 }
 
 // CredentialProviderFiles are the node's kubelet credential provider files.
@@ -45,7 +38,7 @@ type CredentialProviderFiles struct {
 
 // credentialProviderFiles writes the node's CredentialProviderConfig, the
 // plugin's own config and the plugin binary (a link to self) under dir.
-func credentialProviderFiles(dir, self, registry string, cp *CredentialProvider) (CredentialProviderFiles, error) {
+func credentialProviderFiles(dir, self, registry string, cp *scenario.CredentialProvider) (CredentialProviderFiles, error) {
 	f := CredentialProviderFiles{
 		Config:       filepath.Join(dir, "credential-provider-config.yaml"),
 		BinDir:       filepath.Join(dir, "bin"),
@@ -118,21 +111,11 @@ func RunCredentialProvider(configFile string, in io.Reader, out, errOut io.Write
 	})
 }
 
-// registryKey is the registry as the node's credentials name it: the host,
-// with its port unless 443.
-func (t *Topology) registryKey() string {
-	reg := t.Registry
-	if reg.port() != 443 {
-		return fmt.Sprintf("%s:%d", reg.Name, reg.port())
-	}
-	return reg.Name
-}
-
 // CredentialProviderFiles writes (once) the node's kubelet credential
 // provider files for the scenario's node.credentialProvider, and returns
 // them; nil when the node has none.
 func (e *Env) CredentialProviderFiles() (*CredentialProviderFiles, error) {
-	if e.Topology == nil || e.Topology.Node.CredentialProvider == nil {
+	if e.Scenario == nil || e.Scenario.Node.CredentialProvider == nil {
 		return nil, nil
 	}
 	if e.credProvider != nil {
@@ -141,7 +124,7 @@ func (e *Env) CredentialProviderFiles() (*CredentialProviderFiles, error) {
 	if e.Self == "" {
 		return nil, errors.New("lab: no pullpath binary to run as the credential provider plugin")
 	}
-	f, err := credentialProviderFiles(filepath.Join(e.RunDir, "node", "credential-provider"), e.Self, e.Topology.registryKey(), e.Topology.Node.CredentialProvider)
+	f, err := credentialProviderFiles(filepath.Join(e.RunDir, "node", "credential-provider"), e.Self, e.Scenario.RegistryKey(), e.Scenario.Node.CredentialProvider)
 	if err != nil {
 		return nil, fmt.Errorf("lab: credential provider files: %v", err)
 	}

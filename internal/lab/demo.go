@@ -81,7 +81,7 @@ func Demo(ctx context.Context, o DemoOptions) (*report.LabReport, error) {
 			r.Result, r.Error = report.LabError, err.Error()
 		} else {
 			r.Probe = probe
-			judge(r, nil, probe)
+			Judge(r, nil, probe)
 		}
 		rep.Runs = append(rep.Runs, r)
 	}
@@ -106,7 +106,7 @@ func demoProbe(ctx context.Context, self string, st *labsvc.Stack) (*report.Prob
 		"--certs-dir", empty, "--docker-certs-dir", empty,
 		"--docker-config", st.Files.DockerConfig,
 		"--connect-timeout", "2s", "--timeout", "50s")
-	cmd.Env = cleanEnv()
+	cmd.Env = CleanEnv()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -3,13 +3,13 @@ package lab_test
 import (
 	"bytes"
 	"context"
-	"github.com/pullpath/pullpath/internal/printers"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/pullpath/pullpath/internal/lab"
+	"github.com/pullpath/pullpath/internal/printers"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )

@@ -4,18 +4,19 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pullpath/pullpath/internal/lab/scenario"
 	"github.com/pullpath/pullpath/internal/labsvc"
 )
 
 // prepareDNS adds the DNS servers of t to the serve configs of their hosts.
-func prepareDNS(t *Topology, cfg func(host string) *ServeConfig) error {
+func prepareDNS(t *scenario.Scenario, cfg func(host string) *ServeConfig) error {
 	for _, name := range sortedKeys(t.DNS) {
 		d := t.DNS[name]
 		port := d.Port
 		if port == 0 {
 			port = 53
 		}
-		addr, err := t.listenAddr(d.Host, d.Address, port)
+		addr, err := t.ListenAddr(d.Host, d.Address, port)
 		if err != nil {
 			return fmt.Errorf("dns %s: %v", name, err)
 		}

@@ -4,13 +4,14 @@ import (
 	"context"
 	"sync"
 
+	"github.com/pullpath/pullpath/internal/lab/scenario"
 	"github.com/pullpath/pullpath/internal/report"
 )
 
 // Test runs scenarios, parallel at a time (each in its own namespaces, with
 // its own prefix), checks each against its expect block and returns a test
 // report in the order given. done, when set, is called as each run ends.
-func Test(ctx context.Context, topos []*Topology, parallel int, o Options, done func(*report.LabRun)) *report.LabReport {
+func Test(ctx context.Context, topos []*scenario.Scenario, parallel int, o Options, done func(*report.LabRun)) *report.LabReport {
 	if parallel < 1 {
 		parallel = 1
 	}
@@ -21,7 +22,7 @@ func Test(ctx context.Context, topos []*Topology, parallel int, o Options, done 
 	sem := make(chan struct{}, parallel)
 	for i, t := range topos {
 		wg.Add(1)
-		go func(i int, t *Topology) {
+		go func(i int, t *scenario.Scenario) {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()

@@ -5,13 +5,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/pullpath/pullpath/internal/lab/scenario"
 )
 
 // Paths used by `ip netns` (iproute2).
@@ -22,8 +26,8 @@ var (
 
 // Network is a built topology: one namespace per host, named PREFIX+HOST.
 type Network struct {
-	Prefix string
-	Topo   *Topology
+	Prefix   string
+	Scenario *scenario.Scenario
 	// NS maps a host name to its namespace name.
 	NS map[string]string
 	// VethEnds is the number of veth ends the topology creates (two per
@@ -32,8 +36,22 @@ type Network struct {
 	Timings  map[string]time.Duration
 }
 
+// sortedKeys lists a map's keys in order: every lab step walks hosts,
+// subnets and links in one fixed order.
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
+
+// NetnsPath is the file `ip netns` keeps namespace ns under (what nsenter
+// --net= and setns(2) open).
+func NetnsPath(ns string) string { return filepath.Join(netnsRunDir, ns) }
+
 // Namespace returns the namespace name of a host.
 func (n *Network) Namespace(host string) string { return n.Prefix + host }
+
+// CleanEnv is the environment every lab child gets: a fixed PATH and the C
+// locale, nothing of the caller's.
+func CleanEnv() []string {
+	return []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C"}
+}
 
 // run runs a command with a timeout and returns a one-line error with its
 // output on failure.
@@ -41,7 +59,7 @@ func run(ctx context.Context, stdin string, argv ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Env = cleanEnv()
+	cmd.Env = CleanEnv()
 	if stdin != "" {
 		cmd.Stdin = strings.NewReader(stdin)
 	}
@@ -58,9 +76,8 @@ func run(ctx context.Context, stdin string, argv ...string) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-func cleanEnv() []string {
-	return []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C"}
-}
+// oneLine puts a command's output or an error on one line.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // ipBatch runs iproute2 commands in one process (-batch), in namespace ns
 // ("" for the machine's namespace: only netns and veth creation go there).
@@ -118,7 +135,7 @@ type plan struct {
 	bridges map[string][]string // router -> batch lines creating its bridges
 }
 
-func (t *Topology) plan() plan {
+func planOf(t *scenario.Scenario) plan {
 	p := plan{bridges: map[string][]string{}}
 	bridgeOf := map[string]string{}
 	for i, sn := range sortedKeys(t.Subnets) {
@@ -127,7 +144,7 @@ func (t *Topology) plan() plan {
 		bridgeOf[sn] = br
 		p.bridges[s.Router] = append(p.bridges[s.Router],
 			"link add "+br+" type bridge",
-			fmt.Sprintf("addr add %s/%d dev %s", s.gateway(), s.prefix().Bits(), br),
+			fmt.Sprintf("addr add %s/%d dev %s", s.GatewayAddr(), s.Prefix().Bits(), br),
 			"link set "+br+" up")
 	}
 	ports := map[string]int{}
@@ -140,7 +157,7 @@ func (t *Topology) plan() plan {
 				host: hn, hostIf: fmt.Sprintf("eth%d", i),
 				router: s.Router, routerIf: fmt.Sprintf("p%d", ports[s.Router]),
 				subnet: sn, bridge: bridgeOf[sn],
-				addr: a, bits: s.prefix().Bits(),
+				addr: a, bits: s.Prefix().Bits(),
 			})
 			ports[s.Router]++
 		}
@@ -168,11 +185,11 @@ func sysctls(forward bool) []string {
 
 // Build creates the namespaces, links, addresses, routes and firewall rules
 // of t under prefix. On error the caller tears down by prefix (Teardown).
-func Build(ctx context.Context, t *Topology, prefix string) (*Network, error) {
+func Build(ctx context.Context, t *scenario.Scenario, prefix string) (*Network, error) {
 	if err := needLinux(); err != nil {
 		return nil, err
 	}
-	n := &Network{Prefix: prefix, Topo: t, NS: map[string]string{}, Timings: map[string]time.Duration{}}
+	n := &Network{Prefix: prefix, Scenario: t, NS: map[string]string{}, Timings: map[string]time.Duration{}}
 	hosts := sortedKeys(t.Hosts)
 	for _, h := range hosts {
 		n.NS[h] = n.Namespace(h)
@@ -188,7 +205,7 @@ func Build(ctx context.Context, t *Topology, prefix string) (*Network, error) {
 	}
 	// 2. sysctls before any interface exists, so "default" applies to all.
 	err := parallel(hosts, func(h string) error {
-		fwd := t.Hosts[h].Forward || len(t.routerOf(h)) > 0
+		fwd := t.Hosts[h].Forward || len(t.RoutedSubnets(h)) > 0
 		// written through /proc/sys (which shows the writer's namespace), so
 		// no sysctl binary is needed
 		var script strings.Builder
@@ -204,7 +221,7 @@ func Build(ctx context.Context, t *Topology, prefix string) (*Network, error) {
 	}
 	// 3. veth pairs, created directly between two lab namespaces: no end
 	// ever exists in the machine's namespace.
-	p := t.plan()
+	p := planOf(t)
 	lines = lines[:0]
 	for _, l := range p.links {
 		lines = append(lines, fmt.Sprintf("link add %s netns %s type veth peer name %s netns %s",
@@ -229,7 +246,7 @@ func Build(ctx context.Context, t *Topology, prefix string) (*Network, error) {
 			}
 		}
 		for _, r := range t.Hosts[h].Routes {
-			dests, _ := parseDest(r.To)
+			dests, _ := scenario.ParseDest(r.To)
 			for _, d := range dests {
 				if r.Type != "" {
 					b = append(b, fmt.Sprintf("route add %s %s", r.Type, d))
@@ -335,7 +352,7 @@ func (n *Network) WaitLinks(ctx context.Context) error {
 // WriteNodeFiles writes /etc/netns/NODE/{resolv.conf,hosts}, which `ip
 // netns exec` bind-mounts over /etc for every process it starts in NODE.
 func (n *Network) WriteNodeFiles() (dir string, err error) {
-	t := n.Topo
+	t := n.Scenario
 	dir = filepath.Join(netnsEtcDir, n.NS[t.Node.Host])
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err

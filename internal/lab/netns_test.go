@@ -6,12 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pullpath/pullpath/internal/lab/scenario"
 	"github.com/pullpath/pullpath/internal/testenv"
 )
 
 func TestBuildVerifyTeardown(t *testing.T) {
 	testenv.RequireNetns(t, "nft")
-	topo, err := LoadBuiltin("ecr-healthy")
+	topo, err := scenario.LoadBuiltin("ecr-healthy")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,8 @@ package lab
 import (
 	"fmt"
 	"strings"
+
+	"github.com/pullpath/pullpath/internal/lab/scenario"
 )
 
 // nftTable is the one nftables table the lab creates in a namespace.
@@ -11,7 +13,7 @@ const nftTable = "pullpath"
 // nftRuleset renders a host's firewall rules as one nftables table
 // ("inet pullpath") with a base chain per hook used. Empty when there are no
 // rules.
-func nftRuleset(rules []Rule) string {
+func nftRuleset(rules []scenario.Rule) string {
 	if len(rules) == 0 {
 		return ""
 	}
@@ -41,7 +43,7 @@ func nftRuleset(rules []Rule) string {
 }
 
 func nftAddrs(s string) string {
-	ps, _ := parseDest(s)
+	ps, _ := scenario.ParseDest(s)
 	if len(ps) == 1 {
 		if ps[0].Bits() == 32 {
 			return ps[0].Addr().String()
@@ -55,7 +57,7 @@ func nftAddrs(s string) string {
 	return "{ " + strings.Join(parts, ", ") + " }"
 }
 
-func nftRule(r Rule) string {
+func nftRule(r scenario.Rule) string {
 	var m []string
 	if r.From != "" {
 		m = append(m, "ip saddr "+nftAddrs(r.From))

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"syscall"
 )
 
 // ErrNeedsLinux is what every lab entry point returns off Linux: labs are
@@ -14,10 +13,6 @@ import (
 var ErrNeedsLinux = errors.New("pullpath lab needs Linux: network namespaces")
 
 func needLinux() error { return ErrNeedsLinux }
-
-// setPdeathsig does nothing: there is no parent-death signal here, and no
-// lab child is ever started (needLinux refuses first).
-func setPdeathsig(*syscall.SysProcAttr) {}
 
 // DialInNamespace needs setns(2).
 func DialInNamespace(ctx context.Context, ns, network, addr string) (net.Conn, error) {

@@ -5,66 +5,13 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
-	"net/netip"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
+	"github.com/pullpath/pullpath/internal/lab/scenario"
 	"github.com/pullpath/pullpath/internal/labsvc"
 )
-
-// hostAddrs lists a host's addresses: its interface addresses (by subnet
-// name), then the gateways of the subnets it routes.
-func (t *Topology) hostAddrs(host string) []netip.Addr {
-	var out []netip.Addr
-	h := t.Hosts[host]
-	if h != nil {
-		for _, sn := range sortedKeys(h.Interfaces) {
-			if a, err := netip.ParseAddr(h.Interfaces[sn]); err == nil {
-				out = append(out, a)
-			}
-		}
-	}
-	for _, sn := range t.routerOf(host) {
-		out = append(out, t.Subnets[sn].gateway())
-	}
-	return out
-}
-
-// listenAddr is the address a service listens on: its address: field or
-// the host's first address.
-func (t *Topology) listenAddr(host, address string, port int) (string, error) {
-	addrs := t.hostAddrs(host)
-	if address != "" {
-		a, err := netip.ParseAddr(address)
-		if err == nil {
-			for _, x := range addrs {
-				if x == a {
-					return netip.AddrPortFrom(a, uint16(port)).String(), nil
-				}
-			}
-		}
-		return "", fmt.Errorf("address %q is not an address of host %s (%v)", address, host, addrs)
-	}
-	if len(addrs) == 0 {
-		return "", fmt.Errorf("host %s has no address to listen on", host)
-	}
-	return netip.AddrPortFrom(addrs[0], uint16(port)).String(), nil
-}
-
-// baseURL is scheme://NAME[:PORT] of a service.
-func (s *Service) baseURL() string {
-	scheme, def := "https", 443
-	if s.TLS == "none" {
-		scheme, def = "http", 80
-	}
-	if p := s.port(); p != def {
-		return scheme + "://" + s.Name + ":" + strconv.Itoa(p)
-	}
-	return scheme + "://" + s.Name
-}
 
 // pki issues the lab's certificates for one run.
 type pki struct {
@@ -75,7 +22,7 @@ type pki struct {
 
 // leaf writes the certificate of a service as its TLS mode asks and returns
 // the cert and key files ("" for plain HTTP).
-func (p *pki) leaf(role string, s *Service) (string, string, error) {
+func (p *pki) leaf(role string, s *scenario.Service) (string, string, error) {
 	if s.TLS == "none" {
 		return "", "", nil
 	}
@@ -111,16 +58,10 @@ func (p *pki) leaf(role string, s *Service) (string, string, error) {
 	return cf, kf, nil
 }
 
-func seedOf(s string) int64 {
-	h := fnv.New64a()
-	h.Write([]byte(s))
-	return int64(h.Sum64() & 0x7fffffffffffffff)
-}
-
 // prepare writes everything the run's services and probe need under runDir
 // (certificates, the image in registry storage, htpasswd, token keys, the
 // node's docker config and CA) and returns one serve config per host.
-func prepare(ctx context.Context, t *Topology, n *Network, runDir string) (*Env, map[string]*ServeConfig, error) {
+func prepare(ctx context.Context, t *scenario.Scenario, n *Network, runDir string, o StartOptions) (*Env, map[string]*ServeConfig, error) {
 	for _, d := range []string{"pki", "storage", "node", "logs", "serve"} {
 		if err := os.MkdirAll(filepath.Join(runDir, d), 0o755); err != nil {
 			return nil, nil, err
@@ -157,21 +98,18 @@ func prepare(ctx context.Context, t *Topology, n *Network, runDir string) (*Env,
 	}
 	spec := labsvc.ImageSpec{
 		Repository: im.Repository, Tag: im.Tag, Platforms: im.Platforms,
-		LayerSizes: sizes, Seed: seedOf(t.Name + "/" + im.Repository),
+		LayerSizes: sizes, Seed: scenario.Seed(t.Name + "/" + im.Repository),
 	}
-	if t.Cluster != nil && t.binDir != "" {
-		// a cluster runs the image: its first layer is the pause binary
-		if spec.BaseLayer, err = pauseLayer(filepath.Join(t.binDir, "pause")); err != nil {
-			return nil, nil, err
-		}
-		spec.Cmd = []string{"/pause"}
+	if o.ImageBase != nil {
+		// a cluster runs the image (its first layer is the pause binary)
+		spec.BaseLayer, spec.Cmd = o.ImageBase, o.ImageCmd
 	}
 	if _, err := labsvc.WriteImage(ctx, storage, spec); err != nil {
 		return nil, nil, fmt.Errorf("image: %v", err)
 	}
 
 	// the registry
-	addr, err := t.listenAddr(reg.Host, reg.Address, reg.port())
+	addr, err := t.ListenAddr(reg.Host, reg.Address, reg.EffectivePort())
 	if err != nil {
 		return nil, nil, fmt.Errorf("registry: %v", err)
 	}
@@ -190,7 +128,7 @@ func prepare(ctx context.Context, t *Topology, n *Network, runDir string) (*Env,
 		if err := labsvc.WriteHtpasswd(hp, users); err != nil {
 			return nil, nil, err
 		}
-		rc.Auth, rc.HtpasswdFile, rc.BasicRealm = labsvc.AuthBasic, hp, reg.baseURL()
+		rc.Auth, rc.HtpasswdFile, rc.BasicRealm = labsvc.AuthBasic, hp, reg.BaseURL()
 	case "bearer":
 		signer, err := labsvc.NewTokenSigner()
 		if err != nil {
@@ -206,11 +144,11 @@ func prepare(ctx context.Context, t *Topology, n *Network, runDir string) (*Env,
 		}
 		tok := t.Token
 		rc.Auth = labsvc.AuthToken
-		rc.TokenRealm = tok.baseURL() + "/token"
+		rc.TokenRealm = tok.BaseURL() + "/token"
 		rc.TokenService = reg.Name
 		rc.TokenIssuer = tok.Name
 		rc.TokenJWKSFile = jwks
-		taddr, err := t.listenAddr(tok.Host, tok.Address, tok.port())
+		taddr, err := t.ListenAddr(tok.Host, tok.Address, tok.EffectivePort())
 		if err != nil {
 			return nil, nil, fmt.Errorf("token: %v", err)
 		}
@@ -238,8 +176,8 @@ func prepare(ctx context.Context, t *Topology, n *Network, runDir string) (*Env,
 	}
 	if t.Blob != nil {
 		b := t.Blob
-		rc.RedirectBaseURL = b.baseURL()
-		baddr, err := t.listenAddr(b.Host, b.Address, b.port())
+		rc.RedirectBaseURL = b.BaseURL()
+		baddr, err := t.ListenAddr(b.Host, b.Address, b.EffectivePort())
 		if err != nil {
 			return nil, nil, fmt.Errorf("blob: %v", err)
 		}
@@ -266,20 +204,9 @@ func prepare(ctx context.Context, t *Topology, n *Network, runDir string) (*Env,
 	}
 
 	// the node: docker config and trusted CA
-	env := &Env{Topology: t, Network: n, NodeNS: n.NS[t.Node.Host], RunDir: runDir, Image: t.ProbeImage()}
+	env := &Env{Scenario: t, Network: n, NodeNS: n.NS[t.Node.Host], RunDir: runDir, Image: t.ProbeImage()}
 	env.DockerConfig = filepath.Join(runDir, "node", "config.json")
-	dc := map[string]any{"auths": map[string]any{}}
-	if c := t.Node.Credentials; c != nil {
-		key := reg.Name
-		if reg.port() != 443 {
-			key = fmt.Sprintf("%s:%d", reg.Name, reg.port())
-		}
-		dc["auths"] = map[string]any{key: map[string]string{
-			"auth": base64.StdEncoding.EncodeToString([]byte(c.Username + ":" + c.Password)),
-		}}
-	}
-	b, _ := json.MarshalIndent(dc, "", "  ")
-	if err := os.WriteFile(env.DockerConfig, b, 0o600); err != nil {
+	if err := os.WriteFile(env.DockerConfig, DockerConfig(t), 0o600); err != nil {
 		return nil, nil, err
 	}
 	if t.Node.TrustLabCA == nil || *t.Node.TrustLabCA {
@@ -289,4 +216,17 @@ func prepare(ctx context.Context, t *Topology, n *Network, runDir string) (*Env,
 		}
 	}
 	return env, configs, nil
+}
+
+// DockerConfig is the node's docker config.json: node.credentials for the
+// registry (by its host, with the port unless 443), or no credentials.
+func DockerConfig(t *scenario.Scenario) []byte {
+	auths := map[string]any{}
+	if c := t.Node.Credentials; c != nil {
+		auths[t.RegistryKey()] = map[string]string{
+			"auth": base64.StdEncoding.EncodeToString([]byte(c.Username + ":" + c.Password)),
+		}
+	}
+	b, _ := json.MarshalIndent(map[string]any{"auths": auths}, "", "  ")
+	return b
 }

@@ -14,8 +14,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pullpath/pullpath/internal/childproc"
+	"github.com/pullpath/pullpath/internal/lab/scenario"
 	"github.com/pullpath/pullpath/internal/redact"
 	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/verdict"
 )
 
 // Hook is an extra check run after the probe, in the same lab (for example
@@ -28,7 +31,7 @@ type Hook interface {
 
 // Env is what a hook may use: the built lab and the node's files.
 type Env struct {
-	Topology *Topology
+	Scenario *scenario.Scenario
 	Network  *Network
 	NodeNS   string // the node's namespace
 	RunDir   string // the run's private folder (removed at teardown)
@@ -51,10 +54,16 @@ func (e *Env) Command(ctx context.Context, ns string, argv ...string) *exec.Cmd 
 }
 
 func nsCommand(ctx context.Context, ns string, argv ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", ns}, argv...)...)
-	cmd.Env = cleanEnv()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	setPdeathsig(cmd.SysProcAttr)
+	return Command(ctx, "ip", append([]string{"netns", "exec", ns}, argv...)...)
+}
+
+// Command is exec.CommandContext for a lab command: a clean environment,
+// its own process group, killed as a group when ctx ends or when this
+// process dies.
+func Command(ctx context.Context, name string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = CleanEnv()
+	cmd.SysProcAttr = childproc.SysProcAttr(false)
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second
 	return cmd
@@ -81,6 +90,9 @@ type Options struct {
 	// import into every node of a cluster scenario before its workload
 	// runs: pullpath's own image, so that sweep and diagnose run on it.
 	Images []string
+	// Cluster runs the scenarios that have a cluster section
+	// (internal/lab/cluster.Run); without it they end in an error.
+	Cluster ClusterRunner
 }
 
 func (o *Options) self() (string, error) {
@@ -100,128 +112,102 @@ func (o *Options) logf(format string, a ...any) {
 	}
 }
 
+// ClusterRunner runs a scenario that has a cluster section; it is
+// internal/lab/cluster's Run (the CLI passes it in Options.Cluster), kept
+// apart so that this package links no Kubernetes client.
+type ClusterRunner func(ctx context.Context, s *scenario.Scenario, o Options) (*report.LabRun, *KeptRun)
+
 // Run builds the scenario's lab, starts its services, runs the probe in the
 // node's namespace, runs the hooks, checks the verdict against expect and
 // tears everything down (also when ctx is cancelled). A lab that cannot be
-// built or run gives a run with result "error", never a panic.
-func Run(ctx context.Context, t *Topology, o Options) *report.LabRun {
-	r, _ := runScenario(ctx, t, o)
+// built or run gives a run with result "error", never a panic. A scenario
+// with a cluster section runs through o.Cluster.
+func Run(ctx context.Context, s *scenario.Scenario, o Options) *report.LabRun {
+	r, _ := runScenario(ctx, s, o)
 	return r
 }
 
 // Up builds the scenario's lab and leaves it running (no probe unless
 // probe is true). Down tears it down.
-func Up(ctx context.Context, t *Topology, o Options) (*report.LabRun, *KeptRun) {
+func Up(ctx context.Context, s *scenario.Scenario, o Options) (*report.LabRun, *KeptRun) {
 	o.Keep = true
-	return runScenario(ctx, t, o)
+	return runScenario(ctx, s, o)
 }
 
-func runScenario(ctx context.Context, t *Topology, o Options) (*report.LabRun, *KeptRun) {
+// NewRun is a run of s that has not started yet.
+func NewRun(s *scenario.Scenario) *report.LabRun {
+	return &report.LabRun{Scenario: s.Name, Source: s.Source(), Summary: s.Summary, Image: s.ProbeImage(),
+		Namespaces: len(s.Hosts), Expect: s.Expect}
+}
+
+// Fail marks a run as an error, on one line, with secrets redacted.
+func Fail(r *report.LabRun, err error) {
+	r.Result = report.LabError
+	r.Error = oneLine(redact.String(err.Error()))
+}
+
+func runScenario(ctx context.Context, t *scenario.Scenario, o Options) (*report.LabRun, *KeptRun) {
 	if t.Cluster != nil {
-		return runClusterScenario(ctx, t, o)
+		if o.Cluster == nil {
+			r := NewRun(t)
+			Fail(r, fmt.Errorf("scenario %s has a cluster section: it needs a cluster runner (internal/lab/cluster.Run)", t.Name))
+			return r, nil
+		}
+		return o.Cluster(ctx, t, o)
 	}
 	start := time.Now()
-	r := &report.LabRun{
-		Scenario:   t.Name,
-		Source:     t.Source(),
-		Summary:    t.Summary,
-		Image:      t.ProbeImage(),
-		Namespaces: len(t.Hosts),
-		Expect:     t.Expect,
-	}
-	fail := func(err error) {
-		r.Result = report.LabError
-		r.Error = oneLine(redact.String(err.Error()))
-	}
+	r := NewRun(t)
 	self, err := o.self()
 	if err != nil {
-		fail(err)
+		Fail(r, err)
 		return r, nil
 	}
-	s, err := NewSession(ctx)
-	if err != nil {
-		fail(err)
-		return r, nil
-	}
-	r.Node = s.Prefix + t.Node.Host
+	// 1. network and 2. services
+	l, err := Start(ctx, t, StartOptions{Self: self, Keep: o.Keep, Progress: o.Progress})
 	var kept *KeptRun
-	var svcs *services
 	defer func() {
+		if l == nil {
+			return
+		}
 		if kept != nil {
-			if svcs != nil {
-				svcs.detach()
-			}
-			if err := s.Keep(kept); err != nil && r.Error == "" {
-				fail(err)
+			if err := l.Keep(kept); err != nil && r.Error == "" {
+				Fail(r, err)
 			}
 			r.Timings.TotalMS = msSince(start)
 			return
 		}
 		td := time.Now()
-		if svcs != nil {
-			svcs.stop()
-			if o.KeepLogs {
-				r.LogDir = keepLogs(s.RunDir, o.LogRoot, t.Name, s.Prefix)
-			}
+		l.StopServices()
+		if o.KeepLogs {
+			r.LogDir = l.SaveLogs(o.LogRoot)
 		}
-		if err := s.Close(); err != nil && r.Error == "" {
-			fail(fmt.Errorf("teardown: %v", err))
+		if err := l.Close(); err != nil && r.Error == "" {
+			Fail(r, fmt.Errorf("teardown: %v", err))
 		}
 		r.Timings.TeardownMS = msSince(td)
 		r.Timings.TotalMS = msSince(start)
 	}()
-
-	// 1. network
-	o.logf("%s: building %d namespaces (prefix %s)", t.Name, len(t.Hosts), s.Prefix)
-	phase := time.Now()
-	n, err := Build(ctx, t, s.Prefix)
-	if err == nil {
-		err = n.Verify(ctx)
+	if l != nil {
+		r.Node = l.Session.Prefix + t.Node.Host
+		r.Timings.BuildMS, r.Timings.ServicesMS = l.BuildMS, l.ServicesMS
 	}
-	r.Timings.BuildMS = msSince(phase)
 	if err != nil {
-		fail(err)
+		Fail(r, err)
 		return r, nil
 	}
-	if _, err := n.WriteNodeFiles(); err != nil {
-		fail(err)
-		return r, nil
-	}
-	// 2. services
-	phase = time.Now()
-	env, configs, err := prepare(ctx, t, n, s.RunDir)
-	if err != nil {
-		fail(err)
-		return r, nil
-	}
-	env.Self = self
-	svcs, err = startServices(ctx, n, self, s.RunDir, configs, o.Keep)
-	r.Timings.ServicesMS = msSince(phase)
-	if err != nil {
-		fail(err)
-		return r, nil
-	}
-	if err := n.WaitLinks(ctx); err != nil {
-		fail(err)
-		return r, nil
-	}
-	r.Timings.ServicesMS = msSince(phase)
 	o.logf("%s: services up in %.0f ms", t.Name, r.Timings.ServicesMS)
 	if o.Keep {
-		kept = &KeptRun{Name: t.Name, Source: t.Source(), NodeNS: n.NS[t.Node.Host], Namespace: n.NS, Started: start.UTC()}
+		kept = &KeptRun{Name: t.Name, Source: t.Source(), NodeNS: l.Network.NS[t.Node.Host], Namespace: l.Network.NS, Started: start.UTC()}
 	}
 	if o.NoProbe {
 		return r, kept
 	}
 	// 3. probe in the node's namespace
-	phase = time.Now()
-	rep, stderr, err := probe(ctx, t, env)
+	phase := time.Now()
+	rep, err := l.Probe(ctx)
 	r.Timings.ProbeMS = msSince(phase)
-	if stderr != "" {
-		os.WriteFile(filepath.Join(s.RunDir, "logs", "probe.stderr"), []byte(stderr), 0o644)
-	}
 	if err != nil {
-		fail(err)
+		Fail(r, err)
 		return r, kept
 	}
 	r.Probe = rep
@@ -231,7 +217,7 @@ func runScenario(ctx context.Context, t *Topology, o Options) (*report.LabRun, *
 			break
 		}
 		hs := time.Now()
-		c := h.Check(ctx, env, rep)
+		c := h.Check(ctx, l.Env, rep)
 		if c.Name == "" {
 			c.Name = h.Name()
 		}
@@ -241,7 +227,7 @@ func runScenario(ctx context.Context, t *Topology, o Options) (*report.LabRun, *
 		r.Checks = append(r.Checks, c)
 	}
 	// 5. the verdict against expect; a hook's failed check is a mismatch too
-	judge(r, t.Expect, rep)
+	Judge(r, t.Expect, rep)
 	for _, c := range r.Checks {
 		if !c.OK {
 			r.Mismatches = append(r.Mismatches, fmt.Sprintf("check %s: %s", c.Name, c.Detail))
@@ -249,31 +235,16 @@ func runScenario(ctx context.Context, t *Topology, o Options) (*report.LabRun, *
 		}
 	}
 	if ctx.Err() != nil && r.Result != report.LabPass {
-		fail(fmt.Errorf("interrupted: %v", ctx.Err()))
+		Fail(r, fmt.Errorf("interrupted: %v", ctx.Err()))
 	}
 	return r, kept
 }
 
 func msSince(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1000 }
 
-// ProbeImage is the image reference the probe pulls.
-func (t *Topology) ProbeImage() string {
-	if t.Probe.Image != "" {
-		return t.Probe.Image
-	}
-	if t.Registry == nil {
-		return ""
-	}
-	host := t.Registry.Name
-	if p := t.Registry.port(); p != 443 && !(p == 80 && t.Registry.TLS == "none") {
-		host = fmt.Sprintf("%s:%d", host, p)
-	}
-	return host + "/" + t.Registry.Image.Repository + ":" + t.Registry.Image.Tag
-}
-
 // probe runs `pullpath probe -o json` in the node's namespace and parses its
 // report.
-func probe(ctx context.Context, t *Topology, env *Env) (*report.ProbeReport, string, error) {
+func probe(ctx context.Context, t *scenario.Scenario, env *Env) (*report.ProbeReport, string, error) {
 	budget := t.Probe.Timeout.Duration
 	if budget == 0 {
 		budget = 60 * time.Second
@@ -359,4 +330,31 @@ func keepLogs(runDir, root, name, prefix string) string {
 		}
 	}
 	return dst
+}
+
+// warningCodes lists the codes of a probe report's warnings.
+func warningCodes(rep *report.ProbeReport) []verdict.Code {
+	var out []verdict.Code
+	for _, w := range rep.Warnings {
+		out = append(out, w.Code)
+	}
+	return out
+}
+
+// Judge fills a run's verdict, result and mismatches from a probe report.
+func Judge(run *report.LabRun, e *scenario.Expect, rep *report.ProbeReport) {
+	v := rep.Verdict
+	run.Verdict = &v
+	run.Warnings = warningCodes(rep)
+	run.Expect = e
+	if e == nil {
+		run.Result = report.LabUnchecked
+		return
+	}
+	run.Mismatches = scenario.Check(e, v, run.Warnings)
+	if len(run.Mismatches) == 0 {
+		run.Result = report.LabPass
+	} else {
+		run.Result = report.LabMismatch
+	}
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/pullpath/pullpath/internal/lab"
+	"github.com/pullpath/pullpath/internal/lab/labtest"
+	"github.com/pullpath/pullpath/internal/lab/scenario"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/testenv"
 )
@@ -22,12 +24,12 @@ func TestBuiltinScenarios(t *testing.T) {
 	if *scenarioFilter != "" {
 		names = strings.Split(*scenarioFilter, ",")
 	}
-	all, err := lab.LoadAll(names)
+	all, err := scenario.LoadAll(names)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// cluster scenarios need the Kubernetes binaries: TestClusterScenarios
-	var topos []*lab.Topology
+	var topos []*scenario.Scenario
 	for _, tp := range all {
 		if tp.Cluster == nil {
 			topos = append(topos, tp)
@@ -51,7 +53,7 @@ func TestBuiltinScenarios(t *testing.T) {
 	}
 	t.Logf("%d scenarios in %.1fs", len(rep.Runs), rep.DurationMS/1000)
 	for _, r := range rep.Runs {
-		if p := prefixOf(r); p != "" {
+		if p := labtest.RunPrefix(r); p != "" {
 			if left := lab.Leftovers(p); len(left) > 0 {
 				t.Errorf("after lab test, Leftovers(%q) of %s = %v, want none", p, r.Scenario, left)
 			}

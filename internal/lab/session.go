@@ -106,12 +106,18 @@ func (s *Session) Close() error {
 func (s *Session) Keep(st *KeptRun) error {
 	st.Prefix = s.Prefix
 	st.RunDir = s.RunDir
-	b, _ := json.MarshalIndent(st, "", "  ")
-	if err := os.WriteFile(filepath.Join(StateDir, s.Prefix+"up"), b, 0o600); err != nil {
+	if err := SaveKept(st); err != nil {
 		return err
 	}
 	s.release()
 	return nil
+}
+
+// SaveKept records (again) the state of a kept run, e.g. the nodes a
+// cluster scenario's scale-up added.
+func SaveKept(k *KeptRun) error {
+	b, _ := json.MarshalIndent(k, "", "  ")
+	return os.WriteFile(filepath.Join(StateDir, k.Prefix+"up"), b, 0o600)
 }
 
 func (s *Session) release() {

@@ -11,73 +11,30 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/pullpath/pullpath/internal/lab"
+	"github.com/pullpath/pullpath/internal/lab/labtest"
+	"github.com/pullpath/pullpath/internal/lab/scenario"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/testenv"
 )
-
-// machineState lists the machine namespace's own veths and nft tables,
-// which the lab must never touch at all.
-func machineState(t *testing.T) []string {
-	t.Helper()
-	var out []string
-	b, err := exec.Command("ip", "-o", "link", "show", "type", "veth").Output()
-	if err != nil {
-		t.Fatalf("ip link show type veth: %v", err)
-	}
-	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		if f := strings.Fields(l); len(f) > 1 {
-			out = append(out, "root veth "+f[1])
-		}
-	}
-	b, err = exec.Command("nft", "list", "tables").Output()
-	if err != nil {
-		t.Fatalf("nft list tables: %v", err)
-	}
-	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		if l != "" {
-			out = append(out, "root nft "+l)
-		}
-	}
-	return out
-}
-
-// checkClean checks that nothing of a run's prefix is left (namespaces,
-// /etc/netns folders, netns mounts, processes) and that the machine's own
-// namespace is as before. Only the run's own prefix is checked: other lab
-// runs may come and go on the machine meanwhile.
-func checkClean(t *testing.T, what, prefix string, before []string) {
-	t.Helper()
-	if prefix == "" {
-		t.Fatalf("%s: no run prefix to check", what)
-	}
-	if left := lab.Leftovers(prefix); len(left) > 0 {
-		t.Errorf("after %s, Leftovers(%q) = %v, want none", what, prefix, left)
-	}
-	if diff := cmp.Diff(before, machineState(t)); diff != "" {
-		t.Errorf("after %s, machine state changed (-before +after):\n%s", what, diff)
-	}
-}
 
 // TestTeardownLeavesNothing runs a scenario to the end, one whose services
 // cannot start (a failure after the namespaces exist), and one cancelled
 // mid-probe (Ctrl-C), and checks that each left nothing behind.
 func TestTeardownLeavesNothing(t *testing.T) {
 	testenv.RequireNetns(t, "nft")
-	topo, err := lab.LoadBuiltin("ecr-sg-drops-443")
+	topo, err := scenario.LoadBuiltin("ecr-sg-drops-443")
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := machineState(t)
+	before := labtest.MachineState(t)
 
 	t.Run("success", func(t *testing.T) {
 		r := lab.Run(context.Background(), topo, lab.Options{})
 		if r.Result != report.LabPass {
 			t.Errorf("Run(%s) = %s (%s), want pass", topo.Name, r.Result, r.Error)
 		}
-		checkClean(t, "a finished run", prefixOf(r), before)
+		labtest.CheckClean(t, "a finished run", labtest.RunPrefix(r), before)
 	})
 
 	t.Run("failure", func(t *testing.T) {
@@ -85,7 +42,7 @@ func TestTeardownLeavesNothing(t *testing.T) {
 		if r.Result != report.LabError || r.Timings.BuildMS == 0 {
 			t.Errorf("Run with a missing binary = %s after build %.0fms (%s), want error after the build", r.Result, r.Timings.BuildMS, r.Error)
 		}
-		checkClean(t, "a failed run", prefixOf(r), before)
+		labtest.CheckClean(t, "a failed run", labtest.RunPrefix(r), before)
 	})
 
 	t.Run("cancelled", func(t *testing.T) {
@@ -99,7 +56,7 @@ func TestTeardownLeavesNothing(t *testing.T) {
 		if r.Result != report.LabError || !strings.Contains(r.Error, "interrupt") {
 			t.Errorf("cancelled Run = %s (%q), want error \"interrupted\"", r.Result, r.Error)
 		}
-		checkClean(t, "a cancelled run", prefixOf(r), before)
+		labtest.CheckClean(t, "a cancelled run", labtest.RunPrefix(r), before)
 	})
 }
 
@@ -108,7 +65,7 @@ func TestTeardownLeavesNothing(t *testing.T) {
 // and that the next sweep removes everything it left.
 func TestSweepAfterKill(t *testing.T) {
 	testenv.RequireNetns(t, "nft")
-	before := machineState(t)
+	before := labtest.MachineState(t)
 	cmd := exec.Command(os.Args[0], "lab", "run", "ecr-sg-drops-443")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -116,7 +73,7 @@ func TestSweepAfterKill(t *testing.T) {
 	waitFor(t, probeChildOf(cmd.Process.Pid), 20*time.Second)
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	prefix := killedPrefix(cmd.Process.Pid)
+	prefix := labtest.KilledPrefix(cmd.Process.Pid)
 	if prefix == "" || len(lab.Leftovers(prefix)) == 0 {
 		t.Fatalf("Leftovers after SIGKILL = none; want the killed run's namespaces (the test proves nothing)")
 	}
@@ -127,31 +84,7 @@ func TestSweepAfterKill(t *testing.T) {
 	if !slices.Contains(swept, prefix) {
 		t.Errorf("Sweep() = %v, want it to hold the killed run's prefix %s", swept, prefix)
 	}
-	checkClean(t, "a sweep of a killed run", prefix, before)
-}
-
-// prefixOf is the run prefix of a run ("ppl123abc-"), from its node's
-// namespace name.
-func prefixOf(r *report.LabRun) string {
-	if i := strings.IndexByte(r.Node, '-'); i > 0 {
-		return r.Node[:i+1]
-	}
-	return ""
-}
-
-// killedPrefix finds the prefix whose lock file names pid.
-func killedPrefix(pid int) string {
-	ents, _ := os.ReadDir(lab.StateDir)
-	for _, e := range ents {
-		if !strings.HasSuffix(e.Name(), "-lock") {
-			continue
-		}
-		b, _ := os.ReadFile(lab.StateDir + "/" + e.Name())
-		if strings.TrimSpace(string(b)) == strconv.Itoa(pid) {
-			return strings.TrimSuffix(e.Name(), "lock")
-		}
-	}
-	return ""
+	labtest.CheckClean(t, "a sweep of a killed run", prefix, before)
 }
 
 // probeChildOf reports whether a lab probe runs as a child of pid.

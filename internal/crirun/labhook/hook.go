@@ -19,6 +19,7 @@ import (
 	"github.com/pullpath/pullpath/internal/crirun"
 	"github.com/pullpath/pullpath/internal/explain"
 	"github.com/pullpath/pullpath/internal/lab"
+	"github.com/pullpath/pullpath/internal/lab/scenario"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -66,7 +67,7 @@ func (h *Hook) Check(ctx context.Context, env *lab.Env, probe *report.ProbeRepor
 		rt.Error = err.Error()
 		return done()
 	}
-	rt.Credential = env.Topology != nil && (env.Topology.Node.Credentials != nil || env.Topology.Node.CredentialProvider != nil && env.Topology.Node.CredentialProvider.Fail == "")
+	rt.Credential = env.Scenario != nil && (env.Scenario.Node.Credentials != nil || env.Scenario.Node.CredentialProvider != nil && env.Scenario.Node.CredentialProvider.Fail == "")
 	rt.OK, rt.GRPCCode, rt.Message, rt.TimedOut = res.OK, res.GRPCCode, res.Message, res.TimedOut
 	rt.DurationMS = ms(res.Duration)
 	if res.Error != "" {
@@ -84,20 +85,20 @@ func (h *Hook) Check(ctx context.Context, env *lab.Env, probe *report.ProbeRepor
 		probe.Runtime = rt
 	}
 	var want *report.LabRuntimeExpect
-	if env.Topology != nil && env.Topology.Expect != nil {
-		want = env.Topology.Expect.Runtime
+	if env.Scenario != nil && env.Scenario.Expect != nil {
+		want = env.Scenario.Expect.Runtime
 	}
 	var pv *verdict.Verdict
 	if probe != nil {
 		pv = &probe.Verdict
 	}
-	if note := platformNote(env.Topology); note != "" && want == nil {
+	if note := platformNote(env.Scenario); note != "" && want == nil {
 		rt.Note = note
 	} else {
 		rt.Against, rt.Mismatches = Compare(res.OK, cl, pv, want)
 	}
-	if h.FixtureDir != "" && !res.OK && env.Topology != nil {
-		if err := writeFixture(h.FixtureDir, env.Topology, rt, res, expectLine(pv, want)); err != nil {
+	if h.FixtureDir != "" && !res.OK && env.Scenario != nil {
+		if err := writeFixture(h.FixtureDir, env.Scenario, rt, res, expectLine(pv, want)); err != nil {
 			rt.Mismatches = append(rt.Mismatches, "fixture: "+err.Error())
 		}
 	}
@@ -136,8 +137,8 @@ func (h *Hook) pull(ctx context.Context, env *lab.Env, timeout time.Duration) (c
 		return zero, r.Version(), err
 	}
 	var auth *crirun.Auth
-	if env.Topology != nil && env.Topology.Node.Credentials != nil {
-		auth = &crirun.Auth{Username: env.Topology.Node.Credentials.Username, Password: env.Topology.Node.Credentials.Password}
+	if env.Scenario != nil && env.Scenario.Node.Credentials != nil {
+		auth = &crirun.Auth{Username: env.Scenario.Node.Credentials.Username, Password: env.Scenario.Node.Credentials.Password}
 	}
 	if cp, err := env.CredentialProviderFiles(); err != nil {
 		return zero, r.Version(), err
@@ -157,7 +158,7 @@ func (h *Hook) pull(ctx context.Context, env *lab.Env, timeout time.Duration) (c
 // platformNote explains why the outcomes cannot be compared when the probe
 // plays a node of another platform than the machine's: containerd pulls
 // for the platform it runs on.
-func platformNote(t *lab.Topology) string {
+func platformNote(t *scenario.Scenario) string {
 	if t == nil || t.Probe.Platform == "" {
 		return ""
 	}
@@ -183,7 +184,7 @@ func nodeCertsDir(env *lab.Env) (string, error) {
 	if err := os.MkdirAll(hd, 0o755); err != nil {
 		return "", err
 	}
-	plain := env.Topology != nil && env.Topology.Registry != nil && env.Topology.Registry.TLS == "none"
+	plain := env.Scenario != nil && env.Scenario.Registry != nil && env.Scenario.Registry.TLS == "none"
 	if plain {
 		// containerd 1.6 rejects a hosts.toml with only server = http://...
 		// (containerd#10027) unless a [host] table follows.
@@ -278,7 +279,7 @@ func expectLine(probe *verdict.Verdict, want *report.LabRuntimeExpect) string {
 	return strings.Join(parts, " ")
 }
 
-func writeFixture(dir string, t *lab.Topology, rt *report.RuntimePull, res crirun.Result, expect string) error {
+func writeFixture(dir string, t *scenario.Scenario, rt *report.RuntimePull, res crirun.Result, expect string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}

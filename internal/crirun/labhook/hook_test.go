@@ -9,10 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pullpath/pullpath/internal/cli"
 	"github.com/pullpath/pullpath/internal/crirun"
 	"github.com/pullpath/pullpath/internal/crirun/labhook"
 	"github.com/pullpath/pullpath/internal/lab"
+	"github.com/pullpath/pullpath/internal/lab/labtest"
+	"github.com/pullpath/pullpath/internal/lab/scenario"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/testenv"
 )
@@ -25,13 +26,7 @@ var (
 
 // TestMain lets the test binary stand in for pullpath: the lab re-executes
 // os.Executable() as `lab serve ...` and `probe ...` inside namespaces.
-func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && (os.Args[1] == "lab" || os.Args[1] == "probe") {
-		os.Exit(cli.Run(context.Background(), append([]string{"pullpath"}, os.Args[1:]...),
-			cli.Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}))
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { labtest.Main(m) }
 
 // needRuntime skips (or with CI=true fails) when the lab or containerd
 // cannot run here; it returns crictl's path.
@@ -62,13 +57,13 @@ func TestRuntimeBesideProbe(t *testing.T) {
 	if *scenarioFilter != "" {
 		names = strings.Split(*scenarioFilter, ",")
 	}
-	all, err := lab.LoadAll(names)
+	all, err := scenario.LoadAll(names)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Cluster scenarios pull with the real kubelet beside the probe
-	// (internal/lab's cluster tests): crictl beside it adds nothing.
-	var topos []*lab.Topology
+	// (internal/lab/cluster's tests): crictl beside it adds nothing.
+	var topos []*scenario.Scenario
 	for _, tp := range all {
 		if tp.Cluster == nil {
 			topos = append(topos, tp)

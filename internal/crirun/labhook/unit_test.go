@@ -6,8 +6,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/pullpath/pullpath/internal/explain"
-	"github.com/pullpath/pullpath/internal/lab"
+	"github.com/pullpath/pullpath/internal/lab/scenario"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -88,7 +89,7 @@ func TestPlatformNote(t *testing.T) {
 		platform string
 		want     bool
 	}{{"", false}, {"plan9/mips", true}} {
-		topo := &lab.Topology{}
+		topo := &scenario.Scenario{}
 		topo.Probe.Platform = tc.platform
 		if got := platformNote(topo) != ""; got != tc.want {
 			t.Errorf("platformNote(platform %q) given = %v, want %v", tc.platform, got, tc.want)

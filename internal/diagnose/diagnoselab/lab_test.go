@@ -20,8 +20,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/pullpath/pullpath/internal/diagnose"
-	"github.com/pullpath/pullpath/internal/explain/cluster"
-	"github.com/pullpath/pullpath/internal/lab"
+	explaincluster "github.com/pullpath/pullpath/internal/explain/cluster"
+	"github.com/pullpath/pullpath/internal/lab/cluster"
 	"github.com/pullpath/pullpath/internal/lab/labtest"
 	"github.com/pullpath/pullpath/internal/printers"
 	"github.com/pullpath/pullpath/internal/report"
@@ -44,7 +44,7 @@ const (
 // what they say, and readies the walk: pullpath's image on every node
 // (unless withProbe is false), the sweep namespace, the registry
 // credentials as a pull secret.
-func story(t *testing.T, scenario string, withProbe bool) *lab.Cluster {
+func story(t *testing.T, scenario string, withProbe bool) *cluster.Cluster {
 	c := labtest.Require(t, scenario)
 	ctx := t.Context()
 	if withProbe {
@@ -59,11 +59,11 @@ func story(t *testing.T, scenario string, withProbe bool) *lab.Cluster {
 	return c
 }
 
-func options(c *lab.Cluster, budget time.Duration) diagnose.Options {
+func options(c *cluster.Cluster, budget time.Duration) diagnose.Options {
 	ns, name := c.WorkloadName()
 	o := diagnose.Options{
 		Client: c.Client,
-		Target: cluster.Target{Kind: "deployment", Name: name, Namespace: ns},
+		Target: explaincluster.Target{Kind: "deployment", Name: name, Namespace: ns},
 		Budget: budget,
 	}
 	o.Sweep.ProbeImage = probeImage
@@ -73,7 +73,7 @@ func options(c *lab.Cluster, budget time.Duration) diagnose.Options {
 	// The lab's nodes keep an empty docker certs.d beside their certs.d
 	// (docs/lab.md): the machine has no /etc/docker.
 	o.Sweep.DockerCerts = "/etc/containerd/docker-certs.d"
-	if c.Topology().Node.Credentials != nil {
+	if c.Scenario().Node.Credentials != nil {
 		o.Sweep.PullSecrets = []string{secretName}
 	}
 	return o
@@ -81,7 +81,7 @@ func options(c *lab.Cluster, budget time.Duration) diagnose.Options {
 
 // run diagnoses, checks the budget and that the walk left nothing, and
 // returns the report and its text transcript.
-func run(t *testing.T, c *lab.Cluster, o diagnose.Options) (*report.DiagnoseReport, string) {
+func run(t *testing.T, c *cluster.Cluster, o diagnose.Options) (*report.DiagnoseReport, string) {
 	t.Helper()
 	start := time.Now()
 	r, err := diagnose.Run(t.Context(), o)

@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/pullpath/pullpath/internal/lab"
+	"github.com/pullpath/pullpath/internal/lab/cluster"
 	"github.com/pullpath/pullpath/internal/selfimage"
 	"github.com/pullpath/pullpath/internal/testenv/kwait"
 )
@@ -70,7 +70,7 @@ func ModuleRoot(t testing.TB) string {
 // namespace; a Pod created before is refused), and, when the scenario's
 // node has registry credentials, a kubernetes.io/dockerconfigjson Secret
 // named secret holding them. It reports whether it made the Secret.
-func WalkNamespace(t testing.TB, c *lab.Cluster, ns, secret string) bool {
+func WalkNamespace(t testing.TB, c *cluster.Cluster, ns, secret string) bool {
 	t.Helper()
 	ctx := t.Context()
 	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns,
@@ -79,7 +79,7 @@ func WalkNamespace(t testing.TB, c *lab.Cluster, ns, secret string) bool {
 	}
 	sa := cache.NewListWatchFromClient(c.Client.CoreV1().RESTClient(), "serviceaccounts", ns, fields.OneTermEqualSelector("metadata.name", "default"))
 	kwait.One(ctx, t, 60*time.Second, "the default ServiceAccount of "+ns, sa, func(*corev1.ServiceAccount) bool { return true })
-	cr := c.Topology().Node.Credentials
+	cr := c.Scenario().Node.Credentials
 	if cr == nil {
 		return false
 	}

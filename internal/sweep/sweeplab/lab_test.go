@@ -22,7 +22,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/pullpath/pullpath/internal/lab"
+	"github.com/pullpath/pullpath/internal/lab/cluster"
 	"github.com/pullpath/pullpath/internal/lab/labtest"
 	"github.com/pullpath/pullpath/internal/printers"
 	"github.com/pullpath/pullpath/internal/report"
@@ -74,7 +74,7 @@ func artifacts(t *testing.T) (tarball, bin string) {
 
 type env struct {
 	t *testing.T
-	c *lab.Cluster
+	c *cluster.Cluster
 }
 
 // start brings the scenario's cluster up with pullpath's image on every
@@ -98,7 +98,7 @@ func (e *env) options() sweep.Options {
 		DockerCerts: "/etc/containerd/docker-certs.d", Timeout: 3 * time.Minute, StartTimeout: 90 * time.Second,
 		ProbeArgs: []string{"--connect-timeout", "3s"},
 	}
-	if e.c.Topology().Node.Credentials != nil {
+	if e.c.Scenario().Node.Credentials != nil {
 		o.PullSecrets = []string{secretName}
 	}
 	return o
@@ -284,7 +284,7 @@ func TestLabCleanupAndReporting(t *testing.T) {
 	args := []string{"sweep", e.c.WorkloadImage(), "--kubeconfig", e.c.Kubeconfig, "--image-for-probe", probeImage,
 		"--as", "system:serviceaccount:pullpath-sweep:pullpath-sweep", "--as-group", "system:serviceaccounts",
 		"--node-docker-certs-dir", "/etc/containerd/docker-certs.d", "--timeout", "20s", "--start-timeout", "20s"}
-	if e.c.Topology().Node.Credentials != nil {
+	if e.c.Scenario().Node.Credentials != nil {
 		args = append(args, "--pull-secret", secretName)
 	}
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGKILL} {

@@ -3,7 +3,7 @@
 // Package tools pins the Kubernetes components that hack/controlplane.sh
 // builds into test/controlplane/bin/: kube-apiserver for the cluster tests
 // of explain, and kube-controller-manager, kube-scheduler and kubelet for
-// the lab's clusters (internal/lab, cluster.go). One module for all four, so
+// the lab's clusters (internal/lab/cluster). One module for all four, so
 // they share one dependency graph and one build cache.
 package tools
 

@@ -1,4 +1,4 @@
-package lab
+package scenario
 
 import (
 	"bytes"
@@ -39,7 +39,7 @@ func Builtins() []string {
 }
 
 // LoadBuiltin loads and validates a built-in scenario by name.
-func LoadBuiltin(name string) (*Topology, error) {
+func LoadBuiltin(name string) (*Scenario, error) {
 	b, err := builtinFS.ReadFile("scenarios/" + name + ".yaml")
 	if err != nil {
 		return nil, fmt.Errorf("unknown scenario %q: want one of %s (see `pullpath lab list`) or a file path", name, strings.Join(Builtins(), ", "))
@@ -48,7 +48,7 @@ func LoadBuiltin(name string) (*Topology, error) {
 }
 
 // LoadFile loads and validates a topology file.
-func LoadFile(file string) (*Topology, error) {
+func LoadFile(file string) (*Scenario, error) {
 	b, err := os.ReadFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("topology %s: %v", file, errors.Unwrap(err))
@@ -57,7 +57,7 @@ func LoadFile(file string) (*Topology, error) {
 }
 
 // Load loads a built-in scenario by name, or else a file.
-func Load(nameOrFile string) (*Topology, error) {
+func Load(nameOrFile string) (*Scenario, error) {
 	if !strings.ContainsAny(nameOrFile, "/.") {
 		if _, err := builtinFS.ReadFile("scenarios/" + nameOrFile + ".yaml"); err == nil {
 			return LoadBuiltin(nameOrFile)
@@ -71,11 +71,11 @@ func Load(nameOrFile string) (*Topology, error) {
 
 // LoadAll loads each name or file with Load, every built-in scenario when
 // none is given: what `lab test` runs.
-func LoadAll(namesOrFiles []string) ([]*Topology, error) {
+func LoadAll(namesOrFiles []string) ([]*Scenario, error) {
 	if len(namesOrFiles) == 0 {
 		namesOrFiles = Builtins()
 	}
-	topos := make([]*Topology, 0, len(namesOrFiles))
+	topos := make([]*Scenario, 0, len(namesOrFiles))
 	for _, n := range namesOrFiles {
 		t, err := Load(n)
 		if err != nil {
@@ -87,9 +87,9 @@ func LoadAll(namesOrFiles []string) ([]*Topology, error) {
 }
 
 // Parse reads a topology from YAML; source names it in errors.
-func Parse(b []byte, source string) (*Topology, error) { return parse(b, source, 0) }
+func Parse(b []byte, source string) (*Scenario, error) { return parse(b, source, 0) }
 
-func parse(b []byte, source string, depth int) (*Topology, error) {
+func parse(b []byte, source string, depth int) (*Scenario, error) {
 	m, err := mergedDoc(b, source, depth)
 	if err != nil {
 		return nil, err
@@ -100,7 +100,7 @@ func parse(b []byte, source string, depth int) (*Topology, error) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(js))
 	dec.DisallowUnknownFields()
-	var t Topology
+	var t Scenario
 	if err := dec.Decode(&t); err != nil {
 		return nil, fmt.Errorf("topology %s: %s", source, jsonErr(err, m))
 	}
@@ -219,7 +219,7 @@ func kindName(t string) string {
 		return "a mapping"
 	case strings.HasPrefix(t, "[]"):
 		return "a list"
-	case t == "string" || t == "lab.Duration":
+	case t == "string" || t == "scenario.Duration":
 		return "a string"
 	case t == "int" || t == "int64":
 		return "an integer"

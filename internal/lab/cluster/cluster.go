@@ -1,4 +1,14 @@
-package lab
+// Package cluster runs a lab scenario's cluster section: a real control
+// plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler) in
+// one host's network namespace and a real containerd and kubelet per node
+// host, each node in its own network, mount and UTS namespaces and cgroup
+// root, on the network internal/lab builds. It is the lab's only
+// Kubernetes client.
+//
+// Start returns a running Cluster that tests drive through its Go API
+// (labtest.Require wraps it); Run is the runner `pullpath lab run|test|up`
+// uses for a cluster scenario (lab.Options.Cluster).
+package cluster
 
 import (
 	"context"
@@ -9,7 +19,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -21,19 +30,18 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/pullpath/pullpath/internal/childproc"
+	"github.com/pullpath/pullpath/internal/lab"
+	"github.com/pullpath/pullpath/internal/lab/scenario"
 )
 
-// ErrClusterBinaries is wrapped by StartCluster's error when a binary the
-// cluster needs is missing. Under CI=true tests must fail on it, not skip.
-var ErrClusterBinaries = errors.New("lab cluster binaries missing (build them with `bash hack/controlplane.sh`; containerd, runc and the CNI plugins come from Debian's containerd and containernetworking-plugins packages)")
+// ErrBinaries is wrapped by Start's error when a binary the cluster needs
+// is missing. Under CI=true tests must fail on it, not skip.
+var ErrBinaries = errors.New("lab cluster binaries missing (build them with `bash hack/controlplane.sh`; containerd, runc and the CNI plugins come from Debian's containerd and containernetworking-plugins packages)")
 
-// ClusterBinDirEnv overrides where StartCluster looks for etcd,
-// kube-apiserver, kube-controller-manager, kube-scheduler, kubelet and
-// pause (the same variable as internal/testenv/controlplane).
-const ClusterBinDirEnv = "PULLPATH_CONTROLPLANE_BIN"
-
-// ClusterOptions tune StartCluster.
-type ClusterOptions struct {
+// Options tune Start.
+type Options struct {
 	// BinDir holds the Kubernetes binaries and pause (hack/controlplane.sh).
 	// Default: $PULLPATH_CONTROLPLANE_BIN, else test/controlplane/bin of
 	// the first folder above the working directory that holds a go.mod.
@@ -74,30 +82,25 @@ type Cluster struct {
 	Config *rest.Config
 	Client kubernetes.Interface
 	// Env is the lab around the cluster (registry, DNS, the probe's node).
-	Env *Env
+	Env *lab.Env
 	// Server is https://127.0.0.1:PORT.
 	Server string
 
-	topo        *Topology
-	o           ClusterOptions
-	sess        *Session
-	net         *Network
-	svcs        *services
-	env         *Env
+	scen        *scenario.Scenario
+	o           Options
+	lab         *lab.Lab
+	kept        *lab.KeptRun // set once Start kept the run (lab up)
 	pki         *clusterPKI
 	bin         string
-	runDir      string
 	dir         string // RUN/cluster
-	keep        bool
 	apiserverIP netip.Addr
 	adminCert   string
 	adminKey    string
 	pauseTar    string
-	fwd         *Forwarder
-	fwdProc     *clusterProc
+	fwd         *lab.Forwarder
 
 	mu     sync.Mutex
-	procs  []*clusterProc
+	procs  []*childproc.Proc
 	nodes  map[string]*clusterNode // started nodes by host
 	order  []string                // started hosts in creation order
 	images []string                // tarballs imported into every node
@@ -109,38 +112,25 @@ type Cluster struct {
 // clusterBinaries are the files StartCluster needs from BinDir.
 var clusterBinaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "pause"}
 
-// ResolveClusterBinDir applies ClusterOptions.BinDir's defaults and checks
-// that every binary is there (and the machine's containerd, runc, ctr,
-// nsenter, unshare and CNI plugins); the error wraps ErrClusterBinaries.
-func ResolveClusterBinDir(dir string) (string, error) {
-	if dir == "" {
-		dir = os.Getenv(ClusterBinDirEnv)
+// ResolveBinDir applies Options.BinDir's defaults and checks that every
+// binary is there (and the machine's containerd, runc, ctr, nsenter,
+// unshare and CNI plugins); the error wraps ErrBinaries.
+func ResolveBinDir(dir string) (string, error) {
+	dir, err := childproc.BinDir(dir)
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", ErrBinaries, err)
 	}
-	if dir == "" {
-		wd, _ := os.Getwd()
-		for d := wd; ; d = filepath.Dir(d) {
-			if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-				dir = filepath.Join(d, "test", "controlplane", "bin")
-				break
-			}
-			if filepath.Dir(d) == d {
-				return "", fmt.Errorf("%w: no go.mod above %s to find test/controlplane/bin from; set %s", ErrClusterBinaries, wd, ClusterBinDirEnv)
-			}
-		}
-	}
-	for _, b := range clusterBinaries {
-		if st, err := os.Stat(filepath.Join(dir, b)); err != nil || st.Mode()&0o111 == 0 {
-			return "", fmt.Errorf("%w: %s is missing", ErrClusterBinaries, filepath.Join(dir, b))
-		}
+	if missing := childproc.MissingBinary(dir, clusterBinaries...); missing != "" {
+		return "", fmt.Errorf("%w: %s is missing", ErrBinaries, missing)
 	}
 	for _, tool := range []string{"containerd", "ctr", "runc", "nsenter", "unshare", "ip"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			return "", fmt.Errorf("%w: %s is not in PATH", ErrClusterBinaries, tool)
+			return "", fmt.Errorf("%w: %s is not in PATH", ErrBinaries, tool)
 		}
 	}
 	for _, p := range []string{"bridge", "host-local", "loopback"} {
 		if _, err := os.Stat(filepath.Join("/usr/lib/cni", p)); err != nil {
-			return "", fmt.Errorf("%w: CNI plugin /usr/lib/cni/%s is missing (apt-get install containernetworking-plugins)", ErrClusterBinaries, p)
+			return "", fmt.Errorf("%w: CNI plugin /usr/lib/cni/%s is missing (apt-get install containernetworking-plugins)", ErrBinaries, p)
 		}
 	}
 	return dir, nil
@@ -148,42 +138,41 @@ func ResolveClusterBinDir(dir string) (string, error) {
 
 func (c *Cluster) logf(format string, a ...any) {
 	if c.o.Progress != nil {
-		fmt.Fprintf(c.o.Progress, c.topo.Name+": "+format+"\n", a...)
+		fmt.Fprintf(c.o.Progress, c.scen.Name+": "+format+"\n", a...)
 	}
 }
 
-// StartCluster builds the scenario's network, starts its services (DNS,
+// Start builds the scenario's network, starts its services (DNS,
 // registry, token and blob hosts), then the control plane in
 // cluster.controlPlane's namespace and a containerd and kubelet for every
 // node that is not `later`, and returns when all of them are Ready. On
 // error everything it started is torn down.
-func StartCluster(ctx context.Context, t *Topology, o ClusterOptions) (cl *Cluster, err error) {
-	if err := needLinux(); err != nil {
+func Start(ctx context.Context, s *scenario.Scenario, o Options) (cl *Cluster, err error) {
+	if err := lab.Supported(); err != nil {
 		return nil, err
 	}
-	if t.Cluster == nil {
-		return nil, fmt.Errorf("scenario %s has no cluster section", t.Name)
+	if s.Cluster == nil {
+		return nil, fmt.Errorf("scenario %s has no cluster section", s.Name)
 	}
-	if err := t.Validate(); err != nil {
-		return nil, fmt.Errorf("scenario %s: %v", t.Name, err)
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("scenario %s: %v", s.Name, err)
 	}
-	bin, err := ResolveClusterBinDir(o.BinDir)
+	bin, err := ResolveBinDir(o.BinDir)
 	if err != nil {
 		return nil, err
 	}
-	self := o.Self
-	if self == "" {
-		if self, err = os.Executable(); err != nil {
+	if o.Self == "" {
+		if o.Self, err = os.Executable(); err != nil {
 			return nil, err
 		}
 	}
-	c := &Cluster{topo: t, o: o, bin: bin, keep: o.Keep, nodes: map[string]*clusterNode{}}
-	c.sess, err = NewSession(ctx)
+	// the registry's image runs on the nodes: its first layer is the pause
+	// binary
+	base, err := pauseLayer(filepath.Join(bin, "pause"))
 	if err != nil {
 		return nil, err
 	}
-	c.Prefix, c.RunDir, c.runDir = c.sess.Prefix, c.sess.RunDir, c.sess.RunDir
-	c.dir = filepath.Join(c.runDir, "cluster")
+	c := &Cluster{scen: s, o: o, bin: bin, nodes: map[string]*clusterNode{}}
 	defer func() {
 		if err != nil {
 			c.Close()
@@ -191,37 +180,25 @@ func StartCluster(ctx context.Context, t *Topology, o ClusterOptions) (cl *Clust
 		}
 	}()
 	start := time.Now()
-	c.logf("building %d namespaces (prefix %s)", len(t.Hosts), c.Prefix)
-	if c.net, err = Build(ctx, t, c.Prefix); err == nil {
-		err = c.net.Verify(ctx)
+	// 1. the lab: network and services
+	c.lab, err = lab.Start(ctx, s, lab.StartOptions{Self: o.Self, Keep: o.Keep, Progress: o.Progress,
+		ImageBase: base, ImageCmd: []string{"/pause"}})
+	if c.lab != nil {
+		c.Prefix, c.RunDir, c.Env = c.lab.Session.Prefix, c.lab.Session.RunDir, c.lab.Env
+		c.dir = filepath.Join(c.RunDir, "cluster")
 	}
 	if err != nil {
-		return nil, err
-	}
-	if _, err = c.net.WriteNodeFiles(); err != nil {
-		return nil, err
-	}
-	t.binDir = bin
-	env, configs, err := prepare(ctx, t, c.net, c.runDir)
-	if err != nil {
-		return nil, err
-	}
-	env.Self = self
-	c.env, c.Env = env, env
-	if c.svcs, err = startServices(ctx, c.net, self, c.runDir, configs, o.Keep); err != nil {
-		return nil, err
-	}
-	if err = c.net.WaitLinks(ctx); err != nil {
 		return nil, err
 	}
 	c.logf("network and services up in %s", time.Since(start).Round(time.Millisecond))
+	// 2. the control plane, and the forwarder the clients reach it through
 	if err = os.MkdirAll(c.dir, 0o755); err != nil {
 		return nil, err
 	}
 	if c.pki, err = newClusterPKI(filepath.Join(c.dir, "pki")); err != nil {
 		return nil, err
 	}
-	c.apiserverIP = t.hostAddrs(t.Cluster.ControlPlane)[0]
+	c.apiserverIP = s.HostAddrs(s.Cluster.ControlPlane)[0]
 	if c.pauseTar, err = writeSandboxImage(filepath.Join(bin, "pause"), filepath.Join(c.dir, "pause.tar")); err != nil {
 		return nil, err
 	}
@@ -229,12 +206,13 @@ func StartCluster(ctx context.Context, t *Topology, o ClusterOptions) (cl *Clust
 		return nil, err
 	}
 	c.logf("control plane ready in %s", time.Since(start).Round(time.Millisecond))
-	if err = c.startForwarder(ctx, self); err != nil {
+	if err = c.startForwarder(ctx); err != nil {
 		return nil, err
 	}
+	// 3. the first nodes
 	var first []string
-	for _, h := range t.Cluster.ClusterOrder() {
-		if !t.Cluster.Nodes[h].Later {
+	for _, h := range s.Cluster.ClusterOrder() {
+		if !s.Cluster.Nodes[h].Later {
 			first = append(first, h)
 		}
 	}
@@ -250,35 +228,32 @@ func StartCluster(ctx context.Context, t *Topology, o ClusterOptions) (cl *Clust
 	}
 	c.logf("%d nodes Ready in %s", len(first), time.Since(start).Round(time.Millisecond))
 	if o.Keep {
-		if c.svcs != nil {
-			c.svcs.detach()
-		}
 		for _, p := range c.procs {
-			p.cmd.Process.Release()
+			p.Release()
 		}
-		k := &KeptRun{Name: t.Name, Source: t.Source(), NodeNS: c.net.NS[t.Node.Host], Namespace: c.net.NS, Started: start.UTC(),
-			Kubeconfig: c.Kubeconfig, Nodes: c.NodeNames()}
-		if err = c.sess.Keep(k); err != nil {
+		k := &lab.KeptRun{Name: s.Name, Source: s.Source(), NodeNS: c.lab.Network.NS[s.Node.Host], Namespace: c.lab.Network.NS,
+			Started: start.UTC(), Kubeconfig: c.Kubeconfig, Nodes: c.NodeNames()}
+		if err = c.lab.Keep(k); err != nil {
 			return nil, err
 		}
+		c.kept = k
 	}
 	return c, nil
 }
 
 // startForwarder opens the loopback forwarder into the control plane's
 // namespace and writes the admin kubeconfig for it.
-func (c *Cluster) startForwarder(ctx context.Context, self string) error {
-	ns := c.net.NS[c.topo.Cluster.ControlPlane]
+func (c *Cluster) startForwarder(ctx context.Context) error {
+	ns := c.lab.Network.NS[c.scen.Cluster.ControlPlane]
 	target := fmt.Sprintf("%s:%d", c.apiserverIP, apiserverPort)
 	addr := ""
-	if c.keep {
+	if c.o.Keep {
 		ready := filepath.Join(c.dir, "forward.addr")
-		p, err := startProc("forward", filepath.Join(c.runDir, "logs", "forward.log"), true,
-			self, "lab", "forward", "--netns", ns, "--to", target, "--listen", "127.0.0.1:0", "--ready", ready)
+		p, err := c.startProc("forward", "forward.log",
+			c.o.Self, "lab", "forward", "--netns", ns, "--to", target, "--listen", "127.0.0.1:0", "--ready", ready)
 		if err != nil {
 			return err
 		}
-		c.fwdProc = p
 		c.procs = append(c.procs, p)
 		deadline := time.Now().Add(10 * time.Second)
 		for {
@@ -286,8 +261,8 @@ func (c *Cluster) startForwarder(ctx context.Context, self string) error {
 				addr = strings.TrimSpace(string(b))
 				break
 			}
-			if p.exited() || time.Now().After(deadline) {
-				return fmt.Errorf("apiserver forwarder did not start: %s", lastLines(p.log, 2))
+			if !p.Running() || time.Now().After(deadline) {
+				return fmt.Errorf("apiserver forwarder did not start: %s", childproc.LastLines(p.Log, 2))
 			}
 			select {
 			case <-ctx.Done():
@@ -296,7 +271,7 @@ func (c *Cluster) startForwarder(ctx context.Context, self string) error {
 			}
 		}
 	} else {
-		f, err := Forward(ns, "127.0.0.1:0", target)
+		f, err := lab.Forward(ns, "127.0.0.1:0", target)
 		if err != nil {
 			return err
 		}
@@ -320,22 +295,16 @@ func (c *Cluster) startForwarder(ctx context.Context, self string) error {
 // startNode creates the node's cgroup root and files and runs its start
 // script in a new mount and UTS namespace inside its network namespace.
 func (c *Cluster) startNode(ctx context.Context, host string) error {
-	t := c.topo
+	t := c.scen
 	idx := 0
 	for i, h := range t.Cluster.ClusterOrder() {
 		if h == host {
 			idx = i
 		}
 	}
-	n := &clusterNode{host: host, name: t.nodeName(host), ip: t.hostAddrs(host)[0], podCIDR: t.Cluster.nodePodCIDR(idx),
-		dir: filepath.Join(c.runDir, "nodes", host), cgroup: "/" + cgroupParent + "/" + c.Prefix + host}
-	g, err := lockFile(filepath.Join(StateDir, ".lock"), true)
-	if err != nil {
-		return err
-	}
-	err = makeNodeCgroup(c.Prefix + host)
-	g.Close()
-	if err != nil {
+	n := &clusterNode{host: host, name: t.NodeName(host), ip: t.HostAddrs(host)[0], podCIDR: t.Cluster.NodePodCIDR(idx),
+		dir: c.NodeDir(host), cgroup: "/" + lab.CgroupParent + "/" + c.Prefix + host}
+	if err := lab.MakeNodeCgroup(c.Prefix + host); err != nil {
 		return err
 	}
 	if err := c.writeNodeFiles(n); err != nil {
@@ -352,8 +321,8 @@ func (c *Cluster) startNode(ctx context.Context, host string) error {
 	if err := os.WriteFile(filepath.Join(n.dir, "images.list"), []byte(strings.Join(imgs, "\n")+"\n"), 0o644); err != nil {
 		return err
 	}
-	p, err := startProc("node "+host, filepath.Join(c.runDir, "logs", host+"-start.log"), c.keep,
-		"nsenter", "--net="+filepath.Join(netnsRunDir, c.net.NS[host]), "--",
+	p, err := c.startProc("node "+host, host+"-start.log",
+		"nsenter", "--net="+lab.NetnsPath(c.lab.Network.NS[host]), "--",
 		"unshare", "--mount", "--uts", "--propagation", "slave", "--", "sh", filepath.Join(n.dir, "start.sh"))
 	if err != nil {
 		return err
@@ -404,13 +373,13 @@ func (c *Cluster) WaitReady(ctx context.Context, host string) error {
 				}
 			}
 		}
-		if n.proc.exited() {
-			return fmt.Errorf("node %s: kubelet exited: %s | %s", host, lastLines(n.proc.log, 3),
-				lastLines(filepath.Join(c.runDir, "logs", host+"-kubelet.log"), 3))
+		if !n.proc.Running() {
+			return fmt.Errorf("node %s: kubelet exited: %s | %s", host, childproc.LastLines(n.proc.Log, 3),
+				childproc.LastLines(filepath.Join(c.RunDir, "logs", host+"-kubelet.log"), 3))
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("node %s (%s) not Ready after %s: %s; kubelet log: %s", host, n.name, timeout, oneLine(last),
-				lastLines(filepath.Join(c.runDir, "logs", host+"-kubelet.log"), 3))
+				childproc.LastLines(filepath.Join(c.RunDir, "logs", host+"-kubelet.log"), 3))
 		}
 		select {
 		case <-ctx.Done():
@@ -434,10 +403,10 @@ func (c *Cluster) NodeNames() []string {
 
 // NodeName is the Kubernetes name of a node host (running or later).
 func (c *Cluster) NodeName(host string) string {
-	if c.topo.Cluster.Nodes[host] == nil {
+	if c.scen.Cluster.Nodes[host] == nil {
 		return ""
 	}
-	return c.topo.nodeName(host)
+	return c.scen.NodeName(host)
 }
 
 // Hosts lists the running node hosts in creation order.
@@ -450,13 +419,13 @@ func (c *Cluster) Hosts() []string {
 // NodeDir is the folder of a node host: var-lib is its /var/lib, var-log its
 // /var/log, certs.d its containerd's certs.d, kubelet.yaml its kubelet's
 // configuration.
-func (c *Cluster) NodeDir(host string) string { return filepath.Join(c.runDir, "nodes", host) }
+func (c *Cluster) NodeDir(host string) string { return filepath.Join(c.RunDir, "nodes", host) }
 
 // Namespace is the network namespace of a host.
-func (c *Cluster) Namespace(host string) string { return c.net.NS[host] }
+func (c *Cluster) Namespace(host string) string { return c.lab.Network.NS[host] }
 
-// Topology is the scenario the cluster runs.
-func (c *Cluster) Topology() *Topology { return c.topo }
+// Scenario is the scenario the cluster runs.
+func (c *Cluster) Scenario() *scenario.Scenario { return c.scen }
 
 // Exec returns a command that runs argv inside the node's network, mount
 // and UTS namespaces (its resolv.conf, hosts, /var/lib/kubelet, ...), with
@@ -471,13 +440,7 @@ func (c *Cluster) Exec(ctx context.Context, host string, argv ...string) (*exec.
 		return nil, fmt.Errorf("node %s: containerd has not started yet", host)
 	}
 	pid := strings.TrimSpace(string(b))
-	cmd := exec.CommandContext(ctx, "nsenter", append([]string{"--target", pid, "--net", "--mount", "--uts", "--"}, argv...)...)
-	cmd.Env = cleanEnv()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	setPdeathsig(cmd.SysProcAttr)
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 2 * time.Second
-	return cmd, nil
+	return lab.Command(ctx, "nsenter", append([]string{"--target", pid, "--net", "--mount", "--uts", "--"}, argv...)...), nil
 }
 
 // StopKubelet kills the node's kubelet (its containers keep running, as
@@ -489,13 +452,11 @@ func (c *Cluster) StopKubelet(ctx context.Context, host string) error {
 		return err
 	}
 	// the kubelet only: containerd shares its process group
-	if n.proc.cmd.Process != nil {
-		syscall.Kill(n.proc.cmd.Process.Pid, syscall.SIGKILL)
-		select {
-		case <-n.proc.done:
-		case <-time.After(5 * time.Second):
-			return fmt.Errorf("node %s: the kubelet did not exit after SIGKILL", host)
-		}
+	syscall.Kill(n.proc.Pid(), syscall.SIGKILL)
+	select {
+	case <-n.proc.Done():
+	case <-time.After(5 * time.Second):
+		return fmt.Errorf("node %s: the kubelet did not exit after SIGKILL", host)
 	}
 	return nil
 }
@@ -507,14 +468,14 @@ func (c *Cluster) StartKubelet(ctx context.Context, host string) error {
 	if err != nil {
 		return err
 	}
-	if !n.proc.exited() {
+	if n.proc.Running() {
 		return fmt.Errorf("node %s: the kubelet is running", host)
 	}
 	b, err := os.ReadFile(filepath.Join(n.dir, "containerd.pid"))
 	if err != nil {
 		return err
 	}
-	p, err := startProc("kubelet "+host, filepath.Join(c.runDir, "logs", host+"-start.log"), c.keep,
+	p, err := c.startProc("kubelet "+host, host+"-start.log",
 		"nsenter", "--target", strings.TrimSpace(string(b)), "--net", "--mount", "--uts", "--", "sh", filepath.Join(n.dir, "kubelet.sh"))
 	if err != nil {
 		return err
@@ -540,9 +501,9 @@ func (c *Cluster) Cordon(ctx context.Context, host string) error {
 // created after the others, so its creationTimestamp is the newest) and
 // waits until it is Ready. Images given to ImportImage are imported first.
 func (c *Cluster) AddNode(ctx context.Context, host string) error {
-	spec := c.topo.Cluster.Nodes[host]
+	spec := c.scen.Cluster.Nodes[host]
 	if spec == nil {
-		return fmt.Errorf("add node: %q is not a node host of scenario %s", host, c.topo.Name)
+		return fmt.Errorf("add node: %q is not a node host of scenario %s", host, c.scen.Name)
 	}
 	if _, err := c.node(host); err == nil {
 		return fmt.Errorf("add node: %s is already running", host)
@@ -555,32 +516,8 @@ func (c *Cluster) AddNode(ctx context.Context, host string) error {
 
 // Route changes one route of a host's table (the repair, or the break):
 // action is add, del or replace, as `ip route`.
-func (c *Cluster) Route(ctx context.Context, host, action string, r Route) error {
-	ns, ok := c.net.NS[host]
-	if !ok {
-		return fmt.Errorf("route: no such host %q", host)
-	}
-	switch action {
-	case "add", "del", "replace":
-	default:
-		return fmt.Errorf("route: action %q, want add, del or replace", action)
-	}
-	dests, err := parseDest(r.To)
-	if err != nil {
-		return fmt.Errorf("route to %q: %v", r.To, err)
-	}
-	var lines []string
-	for _, d := range dests {
-		switch {
-		case r.Type != "":
-			lines = append(lines, fmt.Sprintf("route %s %s %s", action, r.Type, d))
-		case r.Via != "":
-			lines = append(lines, fmt.Sprintf("route %s %s via %s", action, d, r.Via))
-		default:
-			lines = append(lines, fmt.Sprintf("route %s %s", action, d))
-		}
-	}
-	return ipBatch(ctx, ns, lines)
+func (c *Cluster) Route(ctx context.Context, host, action string, r scenario.Route) error {
+	return c.lab.Network.Route(ctx, host, action, r)
 }
 
 // ImportImage imports an OCI or Docker image tarball (as `ctr images
@@ -604,9 +541,7 @@ func (c *Cluster) ImportImage(ctx context.Context, tarPath string) error {
 	for _, h := range hosts {
 		n, _ := c.node(h)
 		ictx, cancel := context.WithTimeout(ctx, 60*time.Second)
-		cmd := exec.CommandContext(ictx, "ctr", "-a", n.sock(), "-n", "k8s.io", "images", "import", "--snapshotter", "overlayfs", abs)
-		cmd.Env = cleanEnv()
-		out, err := cmd.CombinedOutput()
+		out, err := lab.Command(ictx, "ctr", "-a", n.sock(), "-n", "k8s.io", "images", "import", "--snapshotter", "overlayfs", abs).CombinedOutput()
 		cancel()
 		if err != nil {
 			hint := ""
@@ -621,42 +556,32 @@ func (c *Cluster) ImportImage(ctx context.Context, tarPath string) error {
 
 // Logs is where the run's logs are: etcd.log, kube-apiserver.log, HOST-kubelet.log,
 // HOST-containerd.log, ...
-func (c *Cluster) Logs() string { return filepath.Join(c.runDir, "logs") }
+func (c *Cluster) Logs() string { return filepath.Join(c.RunDir, "logs") }
 
 // Close stops every process, deletes every namespace, mount and cgroup of
 // the run and its folder. With Keep it does nothing: `lab down` does it.
 func (c *Cluster) Close() error {
 	c.closeOnce.Do(func() {
-		if c.keep && c.Kubeconfig != "" && c.sess != nil && c.sess.lock == nil {
+		if c.kept != nil {
 			return // kept by lab up
 		}
 		if c.fwd != nil {
 			c.fwd.Close()
 		}
 		c.mu.Lock()
-		procs := append([]*clusterProc(nil), c.procs...)
+		procs := append([]*childproc.Proc(nil), c.procs...)
 		c.mu.Unlock()
 		// nodes first (kubelets, containerd), then the control plane
 		for i := len(procs) - 1; i >= 0; i-- {
-			procs[i].kill()
+			procs[i].Kill(5 * time.Second)
 		}
-		c.svcs.stop()
-		if c.sess != nil {
-			c.closeErr = c.sess.Close()
+		if c.lab != nil {
+			c.closeErr = c.lab.Close()
 		}
 	})
 	return c.closeErr
 }
 
-// pidOf reads a pid file.
-func pidOf(file string) int {
-	b, _ := os.ReadFile(file)
-	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	return n
-}
-
 // SaveLogs copies the run's logs to ROOT/pullpath-lab-NAME-PREFIX (ROOT
 // default os.TempDir()) before a teardown removes them, and returns where.
-func (c *Cluster) SaveLogs(root string) string {
-	return keepLogs(c.RunDir, root, c.topo.Name, c.Prefix)
-}
+func (c *Cluster) SaveLogs(root string) string { return c.lab.SaveLogs(root) }

@@ -1,4 +1,4 @@
-package lab
+package cluster
 
 import (
 	"context"
@@ -9,74 +9,19 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
-	"syscall"
 	"time"
+
+	"github.com/pullpath/pullpath/internal/childproc"
+	"github.com/pullpath/pullpath/internal/lab"
 )
 
-// clusterProc is one process of the cluster (a control-plane component, or
-// a node's start script that runs containerd and the kubelet).
-type clusterProc struct {
-	name string
-	cmd  *exec.Cmd
-	log  string
-	done chan struct{}
-}
-
-// startProc starts argv with a clean environment, its output in logFile,
-// in its own process group; unless keep, it dies with this process.
-func startProc(name, logFile string, keep bool, argv ...string) (*clusterProc, error) {
-	lf, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	defer lf.Close()
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = cleanEnv()
-	cmd.Stdout, cmd.Stderr = lf, lf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if !keep {
-		setPdeathsig(cmd.SysProcAttr)
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %v", name, err)
-	}
-	p := &clusterProc{name: name, cmd: cmd, log: logFile, done: make(chan struct{})}
-	go func() { cmd.Wait(); close(p.done) }()
-	return p, nil
-}
-
-func (p *clusterProc) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// kill SIGKILLs the process group and waits (bounded) for the leader.
-func (p *clusterProc) kill() {
-	if p == nil || p.cmd.Process == nil {
-		return
-	}
-	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-	select {
-	case <-p.done:
-	case <-time.After(5 * time.Second):
-	}
-}
-
-// lastLines is the end of a log file, on one line, for an error.
-func lastLines(file string, n int) string {
-	b, _ := os.ReadFile(file)
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return oneLine(strings.Join(lines, " | "))
+// startProc starts argv with a clean environment, its output in the run's
+// logs/LOGNAME, in its own process group; unless the cluster is kept, it
+// dies with this process.
+func (c *Cluster) startProc(name, logName string, argv ...string) (*childproc.Proc, error) {
+	return childproc.StartLogged(name, filepath.Join(c.RunDir, "logs", logName), argv,
+		childproc.Options{Env: lab.CleanEnv(), Keep: c.o.Keep})
 }
 
 const apiserverPort = 6443
@@ -85,8 +30,8 @@ const apiserverPort = 6443
 // and kube-scheduler in the control plane's namespace and waits for
 // /readyz (through DialInNamespace: nothing listens in the root namespace).
 func (c *Cluster) startControlPlane(ctx context.Context) error {
-	t := c.topo
-	ns := c.net.NS[t.Cluster.ControlPlane]
+	t := c.scen
+	ns := c.lab.Network.NS[t.Cluster.ControlPlane]
 	dir := filepath.Join(c.dir, "cp")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
@@ -95,7 +40,7 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 	p := c.pki
 	srvCert, srvKey, err := p.issue("apiserver", "kube-apiserver", nil,
 		[]string{"kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local", "localhost"},
-		[]net.IP{net.ParseIP(ip), net.IPv4(127, 0, 0, 1), net.IP(firstServiceIP(t.Cluster.serviceCIDR()).AsSlice())})
+		[]net.IP{net.ParseIP(ip), net.IPv4(127, 0, 0, 1), net.IP(t.Cluster.APIServiceIP().AsSlice())})
 	if err != nil {
 		return err
 	}
@@ -118,8 +63,7 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 	in := func(bin string, args ...string) []string {
 		return append([]string{"ip", "netns", "exec", ns, filepath.Join(c.bin, bin)}, args...)
 	}
-	logs := filepath.Join(c.runDir, "logs")
-	etcd, err := startProc("etcd", filepath.Join(logs, "etcd.log"), c.keep, in("etcd",
+	etcd, err := c.startProc("etcd", "etcd.log", in("etcd",
 		"--name=lab", "--data-dir="+filepath.Join(dir, "etcd"),
 		"--listen-client-urls=http://127.0.0.1:2379", "--advertise-client-urls=http://127.0.0.1:2379",
 		"--listen-peer-urls=http://127.0.0.1:2380", "--initial-advertise-peer-urls=http://127.0.0.1:2380",
@@ -128,7 +72,7 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 		return err
 	}
 	c.procs = append(c.procs, etcd)
-	api, err := startProc("kube-apiserver", filepath.Join(logs, "kube-apiserver.log"), c.keep, in("kube-apiserver",
+	api, err := c.startProc("kube-apiserver", "kube-apiserver.log", in("kube-apiserver",
 		"--etcd-servers=http://127.0.0.1:2379",
 		"--bind-address=0.0.0.0", fmt.Sprintf("--secure-port=%d", apiserverPort), "--advertise-address="+ip,
 		"--cert-dir="+filepath.Join(dir, "certs"),
@@ -137,7 +81,7 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file="+p.SAPub, "--service-account-signing-key-file="+p.SAKey,
 		"--authorization-mode=Node,RBAC", "--enable-admission-plugins=NodeRestriction",
-		"--service-cluster-ip-range="+t.Cluster.serviceCIDR().String(),
+		"--service-cluster-ip-range="+t.Cluster.ServiceRange().String(),
 		"--allow-privileged=true",
 		"--kubelet-client-certificate="+kcCert, "--kubelet-client-key="+kcKey,
 		"--kubelet-preferred-address-types=InternalIP",
@@ -149,7 +93,7 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 	if err := c.waitAPIServer(ctx, api, etcd); err != nil {
 		return err
 	}
-	cm, err := startProc("kube-controller-manager", filepath.Join(logs, "kube-controller-manager.log"), c.keep, in("kube-controller-manager",
+	cm, err := c.startProc("kube-controller-manager", "kube-controller-manager.log", in("kube-controller-manager",
 		"--kubeconfig="+cmKC, "--controllers=*", "--use-service-account-credentials", "--leader-elect=false",
 		"--service-account-private-key-file="+p.SAKey, "--root-ca-file="+p.CAFile,
 		"--cluster-signing-cert-file="+p.CAFile, "--cluster-signing-key-file="+p.CAKey,
@@ -159,7 +103,7 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 		return err
 	}
 	c.procs = append(c.procs, cm)
-	sched, err := startProc("kube-scheduler", filepath.Join(logs, "kube-scheduler.log"), c.keep, in("kube-scheduler",
+	sched, err := c.startProc("kube-scheduler", "kube-scheduler.log", in("kube-scheduler",
 		"--kubeconfig="+schedKC, "--leader-elect=false", "--secure-port=0", "--profiling=false")...)
 	if err != nil {
 		return err
@@ -169,8 +113,8 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 }
 
 // waitAPIServer polls /readyz through the control plane's namespace.
-func (c *Cluster) waitAPIServer(ctx context.Context, api, etcd *clusterProc) error {
-	ns := c.net.NS[c.topo.Cluster.ControlPlane]
+func (c *Cluster) waitAPIServer(ctx context.Context, api, etcd *childproc.Proc) error {
+	ns := c.lab.Network.NS[c.scen.Cluster.ControlPlane]
 	pool := x509.NewCertPool()
 	caPEM, _ := os.ReadFile(c.pki.CAFile)
 	pool.AppendCertsFromPEM(caPEM)
@@ -181,18 +125,18 @@ func (c *Cluster) waitAPIServer(ctx context.Context, api, etcd *clusterProc) err
 	hc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}},
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			return DialInNamespace(ctx, ns, network, addr)
+			return lab.DialInNamespace(ctx, ns, network, addr)
 		},
 	}}
 	url := fmt.Sprintf("https://%s:%d/readyz", c.apiserverIP, apiserverPort)
 	deadline := time.Now().Add(90 * time.Second)
 	last := "no answer yet"
 	for {
-		if api.exited() {
-			return fmt.Errorf("kube-apiserver exited: %s", lastLines(api.log, 3))
+		if !api.Running() {
+			return fmt.Errorf("kube-apiserver exited: %s", childproc.LastLines(api.Log, 3))
 		}
-		if etcd.exited() {
-			return fmt.Errorf("etcd exited: %s", lastLines(etcd.log, 3))
+		if !etcd.Running() {
+			return fmt.Errorf("etcd exited: %s", childproc.LastLines(etcd.Log, 3))
 		}
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		resp, err := hc.Do(req)

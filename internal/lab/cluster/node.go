@@ -1,7 +1,6 @@
-package lab
+package cluster
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/netip"
@@ -9,6 +8,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/pullpath/pullpath/internal/childproc"
+	"github.com/pullpath/pullpath/internal/lab"
 )
 
 // The six machine-wide sysctls the kubelet writes at start. Each node's
@@ -35,9 +37,9 @@ type clusterNode struct {
 	name    string
 	ip      netip.Addr
 	podCIDR netip.Prefix
-	dir     string // RUN/nodes/HOST
-	cgroup  string // cgroup path of the node (its kubelet's cgroupRoot)
-	proc    *clusterProc
+	dir     string          // RUN/nodes/HOST
+	cgroup  string          // cgroup path of the node (its kubelet's cgroupRoot)
+	proc    *childproc.Proc // the start script, then the kubelet it execs
 }
 
 func (n *clusterNode) sock() string { return filepath.Join(n.dir, "containerd", "containerd.sock") }
@@ -47,7 +49,7 @@ func (n *clusterNode) sock() string { return filepath.Join(n.dir, "containerd", 
 // resolver, hosts file and certs.d of the topology, the sysctl masks and
 // the start script.
 func (c *Cluster) writeNodeFiles(n *clusterNode) error {
-	t := c.topo
+	t := c.scen
 	spec := t.Cluster.Nodes[n.host]
 	for _, d := range []string{"containerd/root", "containerd/state", "containerd/opt", "cni/net.d", "cni/data", "var-lib/kubelet", "var-lib/.stage", "var-log", "sysctl", "certs.d"} {
 		if err := os.MkdirAll(filepath.Join(n.dir, d), 0o755); err != nil {
@@ -87,12 +89,9 @@ func (c *Cluster) writeNodeFiles(n *clusterNode) error {
 		}
 	}
 	// certs.d: the lab CA for the registry host, as the runtime hook does
-	if c.env.CAFile != "" && t.Registry != nil {
-		host := t.Registry.Name
-		if p := t.Registry.port(); p != 443 {
-			host = fmt.Sprintf("%s:%d", host, p)
-		}
-		b, err := os.ReadFile(c.env.CAFile)
+	if c.Env.CAFile != "" && t.Registry != nil {
+		host := t.RegistryKey()
+		b, err := os.ReadFile(c.Env.CAFile)
 		if err != nil {
 			return err
 		}
@@ -105,11 +104,7 @@ func (c *Cluster) writeNodeFiles(n *clusterNode) error {
 	}
 	// the kubelet's docker config: /var/lib/kubelet/config.json
 	if t.Node.Credentials != nil && (t.Cluster.Workload == nil || !t.Cluster.Workload.PullSecret) {
-		b, err := dockerConfig(t)
-		if err != nil {
-			return err
-		}
-		if err := w("var-lib/kubelet/config.json", string(b), 0o600); err != nil {
+		if err := w("var-lib/kubelet/config.json", string(lab.DockerConfig(t)), 0o600); err != nil {
 			return err
 		}
 	}
@@ -137,25 +132,13 @@ func (c *Cluster) writeNodeFiles(n *clusterNode) error {
 		return err
 	}
 	// the kubelet's credential provider plugin (node.credentialProvider)
-	if _, err := c.env.CredentialProviderFiles(); err != nil {
+	if _, err := c.Env.CredentialProviderFiles(); err != nil {
 		return err
 	}
 	if err := w("kubelet.sh", c.kubeletScript(n), 0o755); err != nil {
 		return err
 	}
 	return w("start.sh", c.startScript(n), 0o755)
-}
-
-func dockerConfig(t *Topology) ([]byte, error) {
-	reg := t.Registry
-	key := reg.Name
-	if reg.port() != 443 {
-		key = fmt.Sprintf("%s:%d", reg.Name, reg.port())
-	}
-	cr := t.Node.Credentials
-	return json.MarshalIndent(map[string]any{"auths": map[string]any{key: map[string]string{
-		"auth": base64.StdEncoding.EncodeToString([]byte(cr.Username + ":" + cr.Password)),
-	}}}, "", "  ")
 }
 
 func (c *Cluster) internalServer() string {
@@ -201,8 +184,8 @@ func (c *Cluster) containerdConfig(n *clusterNode) string {
 }
 
 func (c *Cluster) kubeletConfig(n *clusterNode) string {
-	t := c.topo
-	dns := firstServiceIP(t.Cluster.serviceCIDR()).Next().Next().Next().Next().Next().Next().Next().Next().Next()
+	t := c.scen
+	dns := t.Cluster.DNSServiceIP()
 	return fmt.Sprintf(`# written by pullpath lab for node %s
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -234,11 +217,11 @@ nodeLeaseDurationSeconds: 8
 evictionHard: {memory.available: 100Mi, nodefs.available: 1%%, imagefs.available: 1%%, nodefs.inodesFree: 1%%}
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
-`, n.name, n.cgroup, n.sock(), t.providerID(n.host), n.ip, c.pki.CAFile, filepath.Join(n.dir, "resolv.conf"), dns)
+`, n.name, n.cgroup, n.sock(), t.ProviderID(n.host), n.ip, c.pki.CAFile, filepath.Join(n.dir, "resolv.conf"), dns)
 }
 
 func (c *Cluster) kubeletArgs(n *clusterNode) []string {
-	labels := c.topo.nodeLabels(n.host)
+	labels := c.scen.NodeLabels(n.host)
 	keys := make([]string, 0, len(labels))
 	for k := range labels {
 		keys = append(keys, k)
@@ -257,7 +240,7 @@ func (c *Cluster) kubeletArgs(n *clusterNode) []string {
 		"--node-labels=" + strings.Join(kv, ","),
 		"--v=1",
 	}
-	if cp, _ := c.env.CredentialProviderFiles(); cp != nil {
+	if cp, _ := c.Env.CredentialProviderFiles(); cp != nil {
 		// the kubelet's real credential path: it runs the lab's plugin
 		// and passes its answer to containerd through CRI auth
 		args = append(args, "--image-credential-provider-config="+cp.Config, "--image-credential-provider-bin-dir="+cp.BinDir)
@@ -278,7 +261,7 @@ func shJoin(argv []string) string {
 // kubeletScript (re)starts the kubelet; StartKubelet runs it inside the
 // node's namespaces with nsenter.
 func (c *Cluster) kubeletScript(n *clusterNode) string {
-	return "#!/bin/sh\nexec " + shJoin(c.kubeletArgs(n)) + " >>" + shq(filepath.Join(c.runDir, "logs", n.host+"-kubelet.log")) + " 2>&1\n"
+	return "#!/bin/sh\nexec " + shJoin(c.kubeletArgs(n)) + " >>" + shq(filepath.Join(c.RunDir, "logs", n.host+"-kubelet.log")) + " 2>&1\n"
 }
 
 // startScript runs as `nsenter --net=NODE unshare --mount --uts
@@ -309,12 +292,12 @@ func (c *Cluster) startScript(n *clusterNode) string {
 	p("mount --bind %s /var/log", shq(d+"/var-log"))
 	// a private /run (containerd's shim sockets, runc's state), keeping
 	// the run folder, which lives under /run, visible
-	p("mount --bind %s /var/lib/.stage", shq(c.runDir))
+	p("mount --bind %s /var/lib/.stage", shq(c.RunDir))
 	p("mount -t tmpfs -o mode=0755 tmpfs /run")
-	p("mkdir -p %s", shq(c.runDir))
-	p("mount --bind /var/lib/.stage %s", shq(c.runDir))
+	p("mkdir -p %s", shq(c.RunDir))
+	p("mount --bind /var/lib/.stage %s", shq(c.RunDir))
 	p("umount /var/lib/.stage")
-	p("containerd --config %s >>%s 2>&1 &", shq(d+"/containerd/config.toml"), shq(filepath.Join(c.runDir, "logs", n.host+"-containerd.log")))
+	p("containerd --config %s >>%s 2>&1 &", shq(d+"/containerd/config.toml"), shq(filepath.Join(c.RunDir, "logs", n.host+"-containerd.log")))
 	p("echo $! > %s", shq(d+"/containerd.pid"))
 	p("i=0; until [ -S %s ]; do i=$((i+1)); [ $i -lt 300 ] || { echo 'containerd did not start in 30s' >&2; exit 1; }; sleep 0.1; done", shq(n.sock()))
 	p("ctr -a %s -n k8s.io images import --snapshotter overlayfs %s >/dev/null", shq(n.sock()), shq(c.pauseTar))
@@ -322,6 +305,3 @@ func (c *Cluster) startScript(n *clusterNode) string {
 	p("exec %s", shq(d+"/kubelet.sh"))
 	return b.String()
 }
-
-// firstServiceIP is the kubernetes Service's address (the range's first).
-func firstServiceIP(p netip.Prefix) netip.Addr { return p.Masked().Addr().Next() }

@@ -1,4 +1,4 @@
-package lab
+package cluster
 
 import (
 	"context"
@@ -12,24 +12,23 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/pullpath/pullpath/internal/explain/cluster"
+	explaincluster "github.com/pullpath/pullpath/internal/explain/cluster"
+	"github.com/pullpath/pullpath/internal/lab"
+	"github.com/pullpath/pullpath/internal/lab/scenario"
 	"github.com/pullpath/pullpath/internal/redact"
 	"github.com/pullpath/pullpath/internal/report"
 )
 
-// runClusterScenario is Run and Up for a scenario with a cluster section:
-// the lab and the cluster, the probe from node.host (checked against
-// expect:), the workload's story and explain's reading of the cluster
-// (checked against cluster.expect, as the check "cluster").
-func runClusterScenario(ctx context.Context, t *Topology, o Options) (*report.LabRun, *KeptRun) {
+// Run is lab.Run and lab.Up for a scenario with a cluster section (the
+// lab.ClusterRunner the CLI passes in lab.Options.Cluster): the lab and
+// the cluster, the probe from node.host (checked against expect:), the
+// workload's story and explain's reading of the cluster (checked against
+// cluster.expect, as the check "cluster").
+func Run(ctx context.Context, t *scenario.Scenario, o lab.Options) (*report.LabRun, *lab.KeptRun) {
 	start := time.Now()
-	r := &report.LabRun{Scenario: t.Name, Source: t.Source(), Summary: t.Summary, Image: t.ProbeImage(),
-		Namespaces: len(t.Hosts), Expect: t.Expect}
-	fail := func(err error) {
-		r.Result = report.LabError
-		r.Error = oneLine(redact.String(err.Error()))
-	}
-	c, err := StartCluster(ctx, t, ClusterOptions{Self: o.Self, Keep: o.Keep, Progress: o.Progress})
+	r := lab.NewRun(t)
+	fail := func(err error) { lab.Fail(r, err) }
+	c, err := Start(ctx, t, Options{Self: o.Self, Keep: o.Keep, Progress: o.Progress})
 	r.Timings.BuildMS = msSince(start)
 	if err != nil {
 		fail(err)
@@ -37,12 +36,12 @@ func runClusterScenario(ctx context.Context, t *Topology, o Options) (*report.La
 		return r, nil
 	}
 	r.Node = c.Prefix + t.Node.Host
-	var kept *KeptRun
+	kept := c.kept
 	defer func() {
 		if !o.Keep {
 			td := time.Now()
 			if o.KeepLogs {
-				r.LogDir = keepLogs(c.RunDir, o.LogRoot, t.Name, c.Prefix)
+				r.LogDir = c.SaveLogs(o.LogRoot)
 			}
 			if err := c.Close(); err != nil && r.Error == "" {
 				fail(fmt.Errorf("teardown: %v", err))
@@ -57,14 +56,6 @@ func runClusterScenario(ctx context.Context, t *Topology, o Options) (*report.La
 			return r, kept
 		}
 	}
-	if o.Keep {
-		ks, _ := KeptRuns()
-		for i := range ks {
-			if ks[i].Prefix == c.Prefix {
-				kept = &ks[i]
-			}
-		}
-	}
 	if o.NoProbe {
 		// lab up: the workload's story runs, then the cluster stays up
 		r.Result = report.LabUnchecked
@@ -73,25 +64,20 @@ func runClusterScenario(ctx context.Context, t *Topology, o Options) (*report.La
 			if kept != nil {
 				// the scale-up added nodes
 				kept.Nodes = c.NodeNames()
-				if b, err := json.MarshalIndent(kept, "", "  "); err == nil {
-					os.WriteFile(filepath.Join(StateDir, c.Prefix+"up"), b, 0o600)
-				}
+				lab.SaveKept(kept)
 			}
 		}
 		return r, kept
 	}
 	phase := time.Now()
-	rep, stderr, err := probe(ctx, t, c.env)
+	rep, err := c.lab.Probe(ctx)
 	r.Timings.ProbeMS = msSince(phase)
-	if stderr != "" {
-		os.WriteFile(filepath.Join(c.RunDir, "logs", "probe.stderr"), []byte(stderr), 0o644)
-	}
 	if err != nil {
 		fail(err)
 		return r, kept
 	}
 	r.Probe = rep
-	judge(r, t.Expect, rep)
+	lab.Judge(r, t.Expect, rep)
 	if t.Cluster.Workload != nil {
 		check := c.clusterCheck(ctx)
 		r.Checks = append(r.Checks, check)
@@ -126,7 +112,7 @@ func (c *Cluster) clusterCheck(ctx context.Context) report.LabCheck {
 	if err != nil {
 		return done(false, "explain: "+err.Error())
 	}
-	mism := CheckCluster(c.topo.Cluster.Expect, states, rep)
+	mism := Check(c.scen.Cluster.Expect, states, rep)
 	summary := summarizeCluster(states, rep)
 	if len(mism) > 0 {
 		return done(false, strings.Join(mism, "; ")+" ("+summary+")")
@@ -137,7 +123,7 @@ func (c *Cluster) clusterCheck(ctx context.Context) report.LabCheck {
 // Explain runs `pullpath explain deployment/NAME` against the cluster.
 func (c *Cluster) Explain(ctx context.Context) (*report.ExplainReport, error) {
 	ns, name := c.WorkloadName()
-	return cluster.Explain(ctx, c.Client, cluster.Target{Kind: "deployment", Name: name, Namespace: ns}, cluster.Options{})
+	return explaincluster.Explain(ctx, c.Client, explaincluster.Target{Kind: "deployment", Name: name, Namespace: ns}, explaincluster.Options{})
 }
 
 func summarizeCluster(states map[string]ReplicaState, rep *report.ExplainReport) string {
@@ -155,9 +141,9 @@ func summarizeCluster(states map[string]ReplicaState, rep *report.ExplainReport)
 	return strings.Join(parts, "; ")
 }
 
-// CheckCluster compares the replicas and explain's report with a cluster
-// expect block, one line per difference.
-func CheckCluster(e *ClusterExpect, states map[string]ReplicaState, rep *report.ExplainReport) []string {
+// Check compares the replicas and explain's report with a cluster expect
+// block, one line per difference.
+func Check(e *scenario.ClusterExpect, states map[string]ReplicaState, rep *report.ExplainReport) []string {
 	if e == nil {
 		return nil
 	}
@@ -244,3 +230,7 @@ func (c *Cluster) dumpWorkload(ctx context.Context) {
 	}
 	os.WriteFile(filepath.Join(c.RunDir, "logs", "kubelet-messages.txt"), []byte(redact.String(strings.Join(msgs, "\n"))), 0o644)
 }
+
+func msSince(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1000 }
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,4 +1,4 @@
-package lab_test
+package cluster_test
 
 import (
 	"bytes"
@@ -26,19 +26,22 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/pullpath/pullpath/internal/lab"
+	"github.com/pullpath/pullpath/internal/lab/cluster"
+	"github.com/pullpath/pullpath/internal/lab/labtest"
+	"github.com/pullpath/pullpath/internal/lab/scenario"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/testenv"
 	"github.com/pullpath/pullpath/internal/testenv/kwait"
 )
 
 // clusterScenarios are the built-in scenarios with a cluster section.
-func clusterScenarios(t *testing.T) []*lab.Topology {
+func clusterScenarios(t *testing.T) []*scenario.Scenario {
 	t.Helper()
-	topos, err := lab.LoadAll(nil)
+	topos, err := scenario.LoadAll(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []*lab.Topology
+	var out []*scenario.Scenario
 	for _, tp := range topos {
 		if tp.Cluster != nil {
 			out = append(out, tp)
@@ -55,11 +58,8 @@ func clusterScenarios(t *testing.T) []*lab.Topology {
 func requireCluster(t *testing.T) {
 	t.Helper()
 	testenv.RequireNetns(t, "nft")
-	if _, err := lab.ResolveClusterBinDir(""); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true and %v", err)
-		}
-		t.Skip(err)
+	if _, err := cluster.ResolveBinDir(""); err != nil {
+		testenv.Unavailable(t, err.Error())
 	}
 }
 
@@ -99,10 +99,10 @@ func TestClusterScenarios(t *testing.T) {
 	requireCluster(t)
 	t.Parallel() // the cluster tests overlap: about 1 GB each, CPU mostly idle once Ready
 	topos := clusterScenarios(t)
-	before, sysBefore := machineState(t), machineSysctls(t)
+	before, sysBefore := labtest.MachineState(t), machineSysctls(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
-	rep := lab.Test(ctx, topos, 2, lab.Options{KeepLogs: true}, nil)
+	rep := lab.Test(ctx, topos, 2, lab.Options{KeepLogs: true, Cluster: cluster.Run}, nil)
 	for _, r := range rep.Runs {
 		t.Run(r.Scenario, func(t *testing.T) {
 			t.Logf("%s %.1fs (logs %s)", r.Result, r.Timings.TotalMS/1000, r.LogDir)
@@ -119,8 +119,8 @@ func TestClusterScenarios(t *testing.T) {
 			if r.Result != report.LabPass {
 				t.Errorf("lab run %s = %s (%s), want pass: %v", r.Scenario, r.Result, r.Error, r.Mismatches)
 			}
-			if p := prefixOf(r); p != "" {
-				checkClean(t, "lab run "+r.Scenario, p, before)
+			if p := labtest.RunPrefix(r); p != "" {
+				labtest.CheckClean(t, "lab run "+r.Scenario, p, before)
 			}
 		})
 	}
@@ -137,13 +137,13 @@ func TestClusterScenarios(t *testing.T) {
 func TestClusterAPI(t *testing.T) {
 	requireCluster(t)
 	t.Parallel() // the cluster tests overlap: about 1 GB each, CPU mostly idle once Ready
-	topo, err := lab.LoadBuiltin("scale-up-new-subnet")
+	topo, err := scenario.LoadBuiltin("scale-up-new-subnet")
 	if err != nil {
 		t.Fatal(err)
 	}
-	before, sysBefore := machineState(t), machineSysctls(t)
+	before, sysBefore := labtest.MachineState(t), machineSysctls(t)
 	ctx := t.Context()
-	c, err := lab.StartCluster(ctx, topo, lab.ClusterOptions{
+	c, err := cluster.Start(ctx, topo, cluster.Options{
 		KubeletArgs: []string{"--v=2"},
 		NodeSetup: func(host, dir string) error {
 			return os.WriteFile(filepath.Join(dir, "var-lib", "lab-setup"), []byte(host+"\n"), 0o644)
@@ -224,8 +224,8 @@ func TestClusterAPI(t *testing.T) {
 		t.Errorf("Hosts() = %v after AddNode", got)
 	}
 	for _, h := range c.Hosts() {
-		if out := execOut(t, c, h, "ctr", "-a", filepath.Join(c.RunDir, "nodes", h, "containerd", "containerd.sock"), "-n", "k8s.io", "images", "ls", "-q"); !strings.Contains(out, "lab.example/extra:v1") || !strings.Contains(out, lab.SandboxImage) {
-			t.Errorf("images on %s = %q, want lab.example/extra:v1 and %s", h, out, lab.SandboxImage)
+		if out := execOut(t, c, h, "ctr", "-a", filepath.Join(c.RunDir, "nodes", h, "containerd", "containerd.sock"), "-n", "k8s.io", "images", "ls", "-q"); !strings.Contains(out, "lab.example/extra:v1") || !strings.Contains(out, cluster.SandboxImage) {
+			t.Errorf("images on %s = %q, want lab.example/extra:v1 and %s", h, out, cluster.SandboxImage)
 		}
 	}
 	if err := c.AddNode(ctx, "node-c"); err == nil {
@@ -241,7 +241,7 @@ func TestClusterAPI(t *testing.T) {
 	}
 
 	// a route change (the repair or the break), seen from inside the node
-	if err := c.Route(ctx, "node-c", "add", lab.Route{To: "10.9.0.0/16", Via: "10.0.3.1"}); err != nil {
+	if err := c.Route(ctx, "node-c", "add", scenario.Route{To: "10.9.0.0/16", Via: "10.0.3.1"}); err != nil {
 		t.Fatal(err)
 	}
 	if out := execOut(t, c, "node-c", "ip", "route"); !strings.Contains(out, "10.9.0.0/16 via 10.0.3.1") {
@@ -265,13 +265,13 @@ func TestClusterAPI(t *testing.T) {
 		t.Errorf("Close: %v", err)
 	}
 	closed = true
-	checkClean(t, "Close", prefix, before)
+	labtest.CheckClean(t, "Close", prefix, before)
 	if diff := slices.Compare(sysBefore, machineSysctls(t)); diff != 0 {
 		t.Errorf("machine sysctls changed: before %v, after %v", sysBefore, machineSysctls(t))
 	}
 }
 
-func execOut(t *testing.T, c *lab.Cluster, host string, argv ...string) string {
+func execOut(t *testing.T, c *cluster.Cluster, host string, argv ...string) string {
 	t.Helper()
 	cmd, err := c.Exec(t.Context(), host, argv...)
 	if err != nil {
@@ -286,7 +286,7 @@ func execOut(t *testing.T, c *lab.Cluster, host string, argv ...string) string {
 
 // waitNodeReady waits (watching the Node, bounded by d) until the node's
 // Ready condition is want.
-func waitNodeReady(t *testing.T, c *lab.Cluster, host string, want corev1.ConditionStatus, d time.Duration) {
+func waitNodeReady(t *testing.T, c *cluster.Cluster, host string, want corev1.ConditionStatus, d time.Duration) {
 	t.Helper()
 	kwait.One(t.Context(), t, d, "node "+host+" Ready="+string(want), kwait.Node(c.Client, c.NodeName(host)),
 		func(n *corev1.Node) bool { return kwait.NodeReady(n) == want })
@@ -331,24 +331,24 @@ func (w *prefixWriter) saw(s string) bool {
 func TestClusterTeardown(t *testing.T) {
 	requireCluster(t)
 	t.Parallel() // the cluster tests overlap: about 1 GB each, CPU mostly idle once Ready
-	topo, err := lab.LoadBuiltin("cluster-healthy")
+	topo, err := scenario.LoadBuiltin("cluster-healthy")
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := machineState(t)
+	before := labtest.MachineState(t)
 
 	t.Run("failure", func(t *testing.T) {
 		w := &prefixWriter{}
-		_, err := lab.StartCluster(context.Background(), topo, lab.ClusterOptions{Self: "/nonexistent/pullpath", Progress: w})
+		_, err := cluster.Start(context.Background(), topo, cluster.Options{Self: "/nonexistent/pullpath", Progress: w})
 		if err == nil || w.prefix == "" {
 			t.Fatalf("StartCluster with a missing binary = %v (prefix %q), want an error after the namespaces exist", err, w.prefix)
 		}
-		checkClean(t, "a failed start", w.prefix, before)
+		labtest.CheckClean(t, "a failed start", w.prefix, before)
 	})
 
 	t.Run("failure-after-a-node-runs", func(t *testing.T) {
 		w := &prefixWriter{}
-		_, err := lab.StartCluster(context.Background(), topo, lab.ClusterOptions{Progress: w,
+		_, err := cluster.Start(context.Background(), topo, cluster.Options{Progress: w,
 			NodeSetup: func(host, dir string) error {
 				if host == "node-b" {
 					return errors.New("a setup that fails")
@@ -358,7 +358,7 @@ func TestClusterTeardown(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "a setup that fails") || !w.saw("node ip-10-0-1-10") {
 			t.Fatalf("StartCluster = %v, want node-b's setup error after node-a started", err)
 		}
-		checkClean(t, "a start that failed with a node running", w.prefix, before)
+		labtest.CheckClean(t, "a start that failed with a node running", w.prefix, before)
 	})
 
 	t.Run("cancelled", func(t *testing.T) {
@@ -367,7 +367,7 @@ func TestClusterTeardown(t *testing.T) {
 		w := &prefixWriter{}
 		done := make(chan error, 1)
 		go func() {
-			c, err := lab.StartCluster(ctx, topo, lab.ClusterOptions{Progress: w})
+			c, err := cluster.Start(ctx, topo, cluster.Options{Progress: w})
 			if c != nil {
 				c.Close()
 			}
@@ -385,7 +385,7 @@ func TestClusterTeardown(t *testing.T) {
 		if err == nil || !errors.Is(err, context.Canceled) && !strings.Contains(err.Error(), "cancel") {
 			t.Errorf("cancelled StartCluster = %v, want a cancellation error", err)
 		}
-		checkClean(t, "a cancelled start", w.prefix, before)
+		labtest.CheckClean(t, "a cancelled start", w.prefix, before)
 	})
 
 	t.Run("ctrl-c", func(t *testing.T) {
@@ -403,7 +403,7 @@ func TestClusterTeardown(t *testing.T) {
 		case <-time.After(60 * time.Second):
 			t.Fatal("lab run did not exit within 60s of SIGINT")
 		}
-		checkClean(t, "Ctrl-C of lab run (no sweep)", prefix, before)
+		labtest.CheckClean(t, "Ctrl-C of lab run (no sweep)", prefix, before)
 	})
 
 	t.Run("killed", func(t *testing.T) {
@@ -425,7 +425,7 @@ func TestClusterTeardown(t *testing.T) {
 		if !slices.Contains(swept, prefix) {
 			t.Errorf("Sweep() = %v, want the killed run's prefix %s", swept, prefix)
 		}
-		checkClean(t, "a sweep of a killed cluster run", prefix, before)
+		labtest.CheckClean(t, "a sweep of a killed cluster run", prefix, before)
 	})
 }
 
@@ -448,7 +448,7 @@ func hasContainer(prefix string) bool {
 func TestClusterUpDown(t *testing.T) {
 	requireCluster(t)
 	t.Parallel() // the cluster tests overlap: about 1 GB each, CPU mostly idle once Ready
-	before := machineState(t)
+	before := labtest.MachineState(t)
 	up := exec.Command(os.Args[0], "lab", "up", "cluster-healthy")
 	out, err := up.CombinedOutput()
 	if err != nil {
@@ -488,7 +488,7 @@ func TestClusterUpDown(t *testing.T) {
 	if err != nil || !strings.Contains(string(down), "is down") {
 		t.Errorf("lab down %s: %v\n%s", prefix, err, down)
 	}
-	checkClean(t, "lab down", prefix, before)
+	labtest.CheckClean(t, "lab down", prefix, before)
 }
 
 // kubeletHasArg reports whether the kubelet of the node whose folder is dir
@@ -517,7 +517,7 @@ func waitContainerOf(t *testing.T, pid int) string {
 	deadline := time.Now().Add(90 * time.Second)
 	for {
 		if prefix == "" {
-			prefix = killedPrefix(pid)
+			prefix = labtest.KilledPrefix(pid)
 		}
 		if prefix != "" && hasContainer(prefix) {
 			return prefix

@@ -1,4 +1,4 @@
-package lab
+package scenario
 
 import (
 	"fmt"
@@ -18,16 +18,9 @@ var (
 	platformRE = regexp.MustCompile(`^[a-z0-9]+/[a-z0-9]+(/[a-z0-9.]+)?$`)
 )
 
-// The lab's stand-in for the internet: the two documentation ranges, which
-// nothing outside a lab ever routes.
-var internetPrefixes = []netip.Prefix{
-	netip.MustParsePrefix("198.51.100.0/24"),
-	netip.MustParsePrefix("203.0.113.0/24"),
-}
-
 // Validate checks a topology and returns the first problem as a one-line
 // error naming the field (e.g. `hosts.node.routes[0].to: ...`).
-func (t *Topology) Validate() error {
+func (t *Scenario) Validate() error {
 	v := &validator{t: t}
 	v.top()
 	v.subnets()
@@ -42,7 +35,7 @@ func (t *Topology) Validate() error {
 }
 
 type validator struct {
-	t   *Topology
+	t   *Scenario
 	err error
 }
 
@@ -145,48 +138,13 @@ func broadcast(p netip.Prefix) netip.Addr {
 	return netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)})
 }
 
-// gateway returns the subnet's gateway address (default: first address).
-func (s *Subnet) gateway() netip.Addr {
-	if s.Gateway != "" {
-		if a, err := netip.ParseAddr(s.Gateway); err == nil {
-			return a
-		}
-	}
-	return s.prefix().Masked().Addr().Next()
-}
-
-func (s *Subnet) prefix() netip.Prefix {
-	p, _ := netip.ParsePrefix(s.CIDR)
-	return p.Masked()
-}
-
-// parseDest parses a route or rule destination: CIDR, address or "internet".
-func parseDest(s string) ([]netip.Prefix, error) {
-	if s == "internet" {
-		return internetPrefixes, nil
-	}
-	if s == "default" {
-		return nil, fmt.Errorf("default routes are refused in the lab: use \"internet\" for the lab's stand-in for the internet")
-	}
-	if p, err := netip.ParsePrefix(s); err == nil && p.Addr().Is4() {
-		if p.Bits() == 0 {
-			return nil, fmt.Errorf("default routes are refused in the lab: use \"internet\" for the lab's stand-in for the internet")
-		}
-		return []netip.Prefix{p.Masked()}, nil
-	}
-	if a, err := netip.ParseAddr(s); err == nil && a.Is4() {
-		return []netip.Prefix{netip.PrefixFrom(a, 32)}, nil
-	}
-	return nil, fmt.Errorf("want an IPv4 CIDR, an address or \"internet\", got %q", s)
-}
-
 func (v *validator) hosts() {
 	t := v.t
 	addrs := map[netip.Addr]string{}
 	for _, sn := range sortedKeys(t.Subnets) {
 		if s := t.Subnets[sn]; s != nil && s.CIDR != "" {
 			if _, err := netip.ParsePrefix(s.CIDR); err == nil {
-				addrs[s.gateway()] = "the gateway of subnet " + sn
+				addrs[s.GatewayAddr()] = "the gateway of subnet " + sn
 			}
 		}
 	}
@@ -200,13 +158,13 @@ func (v *validator) hosts() {
 			h = &Host{}
 			t.Hosts[name] = h
 		}
-		routed := t.routerOf(name)
+		routed := t.RoutedSubnets(name)
 		if len(h.Interfaces) == 0 && len(routed) == 0 {
 			v.fail(f+".interfaces", "want at least one subnet: address (or make the host a subnet's router)")
 		}
 		var connected []netip.Prefix
 		for _, sn := range routed {
-			connected = append(connected, t.Subnets[sn].prefix())
+			connected = append(connected, t.Subnets[sn].Prefix())
 		}
 		for _, sn := range sortedKeys(h.Interfaces) {
 			ff := f + ".interfaces." + sn
@@ -216,11 +174,11 @@ func (v *validator) hosts() {
 				continue
 			}
 			if s.Router == name {
-				v.fail(ff, "%s routes subnet %s and holds its gateway %s; remove this interface", name, sn, s.gateway())
+				v.fail(ff, "%s routes subnet %s and holds its gateway %s; remove this interface", name, sn, s.GatewayAddr())
 				continue
 			}
 			a, err := netip.ParseAddr(h.Interfaces[sn])
-			if err != nil || !usable(s.prefix(), a) {
+			if err != nil || !usable(s.Prefix(), a) {
 				v.fail(ff, "want a host address inside %s, got %q", s.CIDR, h.Interfaces[sn])
 				continue
 			}
@@ -228,11 +186,11 @@ func (v *validator) hosts() {
 				v.fail(ff, "address %s is already %s", a, other)
 			}
 			addrs[a] = "host " + name + " on " + sn
-			connected = append(connected, s.prefix())
+			connected = append(connected, s.Prefix())
 		}
 		for i, r := range h.Routes {
 			ff := fmt.Sprintf("%s.routes[%d]", f, i)
-			if _, err := parseDest(r.To); err != nil {
+			if _, err := ParseDest(r.To); err != nil {
 				v.fail(ff+".to", "%v", err)
 			}
 			switch r.Type {
@@ -268,17 +226,6 @@ func inAny(ps []netip.Prefix, a netip.Addr) bool {
 	return false
 }
 
-// routerOf lists the subnets a host routes (owns the bridge of).
-func (t *Topology) routerOf(host string) []string {
-	var out []string
-	for _, sn := range sortedKeys(t.Subnets) {
-		if s := t.Subnets[sn]; s != nil && s.Router == host {
-			out = append(out, sn)
-		}
-	}
-	return out
-}
-
 func (v *validator) rule(f string, r Rule) {
 	switch r.Action {
 	case "drop", "reject":
@@ -294,7 +241,7 @@ func (v *validator) rule(f string, r Rule) {
 		if x.s == "" {
 			continue
 		}
-		if _, err := parseDest(x.s); err != nil {
+		if _, err := ParseDest(x.s); err != nil {
 			v.fail(f+"."+x.n, "%v", err)
 		}
 	}
@@ -395,17 +342,6 @@ func (v *validator) service(f string, s *Service) {
 	}
 }
 
-// port is the service's port, defaulting by TLS mode.
-func (s *Service) port() int {
-	if s.Port != 0 {
-		return s.Port
-	}
-	if s.TLS == "none" {
-		return 80
-	}
-	return 443
-}
-
 func (v *validator) services() {
 	t := v.t
 	if t.Registry == nil {
@@ -459,9 +395,9 @@ func (v *validator) services() {
 	}
 	used := map[string]string{}
 	claim := func(f string, s *Service) {
-		k := fmt.Sprintf("%s:%d", s.Host, s.port())
+		k := fmt.Sprintf("%s:%d", s.Host, s.EffectivePort())
 		if other, ok := used[k]; ok {
-			v.fail(f+".port", "host %s already runs %s on port %d", s.Host, other, s.port())
+			v.fail(f+".port", "host %s already runs %s on port %d", s.Host, other, s.EffectivePort())
 		}
 		used[k] = f
 	}

@@ -1,14 +1,13 @@
-package lab
+package scenario
 
 import (
 	"fmt"
 	"net/netip"
 	"regexp"
-	"sort"
 	"strings"
 )
 
-// ClusterSpec is the optional `cluster:` section of a topology: a real
+// ClusterSpec is the optional `cluster:` section of a scenario: a real
 // Kubernetes control plane on one host of the lab and real kubelets on
 // others. docs/lab.md documents every field; the scale-up scenario
 // (scenarios/scale-up-new-subnet.yaml) is the worked example.
@@ -127,37 +126,53 @@ func (c *ClusterSpec) ClusterOrder() []string {
 	return append(first, later...)
 }
 
-func (c *ClusterSpec) podCIDR() netip.Prefix {
+// PodRange is cluster.podCIDR (default 10.244.0.0/16).
+func (c *ClusterSpec) PodRange() netip.Prefix {
 	if p, err := netip.ParsePrefix(c.PodCIDR); err == nil {
 		return p.Masked()
 	}
 	return defaultPodCIDR
 }
 
-func (c *ClusterSpec) serviceCIDR() netip.Prefix {
+// ServiceRange is cluster.serviceCIDR (default 10.96.0.0/24).
+func (c *ClusterSpec) ServiceRange() netip.Prefix {
 	if p, err := netip.ParsePrefix(c.ServiceCIDR); err == nil {
 		return p.Masked()
 	}
 	return defaultServiceCIDR
 }
 
-// nodePodCIDR is the /24 of the i-th node in creation order.
-func (c *ClusterSpec) nodePodCIDR(i int) netip.Prefix {
-	b := c.podCIDR().Addr().As4()
+// APIServiceIP is the kubernetes Service's ClusterIP: the service range's
+// first address, as the apiserver allocates it.
+func (c *ClusterSpec) APIServiceIP() netip.Addr { return c.ServiceRange().Masked().Addr().Next() }
+
+// DNSServiceIP is the cluster DNS address the kubelets are given: the
+// service range's tenth address (10.96.0.10 by default, as kubeadm's).
+func (c *ClusterSpec) DNSServiceIP() netip.Addr {
+	a := c.APIServiceIP()
+	for range 9 {
+		a = a.Next()
+	}
+	return a
+}
+
+// NodePodCIDR is the /24 of the i-th node in creation order.
+func (c *ClusterSpec) NodePodCIDR(i int) netip.Prefix {
+	b := c.PodRange().Addr().As4()
 	n := uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
 	n += uint32(i) << 8
 	return netip.PrefixFrom(netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}), 24)
 }
 
-// nodeName is the Kubernetes name of a node host.
-func (t *Topology) nodeName(host string) string {
+// NodeName is the Kubernetes name of a node host.
+func (t *Scenario) NodeName(host string) string {
 	c := t.Cluster
 	n := c.Nodes[host]
 	if n != nil && n.Name != "" {
 		return n.Name
 	}
 	ip := ""
-	if a := t.hostAddrs(host); len(a) > 0 {
+	if a := t.HostAddrs(host); len(a) > 0 {
 		ip = a[0].String()
 	}
 	if c.Provider == "azure" {
@@ -181,7 +196,7 @@ func (n *ClusterNode) pool(host string) string {
 
 // region is the zone without its last letter (ap-northeast-2a ->
 // ap-northeast-2), else a fixed one.
-func (t *Topology) region() string {
+func (t *Scenario) region() string {
 	for _, h := range sortedKeys(t.Cluster.Nodes) {
 		if n := t.Cluster.Nodes[h]; n != nil && len(n.Zone) > 1 {
 			z := n.Zone
@@ -199,8 +214,8 @@ func (t *Topology) region() string {
 	return "us-east-1"
 }
 
-// nodeLabels are the labels a node registers with, as its platform sets them.
-func (t *Topology) nodeLabels(host string) map[string]string {
+// NodeLabels are the labels a node registers with, as its platform sets them.
+func (t *Scenario) NodeLabels(host string) map[string]string {
 	c := t.Cluster
 	n := c.Nodes[host]
 	l := map[string]string{}
@@ -225,7 +240,7 @@ func (t *Topology) nodeLabels(host string) map[string]string {
 }
 
 // nodeSubnet is the node's subnet label value.
-func (t *Topology) nodeSubnet(host string) string {
+func (t *Scenario) nodeSubnet(host string) string {
 	if n := t.Cluster.Nodes[host]; n != nil && n.Subnet != "" {
 		return n.Subnet
 	}
@@ -237,8 +252,8 @@ func (t *Topology) nodeSubnet(host string) string {
 	return ""
 }
 
-// providerID is spec.providerID in the cloud's form.
-func (t *Topology) providerID(host string) string {
+// ProviderID is spec.providerID in the cloud's form.
+func (t *Scenario) ProviderID(host string) string {
 	c := t.Cluster
 	n := c.Nodes[host]
 	idx := 0
@@ -255,10 +270,10 @@ func (t *Topology) providerID(host string) string {
 	if zone == "" {
 		zone = t.region() + "a"
 	}
-	return fmt.Sprintf("aws:///%s/i-0%015x", zone, seedOf(t.Name+"/"+host)&0xfffffffffffffff)
+	return fmt.Sprintf("aws:///%s/i-0%015x", zone, Seed(t.Name+"/"+host)&0xfffffffffffffff)
 }
 
-// validateCluster checks the cluster section; called by Validate.
+// cluster checks the cluster section; called by Validate.
 func (v *validator) cluster() {
 	t := v.t
 	c := t.Cluster
@@ -273,10 +288,10 @@ func (v *validator) cluster() {
 		v.fail("cluster.controlPlane", "no such host %q", c.ControlPlane)
 		return
 	}
-	if len(t.hostAddrs(c.ControlPlane)) == 0 {
+	if len(t.HostAddrs(c.ControlPlane)) == 0 {
 		v.fail("cluster.controlPlane", "host %s has no address for the apiserver", c.ControlPlane)
 	}
-	if len(t.routerOf(c.ControlPlane)) > 0 {
+	if len(t.RoutedSubnets(c.ControlPlane)) > 0 {
 		v.fail("cluster.controlPlane", "host %s routes subnets; give the control plane its own host with an interface", c.ControlPlane)
 	}
 	switch c.Provider {
@@ -295,19 +310,19 @@ func (v *validator) cluster() {
 			return
 		}
 	}
-	ranges["cluster.podCIDR"] = c.podCIDR()
-	ranges["cluster.serviceCIDR"] = c.serviceCIDR()
-	if c.podCIDR().Bits() > 24-bitsFor(len(c.Nodes)) {
-		v.fail("cluster.podCIDR", "%s is too small for %d nodes of one /24 each", c.podCIDR(), len(c.Nodes))
+	ranges["cluster.podCIDR"] = c.PodRange()
+	ranges["cluster.serviceCIDR"] = c.ServiceRange()
+	if c.PodRange().Bits() > 24-bitsFor(len(c.Nodes)) {
+		v.fail("cluster.podCIDR", "%s is too small for %d nodes of one /24 each", c.PodRange(), len(c.Nodes))
 	}
-	if c.podCIDR().Overlaps(c.serviceCIDR()) {
-		v.fail("cluster.podCIDR", "%s overlaps cluster.serviceCIDR %s", c.podCIDR(), c.serviceCIDR())
+	if c.PodRange().Overlaps(c.ServiceRange()) {
+		v.fail("cluster.podCIDR", "%s overlaps cluster.serviceCIDR %s", c.PodRange(), c.ServiceRange())
 	}
 	for _, f := range sortedKeys(ranges) {
 		p := ranges[f]
 		for _, sn := range sortedKeys(t.Subnets) {
-			if s := t.Subnets[sn]; s != nil && s.prefix().IsValid() && s.prefix().Overlaps(p) {
-				v.fail(f, "%s overlaps subnet %s (%s): pod and service ranges must be apart from the subnets", p, sn, s.prefix())
+			if s := t.Subnets[sn]; s != nil && s.Prefix().IsValid() && s.Prefix().Overlaps(p) {
+				v.fail(f, "%s overlaps subnet %s (%s): pod and service ranges must be apart from the subnets", p, sn, s.Prefix())
 			}
 		}
 		if overlapsInternet(p) {
@@ -333,7 +348,7 @@ func (v *validator) cluster() {
 		if h == c.ControlPlane {
 			v.fail(f, "host %s is the control plane; nodes need their own hosts", h)
 		}
-		if len(t.routerOf(h)) > 0 {
+		if len(t.RoutedSubnets(h)) > 0 {
 			v.fail(f, "host %s routes subnets; a node is a host with interfaces only", h)
 		}
 		if len(t.Hosts[h].Interfaces) == 0 {
@@ -343,7 +358,7 @@ func (v *validator) cluster() {
 		if !n.Later {
 			first++
 		}
-		name := t.nodeName(h)
+		name := t.NodeName(h)
 		if n.Name != "" && (!nodeNameRE.MatchString(n.Name) || len(n.Name) > 63) {
 			v.fail(f+".name", "want a DNS-1123 name of at most 63 characters, got %q", n.Name)
 		}
@@ -351,7 +366,7 @@ func (v *validator) cluster() {
 			v.fail(f+".name", "node name %q is also the name of node host %s; node names must be unique", name, other)
 		}
 		names[name] = h
-		for k, val := range t.nodeLabels(h) {
+		for k, val := range t.NodeLabels(h) {
 			if !labelKeyRE.MatchString(k) || len(k) > 253 {
 				v.fail(f+".labels", "label key %q is not a valid Kubernetes label key", k)
 			}
@@ -411,11 +426,4 @@ func bitsFor(n int) int {
 		b++
 	}
 	return b
-}
-
-// clusterHosts lists the node hosts, sorted, for messages.
-func (c *ClusterSpec) clusterHosts() []string {
-	hs := sortedKeys(c.Nodes)
-	sort.Strings(hs)
-	return hs
 }

@@ -1,17 +1,13 @@
-// Package lab reproduces pull-path faults for real: it builds a topology of
-// Linux network namespaces (hosts, subnets, routes, firewall rules), runs the
-// lab services (registry, token service, blob host, DNS) inside them by
-// re-executing pullpath (`pullpath lab serve`), runs `pullpath probe` inside
-// the node's namespace, checks the verdict against the scenario's `expect:`
-// block, and tears everything down again.
+// Package scenario is the lab's scenario file (kind LabScenario) as data:
+// its schema (the network of hosts and subnets, the services, the node, the
+// probe, the optional cluster and what to expect), loading with extends:,
+// validation with one-line errors naming the field, the built-in scenarios,
+// and the comparison of a verdict with the expect block.
 //
-// Safety rules the builder enforces: no veth end ever sits in the machine's
-// own namespace (pairs are created directly between lab namespaces), no lab
-// namespace has a default route, and every name carries a per-run prefix so
-// leftovers of a killed run are swept by the next one.
-//
-// The topology format is documented in docs/lab.md.
-package lab
+// It is pure: it builds nothing, starts nothing and holds no runtime state.
+// internal/lab builds a scenario's network and runs it; internal/lab/cluster
+// runs its cluster section. docs/lab.md documents every field.
+package scenario
 
 import (
 	"time"
@@ -19,17 +15,17 @@ import (
 	"github.com/pullpath/pullpath/internal/report"
 )
 
-// Kind of a topology file.
+// Kind of a scenario file.
 const Kind = "LabScenario"
 
-// Topology is one scenario file: the network, the services, the node, the
+// Scenario is one scenario file: the network, the services, the node, the
 // probe to run and the verdict to expect.
-type Topology struct {
+type Scenario struct {
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
 	Name       string `json:"name"`
 	Summary    string `json:"summary"`
-	// Extends names a base topology (a built-in base such as "_ecr-base", or
+	// Extends names a base scenario (a built-in base such as "_ecr-base", or
 	// a file path relative to this file) merged under this one.
 	Extends string `json:"extends,omitempty"`
 
@@ -46,18 +42,15 @@ type Topology struct {
 	Expect *Expect `json:"expect,omitempty"`
 
 	// Cluster, when set, runs a real Kubernetes control plane and kubelets
-	// on hosts of the lab (cluster_topology.go).
+	// on hosts of the lab (cluster.go; run by internal/lab/cluster).
 	Cluster *ClusterSpec `json:"cluster,omitempty"`
 
-	// source is where the topology was read from (file path or builtin:NAME).
+	// source is where the scenario was read from (file path or builtin:NAME).
 	source string
-	// binDir, set by StartCluster, holds the pause binary that makes the
-	// registry's image runnable.
-	binDir string
 }
 
-// Source is where the topology was read from.
-func (t *Topology) Source() string { return t.source }
+// Source is where the scenario was read from.
+func (t *Scenario) Source() string { return t.source }
 
 // Subnet is one L2 segment: a bridge inside its router's namespace. The
 // router holds the gateway address; every other host attached to the subnet
@@ -201,6 +194,16 @@ type Node struct {
 	CredentialProvider *CredentialProvider `json:"credentialProvider,omitempty"`
 	// TrustLabCA puts the lab CA in the node's certs dir (default true).
 	TrustLabCA *bool `json:"trustLabCA,omitempty"`
+}
+
+// CredentialProvider is a credential provider plugin on the lab node: it
+// answers with these credentials for images of the registry, or fails.
+type CredentialProvider struct {
+	Username string `json:"username"`
+	Password string `json:"password"`
+	// Fail makes the plugin exit 1 with this on stderr (as a plugin whose
+	// cloud identity is broken does).
+	Fail string `json:"fail,omitempty"`
 }
 
 // Credentials are a user name and password in the node's docker config.

@@ -1,4 +1,4 @@
-package lab
+package cluster
 
 import (
 	"context"
@@ -13,12 +13,15 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/pullpath/pullpath/internal/childproc"
+	"github.com/pullpath/pullpath/internal/lab"
 )
 
 // WorkloadName and WorkloadNamespace are the Deployment's name and
 // namespace (defaults "app" and "default").
 func (c *Cluster) WorkloadName() (ns, name string) {
-	w := c.topo.Cluster.Workload
+	w := c.scen.Cluster.Workload
 	ns, name = "default", "app"
 	if w != nil && w.Namespace != "" {
 		ns = w.Namespace
@@ -31,10 +34,10 @@ func (c *Cluster) WorkloadName() (ns, name string) {
 
 // WorkloadImage is the image the Deployment runs.
 func (c *Cluster) WorkloadImage() string {
-	if w := c.topo.Cluster.Workload; w != nil && w.Image != "" {
+	if w := c.scen.Cluster.Workload; w != nil && w.Image != "" {
 		return w.Image
 	}
-	return c.topo.ProbeImage()
+	return c.scen.ProbeImage()
 }
 
 // PrePull pulls the workload's image into a node's containerd with ctr,
@@ -46,7 +49,7 @@ func (c *Cluster) PrePull(ctx context.Context, host string) error {
 		return err
 	}
 	argv := []string{"ctr", "-a", n.sock(), "-n", "k8s.io", "images", "pull", "--hosts-dir", filepath.Join(n.dir, "certs.d")}
-	if cr := c.topo.Node.Credentials; cr != nil {
+	if cr := c.scen.Node.Credentials; cr != nil {
 		argv = append(argv, "--user", cr.Username+":"+cr.Password)
 	}
 	argv = append(argv, c.WorkloadImage())
@@ -103,13 +106,9 @@ func (c *Cluster) Deploy(ctx context.Context, replicas int) error {
 		}},
 		AutomountServiceAccountToken: new(bool),
 	}
-	if w := c.topo.Cluster.Workload; w != nil && w.PullSecret {
-		b, err := dockerConfig(c.topo)
-		if err != nil {
-			return err
-		}
+	if w := c.scen.Cluster.Workload; w != nil && w.PullSecret {
 		sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name + "-pull", Namespace: ns}, Type: corev1.SecretTypeDockerConfigJson,
-			Data: map[string][]byte{corev1.DockerConfigJsonKey: b}}
+			Data: map[string][]byte{corev1.DockerConfigJsonKey: lab.DockerConfig(c.scen)}}
 		if _, err := c.Client.CoreV1().Secrets(ns).Create(ctx, sec, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return err
 		}
@@ -137,7 +136,7 @@ func (c *Cluster) waitServiceAccount(ctx context.Context, ns string) error {
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("namespace %s has no default ServiceAccount after 30s (is kube-controller-manager running? %s)", ns,
-				lastLines(filepath.Join(c.runDir, "logs", "kube-controller-manager.log"), 2))
+				childproc.LastLines(filepath.Join(c.RunDir, "logs", "kube-controller-manager.log"), 2))
 		}
 		select {
 		case <-ctx.Done():
@@ -171,8 +170,8 @@ type ReplicaState struct {
 func (c *Cluster) WaitWorkload(ctx context.Context, want int, timeout time.Duration) (map[string]ReplicaState, error) {
 	ns, name := c.WorkloadName()
 	hostOf := map[string]string{}
-	for h := range c.topo.Cluster.Nodes {
-		hostOf[c.topo.nodeName(h)] = h
+	for h := range c.scen.Cluster.Nodes {
+		hostOf[c.scen.NodeName(h)] = h
 	}
 	deadline := time.Now().Add(timeout)
 	last := ""
@@ -258,9 +257,9 @@ func podPhase(p *corev1.Pod) string {
 // Deployment is scaled to one replica per node. It returns the replicas'
 // states by host.
 func (c *Cluster) RunWorkload(ctx context.Context) (map[string]ReplicaState, error) {
-	w := c.topo.Cluster.Workload
+	w := c.scen.Cluster.Workload
 	if w == nil {
-		return nil, fmt.Errorf("scenario %s has no cluster.workload", c.topo.Name)
+		return nil, fmt.Errorf("scenario %s has no cluster.workload", c.scen.Name)
 	}
 	first := c.Hosts()
 	if w.PrePulled {
@@ -279,8 +278,8 @@ func (c *Cluster) RunWorkload(ctx context.Context) (map[string]ReplicaState, err
 		return states, err
 	}
 	var later []string
-	for _, h := range c.topo.Cluster.ClusterOrder() {
-		if c.topo.Cluster.Nodes[h].Later {
+	for _, h := range c.scen.Cluster.ClusterOrder() {
+		if c.scen.Cluster.Nodes[h].Later {
 			later = append(later, h)
 		}
 	}

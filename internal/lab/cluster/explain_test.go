@@ -1,4 +1,4 @@
-package lab_test
+package cluster_test
 
 import (
 	"os"
@@ -11,7 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/pullpath/pullpath/internal/explain"
-	"github.com/pullpath/pullpath/internal/lab"
+	"github.com/pullpath/pullpath/internal/lab/cluster"
+	"github.com/pullpath/pullpath/internal/lab/scenario"
 	"github.com/pullpath/pullpath/internal/testenv/kwait"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -26,12 +27,12 @@ import (
 func TestClusterKubeletStatuses(t *testing.T) {
 	requireCluster(t)
 	t.Parallel() // the cluster tests overlap: about 1 GB each, CPU mostly idle once Ready
-	topo, err := lab.LoadBuiltin("every-node-no-pull-scope")
+	topo, err := scenario.LoadBuiltin("every-node-no-pull-scope")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := t.Context()
-	c, err := lab.StartCluster(ctx, topo, lab.ClusterOptions{})
+	c, err := cluster.Start(ctx, topo, cluster.Options{})
 	if err != nil {
 		t.Fatalf("StartCluster: %v", err)
 	}

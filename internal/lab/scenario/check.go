@@ -1,9 +1,8 @@
-package lab
+package scenario
 
 import (
 	"fmt"
 
-	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -39,31 +38,4 @@ func Check(e *Expect, v verdict.Verdict, warnings []verdict.Code) []string {
 		}
 	}
 	return out
-}
-
-// warningCodes lists the codes of a probe report's warnings.
-func warningCodes(rep *report.ProbeReport) []verdict.Code {
-	var out []verdict.Code
-	for _, w := range rep.Warnings {
-		out = append(out, w.Code)
-	}
-	return out
-}
-
-// judge fills a run's verdict, result and mismatches from a probe report.
-func judge(run *report.LabRun, e *Expect, rep *report.ProbeReport) {
-	v := rep.Verdict
-	run.Verdict = &v
-	run.Warnings = warningCodes(rep)
-	run.Expect = e
-	if e == nil {
-		run.Result = report.LabUnchecked
-		return
-	}
-	run.Mismatches = Check(e, v, run.Warnings)
-	if len(run.Mismatches) == 0 {
-		run.Result = report.LabPass
-	} else {
-		run.Result = report.LabMismatch
-	}
 }

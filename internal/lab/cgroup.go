@@ -13,10 +13,6 @@ import (
 	"time"
 )
 
-// cgroupParent is the folder, in every cgroup hierarchy, under which each
-// lab node gets its own cgroup root: /pullpath-lab/PREFIX+HOST.
-const cgroupParent = "pullpath-lab"
-
 // cgroupMounts lists the mount points of the cgroup hierarchies: every v1
 // hierarchy and the unified (v2) one.
 func cgroupMounts() (v1 []string, all []string) {
@@ -51,12 +47,25 @@ func cgroupMounts() (v1 []string, all []string) {
 	return v1, all
 }
 
-// makeNodeCgroup creates the node's cgroup root in every v1 hierarchy (the
-// kubelet requires it to exist), copying cpuset's cpus and mems down.
-func makeNodeCgroup(name string) error {
+// CgroupParent is the folder, in every cgroup hierarchy, under which each
+// lab node gets its own cgroup root (its kubelet's cgroupRoot):
+// /pullpath-lab/PREFIX+HOST. A teardown removes everything of its prefix
+// there.
+const CgroupParent = "pullpath-lab"
+
+// MakeNodeCgroup creates a cluster node's cgroup root, CgroupParent/name
+// (name starts with the run's prefix), in every v1 hierarchy (the kubelet
+// requires it to exist), copying cpuset's cpus and mems down. It holds the
+// lab's global lock meanwhile: a teardown of another run may remove the
+// shared parent.
+func MakeNodeCgroup(name string) error {
+	g, err := lockFile(filepath.Join(StateDir, ".lock"), true)
+	if err != nil {
+		return err
+	}
+	defer g.Close()
 	// another run's teardown may remove the shared parent between our
 	// mkdirs (it rmdirs it when empty): try again
-	var err error
 	for try := 0; try < 3; try++ {
 		if err = makeNodeCgroupOnce(name); err == nil || !errors.Is(err, os.ErrNotExist) {
 			return err
@@ -72,7 +81,7 @@ func makeNodeCgroupOnce(name string) error {
 	}
 	for _, mp := range v1 {
 		dir := mp
-		for _, part := range []string{cgroupParent, name} {
+		for _, part := range []string{CgroupParent, name} {
 			parent := dir
 			dir = filepath.Join(dir, part)
 			if err := os.Mkdir(dir, 0o755); err != nil && !os.IsExist(err) {
@@ -98,7 +107,7 @@ func cgroupDirs(prefix string) []string {
 	_, all := cgroupMounts()
 	var out []string
 	for _, mp := range all {
-		base := filepath.Join(mp, cgroupParent)
+		base := filepath.Join(mp, CgroupParent)
 		ents, err := os.ReadDir(base)
 		if err != nil {
 			continue
@@ -156,7 +165,7 @@ func removeCgroups(prefix string) error {
 	// the shared parent, if no other run uses it (rmdir fails if it does)
 	_, all := cgroupMounts()
 	for _, mp := range all {
-		syscall.Rmdir(filepath.Join(mp, cgroupParent))
+		syscall.Rmdir(filepath.Join(mp, CgroupParent))
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%s", strings.Join(errs, "; "))
