@@ -14,6 +14,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/labsvc"
 	"github.com/pullpath/pullpath/internal/monitor/events"
+	"github.com/pullpath/pullpath/internal/testenv"
 	"github.com/pullpath/pullpath/internal/testenv/controlplane"
 )
 
@@ -131,7 +132,7 @@ func TestDashboardQueriesReturnSeries(t *testing.T) {
 
 	// Two node agents on the lab's loopback services.
 	image := labsvc.ImageSpec{Repository: "shop/web", Tag: "1.0", LayerSizes: []int64{32 << 10}, Seed: 5}
-	st := startStack(t, labsvc.StackConfig{Image: image,
+	st := testenv.StartStack(t, labsvc.StackConfig{Image: image,
 		Addrs: labsvc.StackAddrs{DNS: "127.0.46.53", Registry: "127.0.46.10", Token: "127.0.46.11", Blob: "127.0.46.12", Blob2: "127.0.46.13"}})
 	pinned := filepath.Join(t.TempDir(), "hosts")
 	if err := os.WriteFile(pinned, []byte("127.0.0.1 localhost\n127.0.46.99 blob.lab.test\n"), 0o644); err != nil {

@@ -11,8 +11,6 @@ import (
 // For the external tests (package monitor_test), which may import
 // internal/monitor/fleet.
 
-func StartStackT(t *testing.T, cfg labsvc.StackConfig) *labsvc.Stack { return startStack(t, cfg) }
-
 func LabOptionsT(t *testing.T, node string, st *labsvc.Stack) Options {
 	return labOptions(t, labNode{name: node, stack: st})
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/pullpath/pullpath/internal/labsvc"
 	"github.com/pullpath/pullpath/internal/monitor"
 	"github.com/pullpath/pullpath/internal/monitor/fleet"
+	"github.com/pullpath/pullpath/internal/testenv"
 	"github.com/pullpath/pullpath/internal/testenv/controlplane"
 	"github.com/pullpath/pullpath/internal/testenv/kwait"
 	"github.com/pullpath/pullpath/internal/verdict"
@@ -174,7 +175,7 @@ func TestAgentWithRealAPIServer(t *testing.T) {
 
 	// The lab's registry, and a name its DNS does not know.
 	image := labsvc.ImageSpec{Repository: "shop/web", Tag: "1.0", LayerSizes: []int64{16 << 10}, Seed: 5}
-	st := monitor.StartStackT(t, labsvc.StackConfig{Image: image,
+	st := testenv.StartStack(t, labsvc.StackConfig{Image: image,
 		Addrs: labsvc.StackAddrs{DNS: "127.0.43.53", Registry: "127.0.43.10", Token: "127.0.43.11", Blob: "127.0.43.12", Blob2: "127.0.43.13"}})
 	good := st.Ref()
 	missing := "nope.lab.test:5000/shop/api:2.0"

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pullpath/pullpath/internal/labsvc"
+	"github.com/pullpath/pullpath/internal/testenv"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -18,20 +19,6 @@ type labNode struct {
 	name  string
 	stack *labsvc.Stack
 	hosts string // hosts file to use ("" the stack's)
-}
-
-func startStack(t *testing.T, cfg labsvc.StackConfig) *labsvc.Stack {
-	t.Helper()
-	cfg.Dir = t.TempDir()
-	// the services live as long as ctx: until the test's cleanup
-	ctx, cancel := context.WithCancel(context.Background())
-	st, err := labsvc.StartStack(ctx, cfg)
-	if err != nil {
-		cancel()
-		t.Fatalf("StartStack: %v", err)
-	}
-	t.Cleanup(func() { st.Close(); cancel() })
-	return st
 }
 
 // labOptions are the agent's options for a node of the stack: its files
@@ -99,9 +86,9 @@ func startAgent(t *testing.T, o Options) (*Agent, *syncWriter) {
 // "only some nodes" alert for the pinned node alone.
 func TestAgentsScrapedByPrometheus(t *testing.T) {
 	image := labsvc.ImageSpec{Repository: "shop/web", Tag: "1.0", LayerSizes: []int64{64 << 10, 32 << 10}, Seed: 3}
-	healthy := startStack(t, labsvc.StackConfig{Image: image,
+	healthy := testenv.StartStack(t, labsvc.StackConfig{Image: image,
 		Addrs: labsvc.StackAddrs{DNS: "127.0.41.53", Registry: "127.0.41.10", Token: "127.0.41.11", Blob: "127.0.41.12", Blob2: "127.0.41.13"}})
-	down := startStack(t, labsvc.StackConfig{Image: image, BlobHostDown: true,
+	down := testenv.StartStack(t, labsvc.StackConfig{Image: image, BlobHostDown: true,
 		Addrs: labsvc.StackAddrs{DNS: "127.0.42.53", Registry: "127.0.42.10", Token: "127.0.42.11", Blob: "127.0.42.12", Blob2: "127.0.42.13"}})
 	pinned := filepath.Join(t.TempDir(), "hosts")
 	if err := os.WriteFile(pinned, []byte("127.0.0.1 localhost\n127.0.41.99 blob.lab.test\n"), 0o644); err != nil {

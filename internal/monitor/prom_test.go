@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pullpath/pullpath/internal/testenv"
 )
 
 // promServer is Debian's real Prometheus, started by a test on loopback
@@ -21,18 +23,6 @@ import (
 type promServer struct {
 	URL  string
 	logs *strings.Builder
-}
-
-func requireBinary(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s not installed (hack/test.sh installs the Debian package prometheus)", name)
-		}
-		t.Skipf("%s not installed (apt-get install prometheus)", name)
-	}
-	return p
 }
 
 func freePort(t *testing.T) int {
@@ -55,7 +45,7 @@ func startPrometheus(t *testing.T, targets []string, ruleFile string) *promServe
 // startPrometheusJobs scrapes each job's targets every second.
 func startPrometheusJobs(t *testing.T, jobs map[string][]string, ruleFile string) *promServer {
 	t.Helper()
-	bin := requireBinary(t, "prometheus")
+	bin := testenv.RequireTool(t, "prometheus")
 	dir := t.TempDir()
 	cfg := "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n"
 	names := make([]string, 0, len(jobs))

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/pullpath/pullpath/internal/testenv"
 )
 
 // ruleFile writes the PrometheusRule's spec (a plain Prometheus rule file)
@@ -40,7 +42,7 @@ func ruleFile(t *testing.T, dir string) string {
 // `check rules`, then `test rules` with each deploy/monitor/tests file (the
 // agents' alerts and the events exporter's).
 func TestAlertRules(t *testing.T) {
-	promtool := requireBinary(t, "promtool")
+	promtool := testenv.RequireTool(t, "promtool")
 	dir := t.TempDir()
 	rules := ruleFile(t, dir)
 	out, err := exec.Command(promtool, "check", "rules", rules).CombinedOutput()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/labsvc"
 	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/testenv"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -155,7 +156,7 @@ func labelValue(m *dto.Metric, name string) string {
 // for many walks while the TTL lasts, again after a Secret update changes
 // the mounted file, and the walks still pass with its credentials.
 func TestCredentialsCachedForTheirLifetime(t *testing.T) {
-	st := startStack(t, labsvc.StackConfig{Addrs: labsvc.StackAddrs{DNS: "127.0.44.53", Registry: "127.0.44.10", Token: "127.0.44.11", Blob: "127.0.44.12", Blob2: "127.0.44.13"}})
+	st := testenv.StartStack(t, labsvc.StackConfig{Addrs: labsvc.StackAddrs{DNS: "127.0.44.53", Registry: "127.0.44.10", Token: "127.0.44.11", Blob: "127.0.44.12", Blob2: "127.0.44.13"}})
 	dir := t.TempDir()
 	count := filepath.Join(dir, "calls")
 	helper := fmt.Sprintf("#!/bin/sh\nread server\necho \"$server\" >> %s\nprintf '{\"ServerURL\":\"%%s\",\"Username\":\"%s\",\"Secret\":\"%s\"}' \"$server\"\n", count, st.Username, st.Password)
@@ -211,7 +212,7 @@ func TestCredentialsCachedForTheirLifetime(t *testing.T) {
 // as ecr-credential-provider would be a binary) runs once for many walks:
 // its answer is kept for its cacheDuration, and the walks pass with it.
 func TestCredentialProviderCachedForItsDuration(t *testing.T) {
-	st := startStack(t, labsvc.StackConfig{Addrs: labsvc.StackAddrs{DNS: "127.0.45.53", Registry: "127.0.45.10", Token: "127.0.45.11", Blob: "127.0.45.12", Blob2: "127.0.45.13"}})
+	st := testenv.StartStack(t, labsvc.StackConfig{Addrs: labsvc.StackAddrs{DNS: "127.0.45.53", Registry: "127.0.45.10", Token: "127.0.45.11", Blob: "127.0.45.12", Blob2: "127.0.45.13"}})
 	dir := t.TempDir()
 	calls := filepath.Join(dir, "calls")
 	plugin := fmt.Sprintf(`#!/bin/sh

@@ -16,6 +16,28 @@ const NetnsDir = "/run/netns"
 var packages = map[string]string{
 	"ip": "iproute2", "nft": "nftables", "sysctl": "procps",
 	"containerd": "containerd", "ctr": "containerd",
+	"prometheus": "prometheus", "promtool": "prometheus",
+}
+
+// toolReason says why tool cannot be run here ("needs TOOL (apt-get
+// install PACKAGE)"), or "" when it is on PATH.
+func toolReason(tool string) string {
+	if _, err := exec.LookPath(tool); err == nil {
+		return ""
+	}
+	if p := packages[tool]; p != "" {
+		return "needs " + tool + " (apt-get install " + p + "; hack/test.sh installs it)"
+	}
+	return "needs " + tool
+}
+
+// RequireTool returns tool's path, or skips t (fails it under CI=true)
+// when it is not installed, naming the Debian package that brings it.
+func RequireTool(t testing.TB, tool string) string {
+	t.Helper()
+	Unavailable(t, toolReason(tool))
+	p, _ := exec.LookPath(tool)
+	return p
 }
 
 // NetnsReason says why network-namespace tests cannot run here, or "" when
@@ -27,11 +49,8 @@ func NetnsReason(tools ...string) string {
 		return "needs root to create network namespaces"
 	}
 	for _, tool := range append([]string{"ip"}, tools...) {
-		if _, err := exec.LookPath(tool); err != nil {
-			if p := packages[tool]; p != "" {
-				return "needs " + tool + " (apt-get install " + p + ")"
-			}
-			return "needs " + tool
+		if r := toolReason(tool); r != "" {
+			return r
 		}
 	}
 	// One name per call: parallel tests of one binary ask at once.
