@@ -373,10 +373,12 @@ func TestClusterTeardown(t *testing.T) {
 			}
 			done <- err
 		}()
-		deadline := time.Now().Add(60 * time.Second)
+		// the control plane starts first: over a minute on a loaded
+		// two-core machine
+		deadline := time.Now().Add(3 * time.Minute)
 		for !w.saw("starting") {
 			if time.Now().After(deadline) {
-				t.Fatal("no node started within 60s")
+				t.Fatal("no node started within 3m")
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
@@ -509,12 +511,13 @@ func kubeletHasArg(dir, arg string) bool {
 	return false
 }
 
-// waitContainerOf waits (90s) until the lab run of process pid runs a
+// waitContainerOf waits (3m: a whole cluster start, slow on a loaded
+// machine) until the lab run of process pid runs a
 // container on a node, and returns its prefix.
 func waitContainerOf(t *testing.T, pid int) string {
 	t.Helper()
 	var prefix string
-	deadline := time.Now().Add(90 * time.Second)
+	deadline := time.Now().Add(3 * time.Minute)
 	for {
 		if prefix == "" {
 			prefix = labtest.KilledPrefix(pid)
@@ -523,7 +526,7 @@ func waitContainerOf(t *testing.T, pid int) string {
 			return prefix
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("lab run: no running container within 90s (prefix %q)", prefix)
+			t.Fatalf("lab run: no running container within 3m (prefix %q)", prefix)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
