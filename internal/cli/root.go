@@ -142,6 +142,7 @@ func NewRootCommand(s Streams) *cobra.Command {
 		newAWSCommand(s),
 		newAzureCommand(s),
 		newGCPCommand(s),
+		newRuntimeEnvCommand(s),
 		newVersionCommand(s),
 	)
 	return root
