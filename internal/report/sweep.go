@@ -107,6 +107,10 @@ type SweepNode struct {
 	// fails, canary ok), or "" without a canary.
 	Agreement string `json:"agreement,omitempty"`
 	Reconcile string `json:"reconcile,omitempty"` // what the agreement says
+	// ProxyDisagree says how probe and canary went different ways about
+	// the runtime's proxy, and that the runtime's way is in effect; ""
+	// when they did not.
+	ProxyDisagree string `json:"proxyDisagree,omitempty"`
 	// Verdict is the node's one answer (the probe's, or the Events' when
 	// the probe image itself could not be pulled).
 	Verdict verdict.Verdict `json:"verdict"`
@@ -144,6 +148,10 @@ type SweepResult struct {
 	// Credentials are where the probe's credentials came from, in the
 	// kubelet's order (ProbeSummary.Credentials).
 	Credentials []string `json:"credentials,omitempty"`
+
+	// Proxy is how the probe walked (ProbeSummary.Proxy): "proxy
+	// HOST:PORT, from ORIGIN", "direct, from ORIGIN", or "".
+	Proxy string `json:"proxy,omitempty"`
 }
 
 // SweepHop is one endpoint of one node's pull: the matrix's cell.
@@ -224,6 +232,12 @@ type ProbeSummary struct {
 	// the kubelet's order ("secret NAME", "provider NAME", "anonymous"),
 	// when the probe walked with the kubelet's identity.
 	Credentials []string `json:"credentials,omitempty"`
+
+	// Proxy is how the walk went with the runtime's proxy settings:
+	// "proxy HOST:PORT, from ORIGIN" when an endpoint went through a
+	// proxy, "direct, from ORIGIN" when none did, "" when no settings
+	// were looked for.
+	Proxy string `json:"proxy,omitempty"`
 }
 
 // SummarizeProbe reads a ProbeReport into its compact summary.
@@ -244,6 +258,7 @@ func SummarizeProbe(r *ProbeReport) ProbeSummary {
 			}
 		}
 	}
+	s.Proxy = summarizeProxy(r)
 	failStep := map[string]string{}
 	for _, st := range r.Steps {
 		if st.Status == StepFail && st.Endpoint != "" {
@@ -266,6 +281,23 @@ func SummarizeProbe(r *ProbeReport) ProbeSummary {
 		s.Hops = append(s.Hops, h)
 	}
 	return s
+}
+
+// summarizeProxy says how the walk went with the runtime's proxy: the
+// first proxy an endpoint went through, or direct, and where the settings
+// came from. Proxy URLs in a report carry no password.
+func summarizeProxy(r *ProbeReport) string {
+	if r.Proxy == nil {
+		return ""
+	}
+	via := "direct"
+	for _, e := range r.Endpoints {
+		if e != nil && e.Proxy != nil && e.Proxy.Via == "proxy" && e.Proxy.Proxy != "" {
+			via = "proxy " + e.Proxy.Proxy
+			break
+		}
+	}
+	return cutString(via+", from "+r.Proxy.Origin, 240)
 }
 
 // Marshal encodes the summary in at most MaxTerminationMessage-96 bytes,

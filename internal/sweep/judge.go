@@ -93,6 +93,58 @@ func reconcile(n *report.SweepNode) {
 			n.Status, n.Verdict = p.Status, p.Verdict
 		}
 	}
+	if p.Status != report.SweepNoAnswer {
+		if d := reconcileProxy(p, c); d != "" {
+			n.ProxyDisagree = d
+			if n.Reconcile != "" {
+				n.Reconcile += "; "
+			}
+			n.Reconcile += "probe and runtime disagree about the proxy: " + d
+		}
+	}
+}
+
+// reconcileProxy says when probe and canary went different ways about the
+// runtime's proxy: the probe through a proxy while the kubelet's pull
+// resolved or dialed the registry itself, or the kubelet's pull refused by
+// a proxy while the probe went direct. The runtime's way is in effect: the
+// probe read settings the running runtime does not have (a drop-in not yet
+// applied by a restart, flags) or missed ones it has.
+func reconcileProxy(p, c *report.SweepResult) string {
+	if c.Status != report.SweepFail {
+		return ""
+	}
+	cv := c.Verdict
+	probeProxy := strings.HasPrefix(p.Proxy, "proxy ")
+	switch {
+	case probeProxy && directFailure(cv):
+		via, from, _ := strings.Cut(p.Proxy, ", from ")
+		return fmt.Sprintf("the probe went through %s (settings from %s) while the runtime resolved or dialed %s itself (%s): the runtime's way is in effect; its environment has no proxy for this host (a drop-in not applied by a restart, or settings the probe was given)",
+			via, from, cv.Endpoint, cv.Code)
+	case !probeProxy && cv.Condition == verdict.ConditionProxy && (p.Status == report.SweepOK || p.Verdict.Condition != verdict.ConditionProxy):
+		how := "no proxy settings found"
+		if p.Proxy != "" {
+			how = p.Proxy
+		}
+		return fmt.Sprintf("the runtime goes through a proxy (%s) while the probe went direct: %s; the runtime's way is in effect: give the probe the runtime's environment (pullpath runtime-env, --runtime-env)", cv.Code, how)
+	}
+	return ""
+}
+
+// directFailure: the failure of a host the node resolved or dialed itself,
+// not through a proxy.
+func directFailure(v verdict.Verdict) bool {
+	if v.Condition == verdict.ConditionProxy {
+		return false
+	}
+	if v.Condition == verdict.ConditionRoute || v.Condition == verdict.ConditionDNS {
+		return true
+	}
+	switch v.Cause {
+	case verdict.CauseTimeout, verdict.CauseUnreachable, verdict.CauseRefused, verdict.CauseDNS:
+		return true
+	}
+	return false
 }
 
 // kubeletSide says which of the kubelet's own parts a canary failure points

@@ -141,6 +141,7 @@ func fillFromSummary(res *report.SweepResult, s report.ProbeSummary) {
 	res.Hops = s.Hops
 	res.Mirror = s.Mirror
 	res.Credentials = s.Credentials
+	res.Proxy = s.Proxy
 	res.DurationMS = s.MS
 	res.Status = report.SweepFail
 	if s.Status == verdict.StatusOK {
