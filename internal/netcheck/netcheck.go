@@ -10,6 +10,7 @@
 //	(*Checker).Warnings() []string
 //	(*Checker).Resolve(ctx, host string) *report.Resolution
 //	(*Checker).ConnectAll(ctx, answers []report.Answer, port int) []report.AddrResult
+//	(*Checker).Families(ctx, res *report.Resolution, results []report.AddrResult, port int) *report.Families
 //	(*Checker).Handshake(ctx, addr, serverName string, cfg *tls.Config) *report.TLSInfo
 //	ClassifyDialError(err error) (result string, code verdict.Code)
 //	ClassifyTLSError(err error) verdict.Code
@@ -30,6 +31,7 @@ type Config struct {
 	DNSTimeout     time.Duration // per query; default 2s
 	ConnectTimeout time.Duration // per address; default 5s
 	TLSTimeout     time.Duration // per handshake; default 5s
+	ProcNet        string        // where the node's route tables are read (route, ipv6_route); "" reads /proc/thread-self/net
 }
 
 // Defaults for the zero values of Config's timeouts.

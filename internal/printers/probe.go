@@ -46,6 +46,7 @@ func printProbe(w io.Writer, r *report.ProbeReport, o Options) error {
 		tw.Flush()
 		p.f("\n")
 	}
+	printFamilies(p, w, r.Endpoints, o.Wide)
 
 	printChain(p, r.Chain, o)
 
@@ -249,4 +250,83 @@ func (p *printer) mark(s report.StepStatus) string {
 		return p.paint("31", "FAIL")
 	}
 	return "skip"
+}
+
+// printFamilies shows each endpoint's path per address family when it
+// matters: a finding, a host with both families, or -o wide. The finding
+// itself is the verdict's or a warning's, printed there.
+func printFamilies(p *printer, w io.Writer, eps []*report.Endpoint, wide bool) {
+	var show []*report.Endpoint
+	for _, e := range eps {
+		if f := e.Families; f != nil && (wide || f.Code != "" || f.IPv4.HostAddresses > 0 && f.IPv6.HostAddresses > 0) {
+			show = append(show, e)
+		}
+	}
+	if len(show) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ENDPOINT\tFAMILY\tHOST\tNODE\tCONNECT\tDIAL (GO, HAPPY EYEBALLS)")
+	for _, e := range show {
+		f := e.Families
+		for i, x := range []struct {
+			name string
+			fp   report.FamilyPath
+		}{{"IPv4", f.IPv4}, {"IPv6", f.IPv6}} {
+			ep, dial := "", ""
+			if i == 0 {
+				ep, dial = e.Host+":"+strconv.Itoa(e.Port), familyDialCell(f.Dial)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", ep, x.name, plural(x.fp.HostAddresses, "address", "addresses"), familyNodeCell(x.fp), orDash(x.fp.Result), dial)
+		}
+	}
+	tw.Flush()
+	p.f("\n")
+}
+
+func familyNodeCell(fp report.FamilyPath) string {
+	var parts []string
+	if fp.NodeAddress == "" {
+		parts = append(parts, "no address")
+	} else {
+		parts = append(parts, fp.NodeAddress)
+	}
+	if fp.DefaultRoute {
+		parts = append(parts, "default route")
+	} else {
+		parts = append(parts, "no default route")
+	}
+	switch {
+	case fp.Source != "":
+		parts = append(parts, "source "+fp.Source)
+	case fp.NoRoute != "":
+		parts = append(parts, "no route: "+fp.NoRoute)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func familyDialCell(d *report.FamilyDial) string {
+	switch {
+	case d == nil:
+		return "-"
+	case d.Error != "":
+		return d.Error
+	case d.FellBack:
+		return fmt.Sprintf("%s first, fell back to %s in %.0fms", d.Primary, d.Family, d.DurationMS)
+	}
+	return fmt.Sprintf("%s first, connected in %.0fms", d.Primary, d.DurationMS)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

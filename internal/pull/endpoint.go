@@ -120,6 +120,11 @@ func (w *walker) connect(ctx context.Context, ep *endpoint, res *report.Resoluti
 	public := publicAnswers(res)
 	start := time.Now()
 	r.Addresses = w.nc.ConnectAll(ctx, res.Answers, r.Port)
+	r.Families = w.nc.Families(ctx, res, r.Addresses, r.Port)
+	famCode := verdict.Code("")
+	if r.Families != nil {
+		famCode = r.Families.Code
+	}
 	var ok, bad []report.AddrResult
 	for _, a := range r.Addresses {
 		if a.Result == "ok" {
@@ -138,10 +143,17 @@ func (w *walker) connect(ctx context.Context, ep *endpoint, res *report.Resoluti
 		if len(public) > 0 && privateExpected {
 			return "", ep.fail(verdict.DNSPublicAnswer, nil, "%s resolves to public %s (it should be private: %s) and the node cannot connect to it (%s): private DNS is off or the private zone is not linked", name, strings.Join(public, ", "), privateReason(name, res), first.Result)
 		}
+		if famCode == verdict.AddressFamilyUnusable {
+			return "", ep.fail(famCode, nil, "%s (%s) cannot be reached from this node: %s (%s)", name, r.Role, r.Families.Detail, connectDetail(r.Addresses))
+		}
 		return "", ep.fail(first.Code, nil, "%s (%s) %s: %s", name, r.Role, connectPhrase(first), connectDetail(r.Addresses))
 	}
 	cstatus := report.StepPass
-	if len(bad) > 0 {
+	switch {
+	case famCode == verdict.IPv6PathBroken || famCode == verdict.IPv4PathBroken:
+		cstatus = report.StepWarn
+		w.warn(famCode, name, fmt.Sprintf("%s: %s (%s)", name, r.Families.Detail, connectDetail(bad)))
+	case len(bad) > 0:
 		cstatus = report.StepWarn
 		w.warn(verdict.AddressUnreachable, name, fmt.Sprintf("%s: %s connects but %s", name, ok[0].Address, connectDetail(bad)))
 	}

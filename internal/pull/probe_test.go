@@ -308,3 +308,36 @@ func TestProbeOneAddressOfTwoFails(t *testing.T) {
 		t.Errorf("registry addresses = %+v, want 127.0.0.99 refused and 127.0.0.10 ok", reg.Addresses)
 	}
 }
+
+// TestProbeIPv6PathBroken gives the registry's name an AAAA record (::1,
+// where nothing listens on its port) beside its A record: the walk still
+// pulls over IPv4, the endpoint says per family what happened, and the
+// warning names the broken IPv6 path and Go's fallback.
+func TestProbeIPv6PathBroken(t *testing.T) {
+	cfg := labsvc.StackConfig{DNSRecords: map[string][]labsvc.DNSRecord{
+		labsvc.RegistryHostName: {{Type: "A", Value: "127.0.0.10"}, {Type: "AAAA", Value: "::1"}},
+	}}
+	rep, _ := probeStack(t, cfg, nil)
+	if rep.Verdict.Code != verdict.OK || !hasWarning(rep, verdict.IPv6PathBroken) || hasWarning(rep, verdict.AddressUnreachable) {
+		t.Fatalf("verdict = %s, warnings %+v; want OK with IPV6_PATH_BROKEN alone", rep.Verdict.Code, rep.Warnings)
+	}
+	f := rep.Endpoints[0].Families
+	if f == nil {
+		t.Fatalf("registry endpoint has no families: %+v", rep.Endpoints[0])
+	}
+	if f.IPv4.HostAddresses != 1 || f.IPv6.HostAddresses != 1 || f.IPv4.Result != "ok" || f.IPv6.Result != "refused" {
+		t.Errorf("families = %+v / %+v, want one address each, ipv4 ok, ipv6 refused", f.IPv4, f.IPv6)
+	}
+	if f.Dial == nil || f.Dial.Primary != netcheck.FamilyIPv6 || f.Dial.Family != netcheck.FamilyIPv4 || !f.Dial.FellBack {
+		t.Errorf("dial = %+v, want IPv6 first and a fallback to IPv4", f.Dial)
+	}
+	if path := os.Getenv("PULLPATH_PROBE_RECORD"); path != "" {
+		b, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

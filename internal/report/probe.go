@@ -79,6 +79,7 @@ type Endpoint struct {
 	Via       string         `json:"via"` // how pullpath came to it: "image reference", "token realm of HOST", "redirect from HOST", "hosts.toml mirror"
 	Resolve   *Resolution    `json:"resolve,omitempty"`
 	Addresses []AddrResult   `json:"addresses,omitempty"`
+	Families  *Families      `json:"families,omitempty"` // the path per address family (IPv4, IPv6)
 	TLS       *TLSInfo       `json:"tls,omitempty"`
 	HTTP      []HTTPExchange `json:"http,omitempty"`
 	Status    StepStatus     `json:"status"`
@@ -125,6 +126,53 @@ type AddrResult struct {
 	DurationMS float64      `json:"durationMs"`
 	Code       verdict.Code `json:"code,omitempty"`
 	Error      string       `json:"error,omitempty"`
+}
+
+// Families is one endpoint's path per address family: which families the
+// host has addresses in, which the node can use towards it, and which one
+// a dial by Go's rules (the resolver's RFC 6724 order, then Happy Eyeballs
+// as net.Dialer and containerd's registry transport do it) connected over.
+type Families struct {
+	IPv4 FamilyPath `json:"ipv4"`
+	IPv6 FamilyPath `json:"ipv6"`
+	// Order is the host's addresses as Go's resolver sorts them (RFC 6724):
+	// the dialer tries the family of the first one first.
+	Order []string    `json:"order,omitempty"`
+	Dial  *FamilyDial `json:"dial,omitempty"`
+	// Code is the address-family finding, if any (ADDRESS_FAMILY_UNUSABLE,
+	// IPV6_PATH_BROKEN, IPV4_PATH_BROKEN), and Detail says it in one line.
+	Code   verdict.Code `json:"code,omitempty"`
+	Detail string       `json:"detail,omitempty"`
+}
+
+// FamilyPath is one address family of one endpoint.
+type FamilyPath struct {
+	HostAddresses int `json:"hostAddresses"` // the host's answers of this family
+	// NodeAddress is a global or unique-local (IPv6) / non-loopback (IPv4)
+	// address of the node in this family, "" when it has none.
+	NodeAddress  string `json:"nodeAddress,omitempty"`
+	DefaultRoute bool   `json:"defaultRoute"` // the node has ::/0 (0.0.0.0/0) in its main table
+	// Source is the address the kernel picks to reach the host's first
+	// address of this family (as Go's RFC 6724 sort asks it); "" with
+	// NoRoute when the node has no route there.
+	Source  string `json:"source,omitempty"`
+	NoRoute string `json:"noRoute,omitempty"` // why the kernel gave no source (network is unreachable, ...)
+	// Result is the best connect result of this family's addresses (ok,
+	// or the first failure: timeout, refused, unreachable, ...); "" when
+	// the host has no address of this family.
+	Result string       `json:"result,omitempty"`
+	Code   verdict.Code `json:"code,omitempty"`
+}
+
+// FamilyDial is one dial of the host by name as Go's net.Dialer does it.
+type FamilyDial struct {
+	Primary         string  `json:"primary"`           // the family tried first (ipv4 | ipv6)
+	Address         string  `json:"address,omitempty"` // the address that connected
+	Family          string  `json:"family,omitempty"`  // its family
+	FellBack        bool    `json:"fellBack"`          // the primary family failed and the other one connected
+	FallbackDelayMS float64 `json:"fallbackDelayMs"`   // the delay before the other family is tried (300 ms)
+	DurationMS      float64 `json:"durationMs"`
+	Error           string  `json:"error,omitempty"`
 }
 
 // TLSInfo is what the TLS handshake showed.

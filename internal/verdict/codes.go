@@ -113,6 +113,11 @@ const (
 	MirrorHeadMismatch  Code = "MIRROR_HEAD_GET_MISMATCH"
 	MirrorRateLimited   Code = "MIRROR_RATE_LIMITED"
 
+	// address families (IPv4, IPv6, dual-stack)
+	AddressFamilyUnusable Code = "ADDRESS_FAMILY_UNUSABLE"
+	IPv6PathBroken        Code = "IPV6_PATH_BROKEN"
+	IPv4PathBroken        Code = "IPV4_PATH_BROKEN"
+
 	Other Code = "OTHER"
 )
 
@@ -215,6 +220,11 @@ var Codes = []Info{
 	{MirrorHidesUpstream, CauseOther, ConditionRegistry, true, "A mirror or pull-through cache served the pull while the upstream registry itself fails from this node: the first tag the cache has not stored, or a node without the mirror, will fail.", "The upstream failure named in the warning: the registry's path, DNS, TLS and credentials from the nodes (and from the cache)."},
 	{MirrorHeadMismatch, CauseOther, ConditionRegistry, true, "A mirror answers the manifest HEAD containerd resolves with differently from the GET (HEAD 404 or 5xx, GET 200; Harbor's proxy cache before 2.1.1): containerd resolves the tag elsewhere and may still fetch from the mirror.", "The cache's version and its HEAD support (Harbor 2.1.1 and later proxy the HEAD)."},
 	{MirrorRateLimited, CauseRateLimit, ConditionRegistry, true, "A mirror or cache answered 429 (too many requests), usually its upstream's limit passed through: containerd retries it up to 5 times at once, then falls through to the next host.", "The cache's upstream credentials (an authenticated upstream has a higher limit) and its pull volume."},
+
+	// address families (IPv4, IPv6, dual-stack)
+	{AddressFamilyUnusable, CauseUnreachable, ConditionRoute, false, "The host has no address in a family this node can use: for example only A records, asked from an IPv6-only node (or only AAAA from an IPv4-only one). The kernel has no route, so every dial fails at once with \"network is unreachable\".", "DNS64 on the node's resolver (Route 53 Resolver DNS64 on the subnet) with NAT64 behind it (a NAT gateway and a route for 64:ff9b::/96), or the cloud's IPv4 egress for IPv6 nodes and pods; else a dual-stack name for the host (ECR's ACCOUNT.dkr-ecr.REGION.on.aws) or an IPv4 address and route on the node."},
+	{IPv6PathBroken, CauseTimeout, ConditionRoute, true, "The host's IPv6 addresses do not connect while its IPv4 addresses do. Go's dialer (containerd, the kubelet) sorts IPv6 first and falls back to IPv4 after 300 ms (Happy Eyeballs), or at once when IPv6 fails at once: every new connection pays up to that delay, and clients without the fallback fail.", "The node's IPv6 route (::/0: an egress-only internet gateway or NAT64 route in the subnet's route table), the security groups' / NSGs' and NACLs' IPv6 rules (::/0 entries), and the registry endpoint's IPv6 listener."},
+	{IPv4PathBroken, CauseTimeout, ConditionRoute, true, "The host's IPv4 addresses do not connect while its IPv6 addresses do: pulls work over IPv6, and break wherever IPv6 is not there (an IPv4-only pool, a client that sorts IPv4 first).", whereRoute + "; the NAT gateway or internet gateway the subnet's 0.0.0.0/0 route names."},
 
 	{Other, CauseOther, ConditionNone, false, "A failure that fits no other code; the summary carries the detail.", "The evidence in the report."},
 }
