@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strings"
 
 	"github.com/pullpath/pullpath/internal/redact"
 	"github.com/pullpath/pullpath/internal/report"
@@ -68,6 +69,10 @@ func ProbeAsKubelet(ctx context.Context, opts Options, id *runtimecfg.KubeletIde
 			if len(p.TokenAttributes) > 0 && p.Matches(mustRepo(opts.Image)) {
 				ident.Notes = append(ident.Notes, fmt.Sprintf("provider %s asks for the Pod's service account token (tokenAttributes): the probe runs it without one, as for a Pod without a service account", p.Name))
 			}
+		}
+		if gaps := id.Plugins.Config.ECRDualStackGaps(mustRepo(opts.Image)); len(gaps) > 0 {
+			registry, _, _ := strings.Cut(mustRepo(opts.Image), "/")
+			ident.Notes = append(ident.Notes, fmt.Sprintf("%s is ECR's dual-stack name and the matchImages of %s do not cover it (add *.dkr-ecr.*.on.aws): the kubelet runs no credential provider for it and pulls without credentials, while the IPv4 name %s would get them", registry, strings.Join(gaps, ", "), verdict.ECRIPv4Name(registry)))
 		}
 	}
 

@@ -2,10 +2,12 @@ package runtimecfg
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -275,6 +277,46 @@ func TestURLsMatch(t *testing.T) {
 		got, err := URLsMatchStr(tc.glob, tc.target)
 		if err != nil || got != tc.want {
 			t.Errorf("URLsMatchStr(%q, %q) = %v, %v; want %v", tc.glob, tc.target, got, err, tc.want)
+		}
+	}
+}
+
+// TestECRDualStackGaps reads two real provider configs: the EKS AMI's
+// before it learnt the dual-stack pattern, and Bottlerocket's, which
+// shipped the wrong one (*.dkr.ecr.*.on.aws, fixed to *.dkr-ecr.*.on.aws in
+// bottlerocket-os/bottlerocket#4518), beside the fixed one.
+func TestECRDualStackGaps(t *testing.T) {
+	dir := t.TempDir()
+	cfg := func(name string, patterns ...string) *CredentialProviderConfig {
+		t.Helper()
+		b, _ := json.Marshal(patterns)
+		f := filepath.Join(dir, name+".json")
+		writeFile(t, f, `{"apiVersion":"kubelet.config.k8s.io/v1","kind":"CredentialProviderConfig","providers":[{"name":"ecr-credential-provider","matchImages":`+string(b)+`,"defaultCacheDuration":"12h","apiVersion":"credentialprovider.kubelet.k8s.io/v1"}]}`)
+		c, err := LoadCredentialProviderConfig(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	old := cfg("old", "*.dkr.ecr.*.amazonaws.com", "*.dkr.ecr.*.amazonaws.com.cn")
+	wrong := cfg("wrong", "*.dkr.ecr.*.amazonaws.com", "*.dkr.ecr.*.on.aws")
+	fixed := cfg("fixed", "*.dkr.ecr.*.amazonaws.com", "*.dkr-ecr.*.on.aws")
+	const dual = "111122223333.dkr-ecr.us-east-1.on.aws/shop/api"
+	const v4 = "111122223333.dkr.ecr.us-east-1.amazonaws.com/shop/api"
+	for _, tc := range []struct {
+		name  string
+		c     *CredentialProviderConfig
+		image string
+		want  []string
+	}{
+		{"old config, dual-stack image", old, dual, []string{"ecr-credential-provider"}},
+		{"wrong pattern, dual-stack image", wrong, dual, []string{"ecr-credential-provider"}},
+		{"fixed pattern, dual-stack image", fixed, dual, nil},
+		{"old config, IPv4 image", old, v4, nil},
+		{"no config", nil, dual, nil},
+	} {
+		if got := tc.c.ECRDualStackGaps(tc.image); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: ECRDualStackGaps(%s) = %v, want %v", tc.name, tc.image, got, tc.want)
 		}
 	}
 }

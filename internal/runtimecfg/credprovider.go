@@ -13,6 +13,8 @@ import (
 	"time"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/pullpath/pullpath/internal/verdict"
 )
 
 // The kubelet's credential provider configuration
@@ -72,6 +74,33 @@ func (p CredentialProvider) Matches(image string) bool {
 		}
 	}
 	return false
+}
+
+// ECRDualStackGaps names the providers that would run for image under its
+// IPv4-only ECR name but do not run for it as given: image is on ECR's
+// dual-stack name (ACCOUNT.dkr-ecr.REGION.on.aws) and their matchImages
+// lack a pattern for it (*.dkr-ecr.*.on.aws), so the kubelet pulls it with
+// no credentials from them. Empty when image is not on a dual-stack name
+// or some provider matches it.
+func (c *CredentialProviderConfig) ECRDualStackGaps(image string) []string {
+	if c == nil {
+		return nil
+	}
+	registry, rest, _ := strings.Cut(image, "/")
+	v4 := verdict.ECRIPv4Name(registry)
+	if v4 == "" {
+		return nil
+	}
+	var gaps []string
+	for _, p := range c.Providers {
+		if p.Matches(image) {
+			return nil
+		}
+		if p.Matches(v4 + "/" + rest) {
+			gaps = append(gaps, p.Name)
+		}
+	}
+	return gaps
 }
 
 // LoadCredentialProviderConfig reads a CredentialProviderConfig file or

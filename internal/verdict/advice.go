@@ -27,7 +27,7 @@ func DetectPlatform(host string) Platform {
 		h = h[:i]
 	}
 	switch {
-	case strings.Contains(h, ".dkr.ecr.") || strings.Contains(h, ".ecr.") && strings.HasSuffix(h, ".amazonaws.com"):
+	case strings.Contains(h, ".dkr.ecr.") || strings.Contains(h, ".ecr.") && strings.HasSuffix(h, ".amazonaws.com") || ECRDualStackName(h):
 		return PlatformECR
 	case strings.Contains(h, "starport-layer-bucket") || strings.Contains(h, ".s3.") && strings.HasSuffix(h, ".amazonaws.com") || strings.HasPrefix(h, "s3.") && strings.HasSuffix(h, ".amazonaws.com"):
 		return PlatformS3
@@ -45,6 +45,49 @@ func DetectPlatform(host string) Platform {
 		return PlatformDockerHub
 	}
 	return PlatformGeneric
+}
+
+// ECRDualStackName reports whether host is one of ECR's dual-stack (IPv4
+// and IPv6) names: the registry ACCOUNT.dkr-ecr[-fips].REGION.on.aws (or
+// .on.amazonwebservices.com.cn) and the API ecr.REGION.api.aws. AWS
+// PrivateLink does not serve them: a private cluster must use the
+// IPv4-only names (ACCOUNT.dkr.ecr.REGION.amazonaws.com, api.ecr.REGION.amazonaws.com).
+func ECRDualStackName(host string) bool {
+	h := strings.ToLower(strings.TrimSuffix(host, "."))
+	if i := strings.LastIndexByte(h, ':'); i > 0 && !strings.Contains(h[i:], "]") {
+		h = h[:i]
+	}
+	parts := strings.Split(h, ".")
+	switch {
+	case len(parts) == 4 && parts[0] == "ecr" && parts[2] == "api" && parts[3] == "aws":
+		return true
+	case len(parts) < 5 || parts[1] != "dkr-ecr" && parts[1] != "dkr-ecr-fips":
+		return false
+	}
+	suffix := strings.Join(parts[3:], ".")
+	return suffix == "on.aws" || suffix == "on.amazonwebservices.com.cn"
+}
+
+// ECRIPv4Name returns the IPv4-only name of an ECR dual-stack registry
+// name (ACCOUNT.dkr-ecr.REGION.on.aws -> ACCOUNT.dkr.ecr.REGION.amazonaws.com),
+// or "" when host is not one.
+func ECRIPv4Name(host string) string {
+	if !ECRDualStackName(host) {
+		return ""
+	}
+	parts := strings.Split(strings.ToLower(strings.TrimSuffix(host, ".")), ".")
+	if parts[0] == "ecr" {
+		return "api.ecr." + parts[1] + ".amazonaws.com"
+	}
+	svc := "dkr.ecr"
+	if parts[1] == "dkr-ecr-fips" {
+		svc = "dkr.ecr-fips"
+	}
+	domain := "amazonaws.com"
+	if strings.HasSuffix(host, ".cn") {
+		domain = "amazonaws.com.cn"
+	}
+	return parts[0] + "." + svc + "." + parts[2] + "." + domain
 }
 
 // PrivateLinkName reports whether a host name is one that should resolve to a
@@ -79,6 +122,9 @@ func Advise(code Code, host string, role Role) []string {
 	}
 	switch p {
 	case PlatformECR:
+		if v4 := ECRIPv4Name(host); v4 != "" && (c == ConditionRoute || c == ConditionDNS || c == ConditionEndpointSet) {
+			out = append(out, "ECR: "+host+" is ECR's dual-stack name, which AWS PrivateLink does not serve: the interface endpoints and their private DNS answer only "+v4+". A private subnet must pull by "+v4+"; the dual-stack name needs a route out (an egress-only internet gateway for IPv6, a NAT or internet gateway for IPv4).")
+		}
 		switch c {
 		case ConditionDNS:
 			out = append(out,
