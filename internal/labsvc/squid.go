@@ -16,6 +16,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/pullpath/pullpath/internal/childproc"
 )
 
 // Squid is a real forward proxy, Debian's squid (squid-openssl for TLS
@@ -122,7 +124,7 @@ func StartSquid(ctx context.Context, cfg SquidConfig) (*Squid, error) {
 		args = append([]string{"ip", "netns", "exec", cfg.Netns}, args...)
 	}
 	s.cmd = exec.Command(args[0], args[1:]...)
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	s.cmd.SysProcAttr = childproc.SysProcAttr(false)
 	stderr, err := s.cmd.StderrPipe()
 	if err != nil {
 		return fail(err)
