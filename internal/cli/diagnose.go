@@ -35,10 +35,12 @@ object to change, and the proof. It runs the seeds' method in order:
              aws|azure|gcp collect wrote (--from-aws, --from-azure,
              --from-gcp), else live with the cloud's default credential
              chain (AWS: environment, shared config and SSO, instance
-             metadata; --profile, --region; GCP: Application Default
-             Credentials, the cluster from the nodes' instances;
-             --gcp-project, --gcp-location, --gcp-cluster), saying which
-             identity it read as; --no-cloud skips it
+             metadata; --profile, --region; Azure: DefaultAzureCredential,
+             the AKS cluster found from the nodes' node resource group;
+             GCP: Application Default Credentials, the cluster from the
+             nodes' instances; --gcp-project, --gcp-location,
+             --gcp-cluster), saying which identity it read as; --no-cloud
+             skips it
   4. answer  first on screen: the broken link (host, role, address, step,
              code), the repair direction, the objects to change, and the
              command that proves the fix on every pool

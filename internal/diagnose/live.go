@@ -9,6 +9,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/audit"
 	awsaudit "github.com/pullpath/pullpath/internal/audit/aws"
+	azureaudit "github.com/pullpath/pullpath/internal/audit/azure"
 	gcpaudit "github.com/pullpath/pullpath/internal/audit/gcp"
 	"github.com/pullpath/pullpath/internal/report"
 )
@@ -26,6 +27,11 @@ type Live struct {
 	// their instance's GKE labels name); Endpoint is for tests.
 	// Credentials: Application Default Credentials.
 	GCP gcpaudit.LiveOptions
+	// Azure: Subscription, ResourceGroup and Cluster narrow the target
+	// (found from the nodes' providerID otherwise); Credential and
+	// ClientOptions are for other clouds and tests (nil:
+	// DefaultAzureCredential, public Azure).
+	Azure azureaudit.LiveOptions
 }
 
 // maxLiveInstances bounds the instances a live AWS audit asks about to
@@ -43,6 +49,8 @@ func (d *diagnosis) openLive(ctx context.Context, cloud string, nodes []NodeRef)
 		return d.openAWS(ctx, nodes)
 	case "gcp":
 		return d.openGCP(ctx, nodes)
+	case "azure":
+		return d.openAzure(ctx, nodes)
 	}
 	return nil, fmt.Errorf("no live %s audit in this build", cloudName(cloud))
 }
@@ -73,6 +81,37 @@ func (d *diagnosis) openAWS(ctx context.Context, nodes []NodeRef) (Auditor, erro
 		source: fmt.Sprintf("live as %s, cluster %s in %s", t.Identity, t.Cluster, t.Region),
 		run:    func(ctx context.Context, f audit.Focus) (*report.AuditReport, error) { return awsaudit.Live(ctx, o, f) },
 	}, nil
+}
+
+func (d *diagnosis) openAzure(ctx context.Context, nodes []NodeRef) (Auditor, error) {
+	o := d.o.Live.Azure
+	sub, nodeRG := azureNodes(nodes, o.Subscription)
+	if o.Subscription == "" {
+		o.Subscription = sub
+	}
+	t, err := azureaudit.FindTarget(ctx, o, nodeRG)
+	if err != nil {
+		return nil, err
+	}
+	o.Subscription, o.ResourceGroup, o.Cluster, o.Credential = t.Subscription, t.ResourceGroup, t.Cluster, t.Credential
+	return liveAuditor{
+		source: fmt.Sprintf("live as %s, cluster %s in resource group %s", t.Identity, t.Cluster, t.ResourceGroup),
+		run: func(ctx context.Context, f audit.Focus) (*report.AuditReport, error) {
+			return azureaudit.Live(ctx, o, f)
+		},
+	}, nil
+}
+
+// azureNodes is the subscription and node resource group the nodes'
+// providerIDs name (the first node's in sub, when sub is given).
+func azureNodes(nodes []NodeRef, sub string) (subscription, nodeRG string) {
+	for _, n := range nodes {
+		s, rg, ok := azureaudit.NodeOf(n.ProviderID)
+		if ok && (sub == "" || strings.EqualFold(s, sub)) {
+			return s, rg
+		}
+	}
+	return sub, ""
 }
 
 // liveAuditor is a cloud's live entry point with its target bound.
@@ -116,6 +155,14 @@ func liveNext(cloud string, err error, o *Live, nodes []NodeRef) string {
 		}
 		return fmt.Sprintf("pullpath gcp collect IMAGE --project %s --location %s --cluster %s --out DIR as an identity allowed %s, then pullpath diagnose ... --from-gcp DIR",
 			orWord(g.Project, "PROJECT"), orWord(g.Location, "LOCATION"), orWord(g.Cluster, "CLUSTER"), allowed(err, gcpaudit.Permissions))
+	case "azure":
+		var az azureaudit.LiveOptions
+		if o != nil {
+			az = o.Azure
+		}
+		sub, _ := azureNodes(nodes, az.Subscription)
+		return fmt.Sprintf("pullpath azure collect --subscription %s --resource-group %s --name %s --out DIR as an identity allowed %s, then pullpath diagnose ... --from-azure DIR",
+			orWord(sub, "SUBSCRIPTION"), orWord(az.ResourceGroup, "RG"), orWord(az.Cluster, "CLUSTER"), allowed(err, []string{azureaudit.Permissions}))
 	}
 	return auditCommands[cloud]
 }

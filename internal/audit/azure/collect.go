@@ -134,7 +134,7 @@ func (c *collector) run(ctx context.Context) error {
 	}
 	mc, err := csf.NewManagedClustersClient().Get(ctx, c.o.ResourceGroup, c.o.Cluster, nil)
 	if err != nil {
-		return fmt.Errorf("az aks show -g %s -n %s: %s", c.o.ResourceGroup, c.o.Cluster, armError(err))
+		return deniedOr(err, "az aks show -g "+c.o.ResourceGroup+" -n "+c.o.Cluster, "Microsoft.ContainerService/managedClusters/read", "")
 	}
 	if err := c.put(FileAKS, mc.ManagedCluster); err != nil {
 		return err

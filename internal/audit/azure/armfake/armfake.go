@@ -13,6 +13,7 @@ package armfake
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -45,13 +46,14 @@ type Server struct {
 	roles     []json.RawMessage
 	roleNames map[string]string // role definition id (lower) -> roleName
 	calls     map[string]int    // "GET kind" -> count
+	denied    map[string]string // "GET kind" -> the action ARM names in its refusal
 	Requests  int
 }
 
 // New serves m's account.
 func New(m *azaudit.Model) *Server {
 	s := &Server{PageSize: 2, resources: map[string][]byte{}, lists: map[string][]json.RawMessage{},
-		posts: map[string][]byte{}, roleNames: map[string]string{}, calls: map[string]int{}}
+		posts: map[string][]byte{}, roleNames: map[string]string{}, calls: map[string]int{}, denied: map[string]string{}}
 	s.load(m)
 	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
 	// clients that close idle connections make the server log handshake EOFs
@@ -80,6 +82,7 @@ func (s *Server) load(m *azaudit.Model) {
 	c := m.Cluster
 	s.put(*c.ID, c)
 	sub := strings.Split(strings.Trim(*c.ID, "/"), "/")[1]
+	s.lists[key("/subscriptions/"+sub+"/providers/Microsoft.ContainerService/managedClusters")] = []json.RawMessage{raw(c)}
 	if m.VNet != nil {
 		s.put(*m.VNet.ID, m.VNet)
 		var ps []json.RawMessage
@@ -143,6 +146,15 @@ func (s *Server) load(m *azaudit.Model) {
 	}
 }
 
+// Deny makes every call of a kind ("GET managedClusters", as Calls names
+// them) answer 403 AuthorizationFailed for action, as ARM refuses an
+// identity no role grants it.
+func (s *Server) Deny(call, action string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.denied[call] = action
+}
+
 // Calls is how many requests each kind of call got ("GET virtualNetworks", "POST effectiveRouteTable", ...).
 func (s *Server) Calls() map[string]int {
 	s.mu.Lock()
@@ -167,9 +179,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.Requests++
 	s.calls[r.Method+" "+kindOf(r.URL.Path)]++
+	action, denied := s.denied[r.Method+" "+kindOf(r.URL.Path)]
 	s.mu.Unlock()
 	if !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ") {
 		armErr(w, http.StatusUnauthorized, "AuthenticationFailed", "no bearer token")
+		return
+	}
+	if denied {
+		// ARM's words for an identity without a role that grants the action.
+		armErr(w, http.StatusForbidden, "AuthorizationFailed", fmt.Sprintf("The client '%s' with object id '%s' does not have authorization to perform action '%s' over scope '%s' or the scope is invalid. If access was recently granted, please refresh your credentials.",
+			ObjectID, ObjectID, action, r.URL.Path))
 		return
 	}
 	if r.URL.Query().Get("api-version") == "" {
@@ -280,9 +299,22 @@ func (s *Server) ClientOptions() *arm.ClientOptions {
 	}}
 }
 
-// Credential is a static test credential.
+// The application the static credential's token is for, as Entra ID
+// names a service principal in an access token's claims.
+const (
+	AppID    = "0f6a1c9e-5b7d-4e2a-9c3f-7a1d2e4b6c80"
+	ObjectID = "3c9e2b7a-1d4f-4a6e-8b5c-9f0e1d2c3b4a"
+	TenantID = "72f988bf-86f1-41af-91ab-2d7cd011db47"
+)
+
+// Credential is a static test credential: an unsigned token in a JWT's
+// shape whose claims name AppID in TenantID (ARM here checks only that a
+// bearer token is sent).
 type Credential struct{}
 
 func (Credential) GetToken(context.Context, policy.TokenRequestOptions) (azcore.AccessToken, error) {
-	return azcore.AccessToken{Token: "test-token", ExpiresOn: time.Now().Add(time.Hour)}, nil
+	seg := func(v any) string { return base64.RawURLEncoding.EncodeToString(raw(v)) }
+	tok := seg(map[string]string{"alg": "none", "typ": "JWT"}) + "." +
+		seg(map[string]string{"aud": "https://management.core.test", "appid": AppID, "idtyp": "app", "oid": ObjectID, "tid": TenantID}) + ".fake"
+	return azcore.AccessToken{Token: tok, ExpiresOn: time.Now().Add(time.Hour)}, nil
 }
