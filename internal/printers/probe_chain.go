@@ -28,6 +28,9 @@ func printChain(p *printer, c *report.HostChain, o Options) {
 		if h.Server {
 			role += " (server)"
 		}
+		if h.Via != "" {
+			role += ", " + h.Via
+		}
 		caps := strings.Join(h.Capabilities, ",")
 		if h.SkipVerify {
 			caps += " skip_verify"

@@ -156,7 +156,9 @@ func (w *walker) open(ctx context.Context, t *hostTry) *Error {
 }
 
 // chainNetSteps copies the host's resolve, connect and TLS evidence from
-// its endpoint onto its row.
+// its endpoint onto its row. Through the runtime's proxy the node resolves
+// and connects to the proxy only, then asks it to CONNECT: those are the
+// host's steps, and its row says via which proxy.
 func (w *walker) chainNetSteps(t *hostTry) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -164,19 +166,28 @@ func (w *walker) chainNetSteps(t *hostTry) {
 		if ep.Host != hostname(t.h.Host) || ep.Role != hostRole(t.h) {
 			continue
 		}
-		if r := ep.Resolve; r != nil {
+		res, addrs := ep.Resolve, ep.Addresses
+		px := ep.Proxy
+		if px != nil {
+			t.row.Via = px.Via
+			if px.Via == "proxy" {
+				t.row.Via = "proxy " + px.Proxy
+				res, addrs = px.Resolve, px.Addresses
+			}
+		}
+		if res != nil {
 			st := report.StepPass
-			if r.Code != "" {
+			if res.Code != "" {
 				st = report.StepFail
 			}
-			t.step("resolve", st, 0, r.Code, resolveDetail(r), r.DurationMS)
-			if r.Code != "" {
+			t.step("resolve", st, 0, res.Code, resolveDetail(res), res.DurationMS)
+			if res.Code != "" {
 				return
 			}
 		}
-		if len(ep.Addresses) > 0 {
+		if len(addrs) > 0 {
 			st, code, ms := report.StepFail, verdict.Code(""), 0.0
-			for _, a := range ep.Addresses {
+			for _, a := range addrs {
 				ms = max(ms, a.DurationMS)
 				if a.Result == "ok" {
 					st = report.StepPass
@@ -187,7 +198,18 @@ func (w *walker) chainNetSteps(t *hostTry) {
 			if st == report.StepPass {
 				code = ""
 			}
-			t.step("connect", st, 0, code, connectDetail(ep.Addresses), ms)
+			t.step("connect", st, 0, code, connectDetail(addrs), ms)
+			if st == report.StepFail {
+				return
+			}
+		}
+		if px != nil && px.Via == "proxy" && px.Connect != nil {
+			c := px.Connect
+			st := report.StepPass
+			if c.Error != "" || c.Status/100 != 2 {
+				st = report.StepFail
+			}
+			t.step("proxy-connect", st, c.Status, "", firstNonEmpty(c.Error, firstNonEmpty(c.ProxyError, c.Reason)), c.DurationMS)
 			if st == report.StepFail {
 				return
 			}

@@ -365,3 +365,35 @@ func TestChainReportRows(t *testing.T) {
 		}
 	}
 }
+
+// TestChainThroughSquid: each host of the chain goes the way the runtime's
+// NO_PROXY sends it: the mirror through the real squid (its row's connect
+// is the proxy's, then CONNECT), the registry direct.
+func TestChainThroughSquid(t *testing.T) {
+	var harbor string
+	rep, st := probeStack(t, labsvc.StackConfig{NoRedirect: true}, func(o *Options, st *labsvc.Stack) {
+		m := startMirror(t, st, "harbor", "127.0.0.22", labsvc.MirrorHeadNotFound)
+		harbor = mirrorHost(m, "harbor")
+		sq := squidFor(t, st, "127.0.0.62:0", labsvc.SquidConfig{Hosts: map[string]string{"harbor.lab.test": "127.0.0.22", labsvc.AuthHostName: st.Config.Addrs.Token}})
+		o.CertsDir = writeChain(t, st, "", harbor)
+		withProxy(map[string]string{"HTTPS_PROXY": "http://" + sq.Addr, "NO_PROXY": labsvc.RegistryHostName})(o, st)
+	})
+	if rep.Verdict.Code != verdict.OK {
+		t.Fatalf("verdict = %s (%s), want OK", rep.Verdict.Code, rep.Verdict.Summary)
+	}
+	row := chainRow(t, rep, harbor)
+	if !strings.HasPrefix(row.Via, "proxy ") || chainSteps(row) != "resolve pass, connect pass, proxy-connect pass, tls pass, head fail, get pass, blobs pass" {
+		t.Errorf("mirror row via %q steps %s, want through the proxy: resolve and connect (the proxy), proxy-connect, tls, then the registry steps", row.Via, chainSteps(row))
+	}
+	if reg := chainRow(t, rep, st.RegistryHost); reg.Via != "direct" {
+		t.Errorf("registry row via %q, want direct (NO_PROXY)", reg.Via)
+	}
+}
+
+func chainSteps(h report.ChainHost) string {
+	var s []string
+	for _, st := range h.Steps {
+		s = append(s, st.Name+" "+string(st.Status))
+	}
+	return strings.Join(s, ", ")
+}

@@ -69,6 +69,9 @@ type ChainHost struct {
 	Resolves bool   `json:"resolves"`
 	Fetches  bool   `json:"fetches"`
 	Source   string `json:"source,omitempty"`
+	// Via is how the runtime reaches the host when it has proxy settings:
+	// "proxy HOST:PORT" or "direct" ("" without proxy settings).
+	Via string `json:"via,omitempty"`
 	// Steps are this host's own steps: resolve, connect, tls, head, get,
 	// blobs.
 	Steps   []ChainStep  `json:"steps"`
@@ -84,7 +87,8 @@ type ChainHost struct {
 	Tries int `json:"tries,omitempty"`
 }
 
-// ChainStep is one step of one host: resolve, connect, tls, head (the
+// ChainStep is one step of one host: resolve, connect (of the proxy when
+// the host goes through one), proxy-connect (the CONNECT), tls, head (the
 // manifest HEAD containerd resolves with), get (the manifest GET), blobs.
 type ChainStep struct {
 	Name       string       `json:"name"`
