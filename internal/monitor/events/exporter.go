@@ -241,11 +241,7 @@ func (x *Exporter) nodeSource() source {
 			if err != nil {
 				return nil, metav1.ListMeta{}, err
 			}
-			out := make([]runtime.Object, len(l.Items))
-			for i := range l.Items {
-				out[i] = &l.Items[i]
-			}
-			return out, l.ListMeta, nil
+			return objects(l.Items), l.ListMeta, nil
 		},
 		watch: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			return x.meta.Resource(gvr).Watch(ctx, o)
@@ -282,11 +278,7 @@ func (x *Exporter) eventSource() source {
 			if err != nil {
 				return nil, metav1.ListMeta{}, err
 			}
-			out := make([]runtime.Object, len(l.Items))
-			for i := range l.Items {
-				out[i] = &l.Items[i]
-			}
-			return out, l.ListMeta, nil
+			return objects(l.Items), l.ListMeta, nil
 		},
 		watch: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			o.FieldSelector = sel
@@ -324,11 +316,7 @@ func (x *Exporter) podSource() source {
 			if err != nil {
 				return nil, metav1.ListMeta{}, err
 			}
-			out := make([]runtime.Object, len(l.Items))
-			for i := range l.Items {
-				out[i] = &l.Items[i]
-			}
-			return out, l.ListMeta, nil
+			return objects(l.Items), l.ListMeta, nil
 		},
 		watch: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			o.FieldSelector = sel
@@ -352,4 +340,17 @@ func (x *Exporter) podSource() source {
 			}
 		},
 	}
+}
+
+// objects is a List's items as the runtime.Objects a source hands on
+// (pointers into the list, no copies).
+func objects[T any, P interface {
+	*T
+	runtime.Object
+}](items []T) []runtime.Object {
+	out := make([]runtime.Object, len(items))
+	for i := range items {
+		out[i] = P(&items[i])
+	}
+	return out
 }
