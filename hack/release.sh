@@ -39,7 +39,7 @@ done
 [ -n "$version" ] || version="$(git describe --tags --always --dirty 2>/dev/null || echo v0.0.0-dev)"
 [ "${#platforms[@]}" -gt 0 ] || platforms=(linux/amd64 linux/arm64 darwin/amd64 darwin/arm64)
 commit="$(git rev-parse HEAD 2>/dev/null || echo unknown)"
-pkg=github.com/pullpath/pullpath/internal/cli
+pkg=github.com/pullpath/pullpath/internal/buildinfo
 mtime="$(git log -1 --format=%cI 2>/dev/null || echo 2026-01-01T00:00:00Z)"
 
 mkdir -p "$out"
@@ -53,10 +53,10 @@ for p in "${platforms[@]}"; do
   mkdir -p "$dir"
   if [ "$dev" = 1 ]; then
     GOOS="$os" GOARCH="$arch" go build \
-      -ldflags "-s -w -X $pkg.version=$version -X $pkg.commit=$commit" -o "$dir/pullpath" ./cmd/pullpath
+      -ldflags "-s -w -X $pkg.Version=$version -X $pkg.Commit=$commit" -o "$dir/pullpath" ./cmd/pullpath
   else
     CGO_ENABLED=0 GOOS="$os" GOARCH="$arch" go build -trimpath \
-      -ldflags "-s -w -X $pkg.version=$version -X $pkg.commit=$commit" -o "$dir/pullpath" ./cmd/pullpath
+      -ldflags "-s -w -X $pkg.Version=$version -X $pkg.Commit=$commit" -o "$dir/pullpath" ./cmd/pullpath
   fi
   files=(README.md pullpath)
   cp README.md "$dir/"

@@ -23,7 +23,9 @@ package cli
 //   - A new report kind adds one case to exitForReport, deciding its code
 //     from its dominant condition with exitFor (or exitForVerdict).
 //
-// The table below is the only source of the numbers: `pullpath --help`,
+// The table below is the only source of the numbers (its condition rows
+// take theirs from verdict.Condition.ExitCode, which the node-side
+// pullpath-agent exits with too): `pullpath --help`,
 // `probe --help`, `explain --help` and docs/verdicts.md are generated from
 // it, and exit_test.go checks the printed help against it.
 
@@ -58,14 +60,14 @@ var exitTable = []exitRow{
 	{exitOK, "", "the pull works from this node (probe), nothing failing (explain), every scenario as expected (lab test)"},
 	{exitError, "", "usage error, bad input, internal error"},
 	{exitOther, "", "a failure that fits none of the repair directions"},
-	{3, verdict.ConditionRoute, verdict.ConditionRoute.Meaning()},
-	{4, verdict.ConditionDNS, verdict.ConditionDNS.Meaning()},
-	{5, verdict.ConditionEndpointSet, verdict.ConditionEndpointSet.Meaning()},
-	{6, verdict.ConditionTLSIdentity, verdict.ConditionTLSIdentity.Meaning()},
-	{7, verdict.ConditionImage, verdict.ConditionImage.Meaning()},
-	{8, verdict.ConditionRegistry, verdict.ConditionRegistry.Meaning()},
+	{verdict.ConditionRoute.ExitCode(), verdict.ConditionRoute, verdict.ConditionRoute.Meaning()},
+	{verdict.ConditionDNS.ExitCode(), verdict.ConditionDNS, verdict.ConditionDNS.Meaning()},
+	{verdict.ConditionEndpointSet.ExitCode(), verdict.ConditionEndpointSet, verdict.ConditionEndpointSet.Meaning()},
+	{verdict.ConditionTLSIdentity.ExitCode(), verdict.ConditionTLSIdentity, verdict.ConditionTLSIdentity.Meaning()},
+	{verdict.ConditionImage.ExitCode(), verdict.ConditionImage, verdict.ConditionImage.Meaning()},
+	{verdict.ConditionRegistry.ExitCode(), verdict.ConditionRegistry, verdict.ConditionRegistry.Meaning()},
 	{exitMismatch, "", "`lab run` / `lab test`: a scenario's verdict differs from its `expect:` block"},
-	{10, verdict.ConditionProxy, verdict.ConditionProxy.Meaning()},
+	{verdict.ConditionProxy.ExitCode(), verdict.ConditionProxy, verdict.ConditionProxy.Meaning()},
 }
 
 // exitFor is the exit code of a failure with condition c; a failure with

@@ -1,21 +1,16 @@
 package cli
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/pullpath/pullpath/internal/probeopts"
 	"github.com/pullpath/pullpath/internal/pull"
-	"github.com/pullpath/pullpath/internal/report"
-	"github.com/pullpath/pullpath/internal/verdict"
 )
 
 var probeLong = `Walk the whole pull of IMAGE from this node's network namespace, the way the
@@ -82,15 +77,8 @@ const probeExample = `  # On a node: why can't this node pull the image?
 
 type probeOptions struct {
 	output
-	streams       Streams
-	opts          pull.Options
-	nameservers   []string
-	passwordStdin bool
-	timeout       time.Duration
-	noProgress    bool
-	verdictFile   string
-	identity      identityFlags // the kubelet's pull identity (probe_identity.go)
-	proxy         proxyFlags    // the runtime's proxy (probe_proxy.go)
+	streams Streams
+	probeopts.Options
 }
 
 func newProbeCommand(s Streams) *cobra.Command {
@@ -103,34 +91,8 @@ func newProbeCommand(s Streams) *cobra.Command {
 		Args:    exactArgs("IMAGE"),
 		RunE:    runE(o),
 	}
-	f := cmd.Flags()
 	o.addFlag(cmd)
-	f.StringVar(&o.opts.Platform, "platform", "", "platform to select from an image index, os/arch[/variant] (default: this node's)")
-	f.StringVar(&o.opts.Node, "node", "", "node name to put in the report (default: the hostname)")
-	f.StringVar(&o.opts.Net.ResolvConf, "resolv-conf", "/etc/resolv.conf", "the node's resolv.conf")
-	f.StringVar(&o.opts.Net.HostsFile, "hosts-file", "/etc/hosts", "the node's hosts file")
-	f.StringArrayVar(&o.nameservers, "nameserver", nil, "query this nameserver (HOST or HOST:PORT) instead of resolv.conf's; repeatable")
-	f.StringVar(&o.opts.CertsDir, "certs-dir", "/etc/containerd/certs.d", "containerd registry config_path (HOST/hosts.toml, CAs)")
-	f.StringVar(&o.opts.ContainerdConfig, "containerd-config", "/etc/containerd/config.toml", "containerd's config, read for image_pull_progress_timeout, the limit a hosts.toml mirror chain is held against (unreadable: said unknown)")
-	f.BoolVar(&o.opts.CheckUpstream, "check-upstream", false, "when a hosts.toml mirror or cache served, also walk the upstream registry: a cache hiding a broken upstream is a warning")
-	f.StringVar(&o.opts.DockerCertsDir, "docker-certs-dir", "/etc/docker/certs.d", "docker certs.d (HOST/ca.crt, client certs)")
-	f.StringArrayVar(&o.opts.ExtraCAs, "registry-ca", nil, "extra CA file to trust for every host of the pull; repeatable")
-	f.StringVar(&o.opts.DockerConfig, "docker-config", "", "docker config.json with auths/credHelpers (default: none, anonymous)")
-	f.StringVar(&o.opts.Username, "username", "", "registry user name (with --password-stdin)")
-	f.BoolVar(&o.passwordStdin, "password-stdin", false, "read the registry password or token from standard input")
-	f.BoolVar(&o.opts.ExpectPrivate, "expect-private", false, "every host must resolve to a private address (private endpoints / private link)")
-	f.BoolVar(&o.opts.Quick, "quick", false, "fetch only the first bytes of each blob (no digest verification)")
-	f.DurationVar(&o.opts.Net.DNSTimeout, "dns-timeout", pull.Defaults.DNS, "budget of each DNS query")
-	f.DurationVar(&o.opts.Net.ConnectTimeout, "connect-timeout", pull.Defaults.Connect, "budget of each TCP connect, per address")
-	f.DurationVar(&o.opts.Net.TLSTimeout, "tls-timeout", pull.Defaults.TLS, "budget of each TLS handshake")
-	f.DurationVar(&o.opts.HTTPTimeout, "http-timeout", pull.Defaults.HTTP, "budget for a server to start answering a request")
-	f.DurationVar(&o.opts.StallTimeout, "stall-timeout", pull.Defaults.Stall, "a blob download that sends no byte for this long is stalled")
-	f.IntVar(&o.opts.Concurrency, "concurrency", pull.Defaults.Concurrency, "blobs downloaded at once")
-	f.DurationVar(&o.timeout, "timeout", pull.Defaults.Probe, "budget of the whole probe")
-	f.BoolVar(&o.noProgress, "no-progress", false, "no progress bar on stderr")
-	o.identity.add(f)
-	o.proxy.add(f)
-	f.StringVar(&o.verdictFile, "verdict-file", "", "also write the compact verdict JSON (under 4 KiB) to FILE, e.g. a Pod's /dev/termination-log (sweep reads it)")
+	o.AddFlags(cmd.Flags())
 	return cmd
 }
 
@@ -145,76 +107,29 @@ func exactArgs(name string) cobra.PositionalArgs {
 }
 
 func (o *probeOptions) Complete(cmd *cobra.Command, args []string) error {
-	o.opts.Image = args[0]
-	o.opts.Net.Nameservers = o.nameservers
-	if o.passwordStdin {
-		line, err := bufio.NewReader(o.streams.In).ReadString('\n')
-		if err != nil && !errors.Is(err, io.EOF) {
-			return fmt.Errorf("--password-stdin: reading standard input: %v", err)
-		}
-		o.opts.Password = strings.TrimRight(line, "\r\n")
-		if o.opts.Password == "" {
-			return errors.New("--password-stdin: standard input is empty, want the password or token")
-		}
-	}
-	if err := o.proxy.complete(cmd, o, o.identity.hostRoot); err != nil {
-		return err
-	}
-	return o.identity.complete(o)
+	return o.Options.Complete(cmd.Flags(), args[0], o.streams.In)
 }
 
 func (o *probeOptions) Validate() error {
 	if err := o.output.validate(); err != nil {
 		return err
 	}
-	if o.opts.Username != "" && !o.passwordStdin {
-		return errors.New("--username needs --password-stdin (a password on the command line would show in ps and shell history)")
-	}
-	if o.passwordStdin && o.opts.Username == "" {
-		return errors.New("--password-stdin needs --username (for ECR: --username AWS)")
-	}
-	for name, d := range map[string]time.Duration{"--dns-timeout": o.opts.Net.DNSTimeout, "--connect-timeout": o.opts.Net.ConnectTimeout, "--tls-timeout": o.opts.Net.TLSTimeout, "--http-timeout": o.opts.HTTPTimeout, "--stall-timeout": o.opts.StallTimeout, "--timeout": o.timeout} {
-		if d <= 0 {
-			return fmt.Errorf("%s %s: want a positive duration like 5s", name, d)
-		}
-	}
-	if o.opts.Concurrency < 1 || o.opts.Concurrency > 32 {
-		return fmt.Errorf("--concurrency %d: want 1 to 32", o.opts.Concurrency)
-	}
-	return nil
+	return o.Options.Validate()
 }
 
 func (o *probeOptions) Run(ctx context.Context) error {
 	s := o.streams
-	ctx, cancel := context.WithTimeout(ctx, o.timeout)
-	defer cancel()
 	var bar *progressBar
-	if !o.noProgress && isTerminal(s.ErrOut) {
+	if !o.NoProgress && isTerminal(s.ErrOut) {
 		bar = &progressBar{w: s.ErrOut}
-		o.opts.Progress = bar.update
+		o.Pull.Progress = bar.update
 	}
-	rep, err := o.identity.probe(ctx, o.opts)
+	rep, err := o.Walk(ctx)
 	bar.clear()
 	if err != nil {
-		o.writeVerdict(report.ProbeSummary{V: report.ProbeSummaryVersion, Node: o.opts.Node, Image: o.opts.Image,
-			Status: verdict.StatusFail, Cause: verdict.CauseOther, Code: verdict.Other, Summary: "probe error: " + err.Error()})
-		return err
-	}
-	if err := o.writeVerdict(report.SummarizeProbe(rep)); err != nil {
 		return err
 	}
 	return o.finish(s.Out, rep)
-}
-
-// writeVerdict writes the compact verdict to --verdict-file, if set.
-func (o *probeOptions) writeVerdict(s report.ProbeSummary) error {
-	if o.verdictFile == "" {
-		return nil
-	}
-	if err := os.WriteFile(o.verdictFile, s.Marshal(), 0o644); err != nil {
-		return fmt.Errorf("--verdict-file: %v", err)
-	}
-	return nil
 }
 
 // progressBar draws one line on a terminal's stderr, at most 10 times a second.

@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/pullpath/pullpath/internal/buildinfo"
 )
 
 func TestVersion(t *testing.T) {
@@ -23,9 +25,9 @@ func TestVersion(t *testing.T) {
 		t.Errorf("pullpath version = %q, want %s with %s", got, shape, runtime.Version())
 	}
 	// What -ldflags -X stamps wins over the toolchain's build info.
-	oldV, oldC := version, commit
-	t.Cleanup(func() { version, commit = oldV, oldC })
-	version, commit = "v1.2.3", "0123456789abcdef0123456789abcdef01234567"
+	oldV, oldC := buildinfo.Version, buildinfo.Commit
+	t.Cleanup(func() { buildinfo.Version, buildinfo.Commit = oldV, oldC })
+	buildinfo.Version, buildinfo.Commit = "v1.2.3", "0123456789abcdef0123456789abcdef01234567"
 	want := "pullpath v1.2.3 (commit 0123456789ab, " + runtime.Version() + ", " + runtime.GOOS + "/" + runtime.GOARCH + ")\n"
 	if got := run(); got != want {
 		t.Errorf("stamped pullpath version = %q, want %q", got, want)

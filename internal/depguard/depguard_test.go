@@ -21,7 +21,10 @@ var nodeSide = []string{
 	"internal/addrscope",
 	"internal/units",
 	"internal/monitor",
-	"cmd/pullpath-agent",
+	"internal/probeopts",
+	"internal/buildinfo",
+	"internal/nodecli",
+	"cmd/pullpath-agent", // the node-side image: agent, probe, version
 }
 
 // forbidden are import paths (a module, package or owner) no node-side

@@ -69,6 +69,23 @@ var conditionMeanings = map[Condition]string{
 // which is where the fix lies ("" for no or an unknown condition).
 func (c Condition) Meaning() string { return conditionMeanings[c] }
 
+// ExitCode is the process exit code of a failure in this repair direction:
+// 3 to 8 in the order of Conditions, 10 for the proxy, so that a script or
+// a Job can act on it without parsing output; 2 for no or an unknown
+// condition. The CLI's exit table (internal/cli/exit.go) takes its
+// condition rows from it, and the node-side pullpath-agent exits with it.
+func (c Condition) ExitCode() int {
+	if c == ConditionProxy {
+		return 10 // after 9, `lab`'s mismatch, which took that number first
+	}
+	for i, x := range Conditions {
+		if x == c {
+			return 3 + i
+		}
+	}
+	return 2
+}
+
 // Status of a verdict.
 type Status string
 

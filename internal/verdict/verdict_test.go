@@ -147,3 +147,12 @@ func TestInterceptionProduct(t *testing.T) {
 		}
 	}
 }
+
+func TestConditionExitCode(t *testing.T) {
+	want := map[Condition]int{ConditionRoute: 3, ConditionDNS: 4, ConditionEndpointSet: 5, ConditionTLSIdentity: 6, ConditionImage: 7, ConditionRegistry: 8, ConditionProxy: 10, ConditionNone: 2, "no-such-direction": 2}
+	for c, code := range want {
+		if got := c.ExitCode(); got != code {
+			t.Errorf("Condition(%q).ExitCode() = %d, want %d", c, got, code)
+		}
+	}
+}

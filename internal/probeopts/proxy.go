@@ -1,11 +1,10 @@
-package cli
+package probeopts
 
 import (
 	"errors"
 	"fmt"
 	"net/url"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/pullpath/pullpath/internal/runtimecfg"
@@ -32,8 +31,8 @@ func (f *proxyFlags) add(fs *pflag.FlagSet) {
 
 // complete finds the runtime's proxy settings (root is the node's
 // filesystem, --host-root) and puts them in the probe's options.
-func (f *proxyFlags) complete(cmd *cobra.Command, o *probeOptions, root string) error {
-	changed := func(name string) bool { return cmd.Flags().Changed(name) }
+func (f *proxyFlags) complete(fs *pflag.FlagSet, o *Options, root string) error {
+	changed := func(name string) bool { return fs != nil && fs.Changed(name) }
 	if f.noNodeProxy {
 		for _, n := range []string{"https-proxy", "http-proxy", "no-proxy", "runtime-env"} {
 			if changed(n) {
@@ -62,7 +61,7 @@ func (f *proxyFlags) complete(cmd *cobra.Command, o *probeOptions, root string) 
 	if err != nil {
 		return err
 	}
-	o.opts.Proxy = d
+	o.Pull.Proxy = d
 	return nil
 }
 

@@ -1,4 +1,4 @@
-package cli
+package probeopts
 
 import (
 	"context"
@@ -40,7 +40,7 @@ func (f *identityFlags) used() bool {
 
 // complete reads the identity's inputs; every error is one line naming
 // the file or flag.
-func (f *identityFlags) complete(o *probeOptions) error {
+func (f *identityFlags) complete(o *Options) error {
 	if !f.used() {
 		return nil
 	}
@@ -51,7 +51,7 @@ func (f *identityFlags) complete(o *probeOptions) error {
 		return errors.New("--kubelet-credentials auto finds --image-credential-provider-config itself: give one or the other")
 	case f.providerBinDir != "" && f.providerConfig == "":
 		return errors.New("--image-credential-provider-bin-dir needs --image-credential-provider-config")
-	case o.opts.Username != "" || o.passwordStdin || o.opts.DockerConfig != "":
+	case o.Pull.Username != "" || o.passwordStdin || o.Pull.DockerConfig != "":
 		return errors.New("the kubelet's identity (--pull-secret, --image-credential-provider-config, --kubelet-credentials) replaces --username/--password-stdin and --docker-config: give one or the other")
 	}
 	f.id = &runtimecfg.KubeletIdentity{}
@@ -80,8 +80,8 @@ func (f *identityFlags) complete(o *probeOptions) error {
 			return err
 		}
 		timeout := runtimecfg.DefaultPluginTimeout
-		if o.timeout < timeout {
-			timeout = o.timeout
+		if o.Timeout < timeout {
+			timeout = o.Timeout
 		}
 		f.id.Plugins = &runtimecfg.PluginRunner{Config: c, BinDir: bin, Timeout: timeout}
 		f.ident.ProviderConfig, f.ident.ProviderBinDir, f.ident.From = cfg, bin, from
