@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
@@ -134,11 +136,22 @@ func TestVersionAndHelp(t *testing.T) {
 func TestSweepsProbePodArgs(t *testing.T) {
 	o := sweep.PodOptions{RunID: "r1", Namespace: "ns", Image: "reg.example/app:1", ProbeImage: "reg.example/pullpath-agent:1",
 		Deadline: 600, PullSecrets: []string{"creds"}, ProbeArgs: []string{"--connect-timeout", "3s", "--quick"}}
+	// The Secret volume the kubelet mounts at /pull-secrets/creds, here.
+	secrets := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(secrets, "creds"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(secrets, "creds", ".dockerconfigjson"), []byte(`{"auths":{"reg.example":{"auth":"dTpw"}}}`), 0o444); err != nil {
+		t.Fatal(err)
+	}
 	for _, resolved := range []bool{false, true} {
 		c := o.ProbePod("p", report.PlannedNode{Name: "node-1", Resolved: resolved}).Spec.Containers[0]
 		args := slices.Clone(c.Args)
-		for i, a := range args { // what the kubelet expands
+		for i, a := range args { // what the kubelet expands, and where it mounts the Secret
 			args[i] = strings.ReplaceAll(a, "$(NODE_NAME)", "node-1")
+			if strings.HasPrefix(a, "/pull-secrets/") {
+				args[i] = filepath.Join(secrets, strings.TrimPrefix(a, "/pull-secrets/"))
+			}
 		}
 		if args[0] != "probe" {
 			t.Fatalf("probe Pod args %v do not start with the probe command", c.Args)
@@ -147,9 +160,12 @@ func TestSweepsProbePodArgs(t *testing.T) {
 		if err != nil {
 			t.Fatalf("pullpath-agent does not read the probe Pod's args %v: %v", c.Args, err)
 		}
-		if p.Pull.Image != o.Image || p.Pull.Node != "node-1" || p.VerdictFile != "/dev/termination-log" || p.Pull.DockerConfig != "/pull-secret/config.json" ||
+		if p.Pull.Image != o.Image || p.Pull.Node != "node-1" || p.VerdictFile != "/dev/termination-log" || p.Pull.DockerConfig != "" ||
 			p.Pull.Net.HostsFile != "/host/etc/hosts" || p.Pull.CertsDir != "/host/etc/containerd/certs.d" || p.Pull.Net.ConnectTimeout != 3*time.Second || !p.Pull.Quick {
 			t.Errorf("pullpath-agent read %v as %+v", c.Args, p)
+		}
+		if ps := p.PullSecrets(); len(ps) != 1 || ps[0].Name != "creds" || ps[0].Skipped != "" {
+			t.Errorf("pullpath-agent read the pull secrets of %v as %+v, want the Secret volume creds", c.Args, ps)
 		}
 	}
 }

@@ -96,3 +96,12 @@ func (f *identityFlags) probe(ctx context.Context, opts pull.Options) (*report.P
 	}
 	return pull.ProbeAsKubelet(ctx, opts, f.id, f.ident)
 }
+
+// PullSecrets are the pull secrets the walk pulls with, as Complete read
+// them, in the kubelet's order (none without --pull-secret).
+func (o *Options) PullSecrets() []*runtimecfg.PullSecret {
+	if o.identity.id == nil {
+		return nil
+	}
+	return o.identity.id.PullSecrets
+}
