@@ -574,6 +574,34 @@ func FuzzClassify(f *testing.F) {
 	})
 }
 
+func TestFamilyHint(t *testing.T) {
+	// Go's net.OpError for ENETUNREACH, after containerd's resolver wraps it.
+	head := c16 + `failed to resolve reference "` + acrImg + `": failed to do request: Head "https://myacr.azurecr.io/v2/team/app/manifests/1.4.2": dial tcp `
+	for _, tc := range []struct{ name, tail, want string }{
+		{"v4 network unreachable", `20.1.2.3:443: connect: network is unreachable`, "DNS64 and NAT64"},
+		{"v6 network unreachable", `[2603:1030:7::10]:443: connect: network is unreachable`, "IPv6 default route"},
+		{"v6 no route to host", `[2603:1030:7::10]:443: connect: no route to host`, ""},
+		{"v4 no route to host", `10.0.1.99:443: connect: no route to host`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Classify(head + tc.tail)
+			if c.Code != verdict.ConnectUnreachable {
+				t.Fatalf("Code = %s, want CONNECT_UNREACHABLE", c.Code)
+			}
+			advice := strings.Join(c.Advice, "\n")
+			if tc.want == "" {
+				if strings.Contains(advice, "not even a default one") {
+					t.Errorf("no route to host (EHOSTUNREACH) got the family hint: %q", advice)
+				}
+				return
+			}
+			if !strings.Contains(advice, tc.want) || !strings.Contains(advice, "myacr.azurecr.io") {
+				t.Errorf("advice %q lacks %q naming the host", advice, tc.want)
+			}
+		})
+	}
+}
+
 func TestPublicAddressHint(t *testing.T) {
 	// containerd 1.6 in the lab's ecr-private-dns-off scenario
 	msg := `rpc error: code = Unknown desc = failed to pull and unpack image "123456789012.dkr.ecr.ap-northeast-2.amazonaws.com/shop/checkout:1.4.2": failed to resolve reference "123456789012.dkr.ecr.ap-northeast-2.amazonaws.com/shop/checkout:1.4.2": failed to do request: Head "https://123456789012.dkr.ecr.ap-northeast-2.amazonaws.com/v2/shop/checkout/manifests/1.4.2": dial tcp 203.0.113.45:443: connect: network is unreachable`
