@@ -174,6 +174,10 @@ func classifyOne(m, cred string) (c Classification) {
 	if hint := familyHint(c, lower); hint != "" {
 		c.Advice = append(c.Advice, hint)
 	}
+	if up := mirrorOf(req); up != "" {
+		c.Role = verdict.RoleMirror
+		c.Advice = append(c.Advice, mirrorHint(c.Host, up, lower))
+	}
 	if rule.ID != "acr-firewall" {
 		applyScope(&c, cred)
 	}
@@ -231,6 +235,33 @@ func familyHint(c Classification, lower string) string {
 		return fmt.Sprintf("%s is IPv4 and the node has no route for it at all, not even a default one (network is unreachable). On an IPv6-only node (an EKS IPv6 cluster, an IPv6-only pool) that is the cause: %s answered an A record the node cannot use; give the subnet DNS64 and NAT64 (a NAT gateway and a route for 64:ff9b::/96 to it) or use %s. On an IPv4 node, the node lacks a default route. `pullpath probe IMAGE` on the node lists each hop's families (ADDRESS_FAMILY_UNUSABLE).", ap.Addr(), host, other)
 	}
 	return fmt.Sprintf("%s is IPv6 and the node has no IPv6 route for it, not even a default one (network is unreachable). Go's dialer reports the first family it tried: if %s also has an A record, the IPv4 attempt failed too; if it has only AAAA records, the node needs an IPv6 default route (::/0 to an egress-only internet gateway or the cloud's IPv6 egress) or the registry's IPv4 name. `pullpath probe IMAGE` on the node shows both families per hop (IPV6_PATH_BROKEN, IPV4_PATH_BROKEN).", ap.Addr(), host)
+}
+
+// mirrorOf is the registry a request's host mirrors, or "": containerd's
+// request.addNamespace (core/remotes/docker) adds ?ns=REGISTRY only when
+// the host is not the reference's own (a hosts.toml mirror).
+func mirrorOf(req request) string {
+	if req.URL == nil {
+		return ""
+	}
+	ns := strings.ToLower(req.URL.Query().Get("ns"))
+	if ns == "" || sameHost(ns, req.Host) {
+		return ""
+	}
+	return ns
+}
+
+// mirrorHint says what a mirror's failure in containerd's message means.
+// containerd's resolver and fetcher try the chain's hosts in order, log
+// "trying next host" for each that fails, and when none serves return the
+// FIRST non-404 error: the message names the first host that failed, and
+// every later host (the registry itself too, unless hosts.toml has no
+// server) failed as well or answered 404.
+func mirrorHint(host, registry, lower string) string {
+	if strings.Contains(lower, "trying next host") {
+		return fmt.Sprintf("%s is a hosts.toml mirror of %s, and this line is containerd moving on to the next host of the chain, not the pull's result: the pull failed only if every host failed (its error then names the first that did). Each unreachable mirror costs its full timeout before the next is tried. `pullpath probe IMAGE` on the node walks every host of /etc/containerd/certs.d/%s/hosts.toml.", host, registry, registry)
+	}
+	return fmt.Sprintf("%s is a hosts.toml mirror of %s (containerd adds ?ns=%s only to a mirror's requests). containerd tries the chain's hosts in order and, when none serves, reports the first host that failed: every later host, %s itself too unless hosts.toml has no server, also failed or answered 404, and each one's error is in the node's containerd log (\"trying next host\"). `pullpath probe IMAGE` on the node walks every host of /etc/containerd/certs.d/%s/hosts.toml and names each one's verdict.", host, registry, registry, registry, registry)
 }
 
 // stepOf reads which step of the pull failed, innermost evidence first.

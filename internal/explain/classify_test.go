@@ -602,6 +602,43 @@ func TestFamilyHint(t *testing.T) {
 	}
 }
 
+func TestMirrorHint(t *testing.T) {
+	img := "registry.example.com/shop/checkout:1.4.2"
+	mirrorURL := `https://mirror.corp.example:5000/v2/shop/checkout/manifests/1.4.2?ns=registry.example.com`
+	// The kubelet's event: containerd's resolver returned the first host's error.
+	event := `Failed to pull image "` + img + `": failed to pull and unpack image "` + img + `": failed to resolve reference "` + img + `": failed to do request: Head "` + mirrorURL + `": dial tcp 10.0.5.10:5000: i/o timeout`
+	// containerd's journal (logrus logfmt) as the resolver moves on.
+	journal := `time="2026-12-02T06:00:01.123456789Z" level=info msg="trying next host" error="failed to do request: Head \"` + mirrorURL + `\": dial tcp 10.0.5.10:5000: connect: connection refused" host="mirror.corp.example:5000"`
+	direct := strings.Replace(event, "mirror.corp.example:5000", "registry.example.com", 1)
+	direct = strings.Replace(direct, "?ns=registry.example.com", "", 1)
+	for _, tc := range []struct {
+		name, msg string
+		role      verdict.Role
+		want      string
+	}{
+		{"event names the first mirror", event, verdict.RoleMirror, "reports the first host that failed"},
+		{"journal line is one host of the chain", journal, verdict.RoleMirror, "not the pull's result"},
+		{"the registry itself", direct, verdict.RoleRegistry, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Classify(tc.msg)
+			if !c.Failed() || c.Role != tc.role {
+				t.Fatalf("Classify: code %s role %q, want a failure with role %q", c.Code, c.Role, tc.role)
+			}
+			advice := strings.Join(c.Advice, "\n")
+			if tc.want == "" {
+				if strings.Contains(advice, "hosts.toml mirror") {
+					t.Errorf("a request without ?ns= got the mirror hint: %q", advice)
+				}
+				return
+			}
+			if !strings.Contains(advice, tc.want) || !strings.Contains(advice, "certs.d/registry.example.com/hosts.toml") {
+				t.Errorf("advice %q lacks %q and the registry's hosts.toml", advice, tc.want)
+			}
+		})
+	}
+}
+
 func TestPublicAddressHint(t *testing.T) {
 	// containerd 1.6 in the lab's ecr-private-dns-off scenario
 	msg := `rpc error: code = Unknown desc = failed to pull and unpack image "123456789012.dkr.ecr.ap-northeast-2.amazonaws.com/shop/checkout:1.4.2": failed to resolve reference "123456789012.dkr.ecr.ap-northeast-2.amazonaws.com/shop/checkout:1.4.2": failed to do request: Head "https://123456789012.dkr.ecr.ap-northeast-2.amazonaws.com/v2/shop/checkout/manifests/1.4.2": dial tcp 203.0.113.45:443: connect: network is unreachable`
