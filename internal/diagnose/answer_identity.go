@@ -56,6 +56,13 @@ func identityAnswer(a *report.DiagnoseAnswer, r *report.DiagnoseReport) bool {
 		a.Look = append(a.Look, fmt.Sprintf("Walk with the Pods' own identity to see it refused step by step: --use-pull-secrets (Pods in namespace %s with its imagePullSecrets; no Secret leaves it).", id.Namespace))
 		decided = true
 	}
+	if decided && mainPulls {
+		// The network is fine: the advice to audit the cloud's network
+		// (its subnets and routes) is beside the point.
+		for _, cloud := range []string{"aws", "azure", "gcp"} {
+			a.Look = withoutAuditHint(a.Look, cloud)
+		}
+	}
 	for _, s := range id.Secrets {
 		if s.Missing {
 			a.Look = append(a.Look, fmt.Sprintf("Secret %s/%s named by the Pods' imagePullSecrets cannot be read by the kubelet (its event %s): it pulls without it.", id.Namespace, s.Name, missingSecretReason))

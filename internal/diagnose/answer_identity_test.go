@@ -67,6 +67,9 @@ func TestAnswerTheWorkloadsOwnSecretIsStale(t *testing.T) {
 	r := &report.DiagnoseReport{Scope: "deployment shop/web", Image: ecrImage, Explain: explainIdentity(),
 		Sweep: walk("pullpath-sweep", []string{"secret registry-creds"}, nil), Identity: id,
 		IdentityWalk: walk("shop", []string{"secret web-pull"}, unauthorized())}
+	// the probe's advice for an identity failure on AWS, as on the lab cluster
+	r.IdentityWalk.Verdict.Advice = []string{"The pull identity: imagePullSecret or node credentials.",
+		"Next: `pullpath aws audit --cluster CLUSTER` (with `--probe-report` and this probe's JSON) names the object to change in the node's subnet, beside a healthy subnet."}
 	a := Answer(r, []cloudNeed{{Cloud: "aws", Nodes: 2, Next: auditCommands["aws"]}})
 	if a.Status != report.AnswerBroken || a.Source != "walk" || a.Code != verdict.RegistryUnauthorized || a.Condition != verdict.ConditionTLSIdentity {
 		t.Fatalf("Answer = %s from %s: %s %s, want broken from the walk: REGISTRY_UNAUTHORIZED tls-identity", a.Status, a.Source, a.Code, a.Condition)
@@ -80,7 +83,7 @@ func TestAnswerTheWorkloadsOwnSecretIsStale(t *testing.T) {
 		!strings.Contains(a.Changes[0].Action, "renew") || !strings.Contains(a.Changes[0].Command, "kubectl -n shop create secret generic web-pull") {
 		t.Errorf("Changes = %+v, want secret shop/web-pull to renew, with the command", a.Changes)
 	}
-	if strings.Contains(strings.Join(a.Look, " "), "pullpath aws collect") {
+	if l := strings.Join(a.Look, " "); strings.Contains(l, "pullpath aws collect") || strings.Contains(l, "pullpath aws audit") || !strings.Contains(l, "The pull identity") {
 		t.Errorf("Look = %q: an identity answer needs no cloud audit", a.Look)
 	}
 	if len(a.Prove) == 0 || a.Prove[0] != "pullpath diagnose deployment web -n shop --use-pull-secrets --canary" {

@@ -9,6 +9,8 @@ package diagnoselab_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -17,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/distribution/reference"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/pullpath/pullpath/internal/diagnose"
@@ -25,6 +29,8 @@ import (
 	"github.com/pullpath/pullpath/internal/lab/labtest"
 	"github.com/pullpath/pullpath/internal/printers"
 	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/sweep"
+	"github.com/pullpath/pullpath/internal/testenv/kwait"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -207,5 +213,121 @@ func TestDiagnoseHealthy(t *testing.T) {
 	r, _ = run(t, c, o)
 	if a := r.Answer; a.Status != report.AnswerUnknown || !strings.Contains(strings.Join(a.Look, " "), "--image-for-probe") {
 		t.Errorf("answer = %+v, want unknown: the probe's own image cannot be pulled, with how to ship it", a)
+	}
+}
+
+// dockerConfig is a kubernetes.io/dockerconfigjson Secret for the lab
+// registry of c with user:password.
+func dockerConfig(t *testing.T, c *cluster.Cluster, ns, name, user, password string) *corev1.Secret {
+	t.Helper()
+	named, err := reference.ParseNormalizedNamed(c.WorkloadImage())
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth := base64.StdEncoding.EncodeToString([]byte(user + ":" + password))
+	cfg, _ := json.Marshal(map[string]any{"auths": map[string]any{reference.Domain(named): map[string]string{"auth": auth}}})
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Type: corev1.SecretTypeDockerConfigJson,
+		Data: map[string][]byte{corev1.DockerConfigJsonKey: cfg}}
+}
+
+// One workload's own imagePullSecret is stale (yesterday's ECR token)
+// while another workload, with a good secret, runs on the same nodes. With
+// --use-pull-secrets the walk runs a second set of Pods in shop with
+// shop/checkout-pull, the registry refuses it on both nodes, and the walk
+// with the sweep's good secret pulls fully from the same nodes: the answer
+// names the secret, says the network is fine, and the change is to renew
+// it. Without the flag, the answer names the secret the kubelet uses
+// beside the one the walk used, from the events. No Secret is read or
+// copied: the walk's Pods in shop mount it by name.
+func TestDiagnoseWorkloadStalePullSecret(t *testing.T) {
+	t.Parallel()
+	c := labtest.Require(t, "workload-stale-pull-secret")
+	ctx := t.Context()
+	if err := c.ImportImage(ctx, labtest.PullpathImage(t)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.RunWorkload(ctx); err != nil {
+		t.Fatalf("the scenario's story: %v", err)
+	}
+	ns, name := c.WorkloadName()
+	users := c.Scenario().Registry.Auth.Users
+	if len(users) != 1 {
+		t.Fatalf("registry users %d, want the one current token", len(users))
+	}
+	good := users[0]
+	// The walk's own secret holds the current token, not the nodes' stale one.
+	labtest.WalkNamespace(t, c, sweepNS, secretName)
+	if _, err := c.Client.CoreV1().Secrets(sweepNS).Update(ctx, dockerConfig(t, c, sweepNS, secretName, good.Name, good.Password), metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Beside it, on the same nodes, a workload whose secret is good runs.
+	labtest.WalkNamespace(t, c, "web", "cart-pull")
+	if _, err := c.Client.CoreV1().Secrets("web").Update(ctx, dockerConfig(t, c, "web", "cart-pull", good.Name, good.Password), metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var zero int64
+	for _, node := range c.NodeNames() {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "cart-" + strings.ReplaceAll(node, ".", "-"), Namespace: "web", Labels: map[string]string{"app": "cart"}},
+			Spec: corev1.PodSpec{NodeName: node, TerminationGracePeriodSeconds: &zero, AutomountServiceAccountToken: new(bool),
+				ImagePullSecrets: []corev1.LocalObjectReference{{Name: "cart-pull"}},
+				Containers:       []corev1.Container{{Name: "cart", Image: c.WorkloadImage(), ImagePullPolicy: corev1.PullAlways}}}}
+		if _, err := c.Client.CoreV1().Pods("web").Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	running := func(ps []*corev1.Pod) bool {
+		n := 0
+		for _, p := range ps {
+			for _, cs := range p.Status.ContainerStatuses {
+				if cs.State.Running != nil {
+					n++
+				}
+			}
+		}
+		return n == len(c.NodeNames())
+	}
+	if _, err := kwait.Wait(ctx, 90*time.Second, "web/cart running on every node with its good secret", kwait.Pods(c.Client, "web", "app=cart"), running); err != nil {
+		c.SaveLogs("")
+		t.Fatal(err)
+	}
+
+	o := options(c, 2*time.Minute)
+	o.UsePullSecrets = true
+	r, text := run(t, c, o)
+	a := r.Answer
+	if a.Status != report.AnswerBroken || a.Condition != verdict.ConditionTLSIdentity || a.Code != verdict.RegistryUnauthorized {
+		t.Fatalf("answer = %s %s %s, want broken tls-identity REGISTRY_UNAUTHORIZED", a.Status, a.Code, a.Condition)
+	}
+	stale := "secret " + ns + "/" + name + "-pull"
+	if !strings.Contains(a.Where, stale) || !strings.Contains(a.Where, "the network is fine") {
+		t.Errorf("where = %q, want %s named and the network said fine", a.Where, stale)
+	}
+	if len(a.Changes) != 1 || a.Changes[0].Resource != stale || !strings.Contains(a.Changes[0].Action, "renew") {
+		t.Errorf("changes = %+v, want %s to renew", a.Changes, stale)
+	}
+	if r.Sweep == nil || r.Sweep.Verdict.OK != len(c.NodeNames()) {
+		t.Errorf("the walk with the good secret = %+v, want every node ok", r.Sweep)
+	}
+	if iw := r.IdentityWalk; iw == nil || iw.Namespace != ns || iw.Verdict.Failed != len(c.NodeNames()) {
+		t.Errorf("the walk with the Pods' identity = %+v, want every node failing, in %s", iw, ns)
+	}
+	for _, leak := range []string{good.Password, c.Scenario().Node.Credentials.Password} {
+		if strings.Contains(text, leak) {
+			t.Errorf("the transcript holds a secret value")
+		}
+	}
+	left, err := c.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: sweep.CleanupSelector})
+	if err != nil || len(left.Items) != 0 {
+		t.Errorf("the identity walk left %d Pod(s) in %s (err %v), want none", len(left.Items), ns, err)
+	}
+	golden(t, "workload-stale-pull-secret", answer(text))
+
+	// Without --use-pull-secrets: from the events, the secret the kubelet
+	// uses beside the one the walk used.
+	o = options(c, 2*time.Minute)
+	o.Sweep.RunID = "diaglab-noid"
+	r, _ = run(t, c, o)
+	if a := r.Answer; !strings.Contains(a.Where, "The kubelet pulls with "+stale) || !strings.Contains(a.Where, "the network is fine") || r.IdentityWalk != nil {
+		t.Errorf("answer without --use-pull-secrets: where %q, identity walk %v: want the secret named, the network fine, no identity walk", a.Where, r.IdentityWalk != nil)
 	}
 }
