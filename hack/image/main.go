@@ -1,15 +1,18 @@
-// Command image builds pullpath's container image without Docker: static
+// Command image builds pullpath's container images without Docker: static
 // binaries for each platform, one OCI index (internal/selfimage), written
 // as an OCI layout, a single-platform tarball, or pushed to a registry.
+// Two images: pullpath-agent, the small node-side image every Pod of the
+// walk runs (sweep's and diagnose's probes, deploy/monitor's DaemonSet),
+// and pullpath, the whole CLI (for kubectl debug).
 //
+//	go run ./hack/image --program pullpath-agent --push registry.example.com/tools/pullpath-agent:v0.1.0
+//	go run ./hack/image --program pullpath-agent --tarball out/agent.tar --platforms linux/amd64 --tag ghcr.io/pullpath/pullpath-agent:lab
 //	go run ./hack/image --oci-layout out/pullpath-oci --tag ghcr.io/pullpath/pullpath:v0.1.0
 //	go run ./hack/image --push registry.example.com/tools/pullpath:v0.1.0
-//	go run ./hack/image --tarball out/pullpath.tar --platforms linux/amd64 --tag registry.lab.test/tools/pullpath:lab
-//	go run ./hack/image --program pullpath-agent --oci-layout out/agent-oci   # deploy/monitor's agent
 //
-// Mirror the published image into a private registry with crane:
+// Mirror the published node-side image into a private registry with crane:
 //
-//	crane copy ghcr.io/pullpath/pullpath:v0.1.0 registry.internal/tools/pullpath:v0.1.0
+//	crane copy ghcr.io/pullpath/pullpath-agent:v0.1.0 registry.internal/tools/pullpath-agent:v0.1.0
 package main
 
 import (
@@ -32,7 +35,7 @@ func main() {
 		push      = flag.String("push", "", "push the index to this reference")
 		tag       = flag.String("tag", "", "the reference named in the layout or tarball (default ghcr.io/pullpath/pullpath:latest, or "+agentimage.Ref+" for the agent)")
 		module    = flag.String("module", ".", "the pullpath module to build from")
-		program   = flag.String("program", "pullpath", "which image: pullpath (the CLI, sweep's and diagnose's Pods) or pullpath-agent (deploy/monitor's DaemonSet)")
+		program   = flag.String("program", "pullpath", "which image: pullpath-agent (the node-side image: sweep's and diagnose's probe Pods, deploy/monitor's DaemonSet) or pullpath (the whole CLI, for kubectl debug)")
 	)
 	flag.Parse()
 	prog, defTag := selfimage.Pullpath, "ghcr.io/pullpath/pullpath:latest"

@@ -127,10 +127,10 @@ func newDiagnoseCommand(s Streams) *cobra.Command {
 	f.BoolVar(&o.canary, "canary", false, "the walk also pulls the image with the real kubelet on each node")
 	f.BoolVar(&o.noWalk, "no-walk", false, "create no Pods: answer from the events and the audit")
 	f.StringVar(&o.sweepNS, "sweep-namespace", DefaultSweepNamespace, "where the walk's Pods run (deploy/sweep/ creates it, with the Pod Security label hostNetwork needs)")
-	f.StringVar(&o.o.Sweep.ProbeImage, "image-for-probe", "", "pullpath's image the probe Pods run (default: "+PublishedImage+":VERSION); a registry the nodes reach")
+	f.StringVar(&o.o.Sweep.ProbeImage, "image-for-probe", "", "pullpath's node-side image the probe Pods run (default: "+NodeImage+":VERSION); a registry the nodes reach")
 	f.StringVar(&o.o.Sweep.CertsDir, "node-certs-dir", "", "the nodes' containerd config_path, mounted into the walk's Pods (default /etc/containerd/certs.d)")
 	f.StringVar(&o.o.Sweep.DockerCerts, "node-docker-certs-dir", "", "the nodes' docker certs.d, mounted into the walk's Pods (default /etc/docker/certs.d)")
-	f.StringArrayVar(&o.o.Sweep.PullSecrets, "pull-secret", nil, "imagePullSecret in --sweep-namespace: the canary's, and the probe's credentials; repeatable")
+	f.StringArrayVar(&o.o.Sweep.PullSecrets, "pull-secret", nil, "imagePullSecret in --sweep-namespace: the canary's and the probe Pod's, and the probe's credentials; repeatable")
 	f.BoolVar(&o.o.UsePullSecrets, "use-pull-secrets", false, "also walk with the failing Pods' own pull identity: Pods in their namespace with their imagePullSecrets and ServiceAccount (no Secret leaves its namespace; needs deploy/sweep/workload-identity.yaml's verbs there)")
 	f.StringVar(&o.fromAWS, "from-aws", "", "a folder written by `pullpath aws collect` (or the AWS CLI outputs it reads): name the AWS objects to change")
 	f.StringVar(&o.fromGCP, "from-gcp", "", "a folder written by `pullpath gcp collect` (or the gcloud --format=json outputs it reads): name the Google Cloud objects to change")
@@ -163,7 +163,7 @@ func (o *diagnoseOptions) Complete(_ *cobra.Command, args []string) error {
 		o.kind, o.name = args[0], args[1]
 	}
 	if o.o.Sweep.ProbeImage == "" {
-		o.o.Sweep.ProbeImage = PublishedImage + ":" + imageTag()
+		o.o.Sweep.ProbeImage = NodeImage + ":" + imageTag()
 	}
 	return nil
 }

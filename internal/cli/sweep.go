@@ -44,9 +44,11 @@ node.status.images already holds the image, the canary proves only the
 manifest path (use --canary-image with a freshly pushed tag). Probe and
 canary are reconciled on each node.
 
-When a node cannot pull the probe image itself, its Events are that node's
-verdict. --image-for-probe points at a copy in a registry the nodes reach
-(see 'crane copy' in the README).
+The probe Pods run pullpath's small node-side image (pullpath-agent: the
+walk, no Kubernetes or cloud clients, a few MB), which each node must pull
+first. When a node cannot pull it, its Events are that node's verdict.
+--image-for-probe points at a copy in a registry the nodes reach (see
+'crane copy' in the README); the full pullpath image works there too.
 
 Every object belongs to one per-run owner (a Job that runs no Pod and ends
 at the run's deadline, then the garbage collector removes the rest), carries
@@ -76,8 +78,8 @@ const sweepExample = `  # one node of every pool x zone x subnet: which groups c
   pullpath sweep registry.example.com/app:1 --all --nodes eks.amazonaws.com/nodegroup=batch --expect-pool gpu
 
   # nodes that cannot reach the public image: a mirrored probe image
-  crane copy ghcr.io/pullpath/pullpath:v0.1.0 registry.internal/tools/pullpath:v0.1.0
-  pullpath sweep registry.internal/app:1 --image-for-probe registry.internal/tools/pullpath:v0.1.0
+  crane copy ghcr.io/pullpath/pullpath-agent:v0.1.0 registry.internal/tools/pullpath-agent:v0.1.0
+  pullpath sweep registry.internal/app:1 --image-for-probe registry.internal/tools/pullpath-agent:v0.1.0
 
   # remove anything a killed run left
   pullpath sweep --cleanup -n pullpath-sweep`
@@ -85,8 +87,13 @@ const sweepExample = `  # one node of every pool x zone x subnet: which groups c
 // DefaultSweepNamespace is the working namespace deploy/sweep/ creates.
 const DefaultSweepNamespace = "pullpath-sweep"
 
-// PublishedImage is where pullpath's own image is published.
+// PublishedImage is where pullpath's own image (the CLI, for kubectl debug)
+// is published.
 const PublishedImage = "ghcr.io/pullpath/pullpath"
+
+// NodeImage is where the node-side image is published: pullpath-agent
+// (probe, version, the monitor agent), what the walk's Pods run.
+const NodeImage = "ghcr.io/pullpath/pullpath-agent"
 
 type sweepOptions struct {
 	out       output
@@ -125,8 +132,8 @@ func newSweepCommand(s Streams) *cobra.Command {
 	f.IntVar(&o.o.Parallel, "parallel", 20, "Pods in flight at once")
 	f.BoolVar(&o.o.Canary, "canary", false, "also pull IMAGE with the real kubelet on each node (imagePullPolicy Always)")
 	f.StringVar(&o.o.CanaryImage, "canary-image", "", "the canary pulls this image instead of IMAGE (a freshly pushed tag no node has cached)")
-	f.StringVar(&o.o.ProbeImage, "image-for-probe", "", "pullpath's image the probe Pods run (default: "+PublishedImage+":VERSION)")
-	f.StringArrayVar(&o.o.PullSecrets, "pull-secret", nil, "a kubernetes.io/dockerconfigjson Secret in the working namespace: the canary's imagePullSecret, and (the first) the probe's credentials; repeatable")
+	f.StringVar(&o.o.ProbeImage, "image-for-probe", "", "pullpath's node-side image the probe Pods run (default: "+NodeImage+":VERSION)")
+	f.StringArrayVar(&o.o.PullSecrets, "pull-secret", nil, "a kubernetes.io/dockerconfigjson Secret in the working namespace: the canary's and the probe Pod's imagePullSecret, and (the first) the probe's credentials; repeatable")
 	f.DurationVar(&o.o.Timeout, "timeout", 10*time.Minute, "budget of the whole run, and every Pod's activeDeadlineSeconds")
 	f.DurationVar(&o.o.StartTimeout, "start-timeout", 3*time.Minute, "a Pod not started by then (its node not running it, or the probe image slow to pull) is no answer")
 	f.StringVar(&o.o.CertsDir, "node-certs-dir", "", "the nodes' containerd config_path (default /etc/containerd/certs.d)")
@@ -149,7 +156,7 @@ func (o *sweepOptions) Complete(_ *cobra.Command, args []string) error {
 		o.o.RunID = sweep.NewRunID()
 	}
 	if o.o.ProbeImage == "" {
-		o.o.ProbeImage = PublishedImage + ":" + imageTag()
+		o.o.ProbeImage = NodeImage + ":" + imageTag()
 	}
 	o.o.Plan.Per, o.o.Plan.Resolved = o.per, o.resolved
 	o.o.ProbeArgs = append([]string(nil), o.probeArgs...)

@@ -1,11 +1,13 @@
-// Package selfimage builds pullpath's own container image, the one sweep's
-// probe Pods run, without Docker: from static pullpath binaries (CGO off,
-// one per platform) with go-containerregistry, as an OCI image index for
-// linux/amd64 and linux/arm64. Each image is one layer: /pullpath, and
-// /etc/passwd and /etc/group naming the non-root user 65532 it runs as; no
-// shell, no package manager. The index is written as an OCI layout, a
-// single-platform tarball for `ctr images import` (the lab cluster's
-// nodes), or pushed to a registry the user names.
+// Package selfimage builds pullpath's own container images without Docker
+// (the CLI's here; the node-side image the walk's Pods run is
+// internal/monitor/agentimage's, packed the same way): from static
+// binaries (CGO off, one per platform) with go-containerregistry, as an
+// OCI image index for linux/amd64 and linux/arm64. Each image is one
+// layer: the binary, and /etc/passwd and /etc/group naming the non-root
+// user 65532 it runs as; no shell, no package manager. The index is
+// written as an OCI layout, a single-platform tarball for `ctr images
+// import` (the lab cluster's nodes), or pushed to a registry the user
+// names.
 //
 // Used by `go run ./hack/image` and by tests; the pullpath binary does not
 // link it.
@@ -49,7 +51,7 @@ type Program struct {
 	Cmd     []string // the default arguments
 }
 
-// Pullpath is the CLI, the image sweep's and diagnose's Pods run.
+// Pullpath is the whole CLI, the image for kubectl debug.
 var Pullpath = Program{Package: "./cmd/pullpath", Name: "pullpath", Cmd: []string{"--help"}}
 
 // BuildBinary builds a static pullpath binary for platform (linux/ARCH)
@@ -221,24 +223,32 @@ func Push(ctx context.Context, idx v1.ImageIndex, ref string, opts ...name.Optio
 // HostPlatform is linux/GOARCH of this machine.
 func HostPlatform() string { return "linux/" + runtime.GOARCH }
 
-// LabTarball builds the binary for this machine's platform from the module
-// at moduleDir and writes the image as a tarball tagged ref into dir: what
-// the lab cluster imports into every node's containerd. It returns the
-// tarball's path.
+// LabTarball builds pullpath's binary for this machine's platform from
+// the module at moduleDir and writes the image as a tarball tagged ref into
+// dir: what the lab cluster imports into every node's containerd. It
+// returns the tarball's path.
 func LabTarball(ctx context.Context, moduleDir, dir, ref string) (string, error) {
-	bin, err := BuildBinary(ctx, moduleDir, dir, HostPlatform())
+	out, _, err := Pullpath.LabTarball(ctx, moduleDir, dir, ref)
+	return out, err
+}
+
+// LabTarball builds the program for this machine's platform from the
+// module at moduleDir and writes its image as a tarball tagged ref into dir
+// (for `ctr images import`). It returns the tarball's path and the image.
+func (p Program) LabTarball(ctx context.Context, moduleDir, dir, ref string) (string, v1.Image, error) {
+	bin, err := p.Build(ctx, moduleDir, dir, HostPlatform())
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	img, err := Image(bin, HostPlatform())
+	img, err := p.Image(bin, HostPlatform())
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	out := filepath.Join(dir, "pullpath-image.tar")
+	out := filepath.Join(dir, p.Name+"-image.tar")
 	if err := WriteTarball(out, img, ref); err != nil {
-		return "", err
+		return "", nil, err
 	}
-	return out, nil
+	return out, img, nil
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -80,10 +80,12 @@ type PodOptions struct {
 	// CertsDir and DockerCertsDir override the node paths of the registry
 	// directories (a runtime configured with another config_path).
 	CertsDir, DockerCertsDir string
-	// PullSecrets are the canary's imagePullSecrets (in Namespace), in
-	// order; the probe mounts each (an optional Secret volume: a missing
-	// one reads as missing, as the kubelet skips it) and walks with them
-	// in the kubelet's order.
+	// PullSecrets are the imagePullSecrets (in Namespace), in order, of the
+	// canary and of the probe Pod (whose image, a private copy of
+	// pullpath's node-side image, may live in the same registry); the
+	// probe mounts each (an optional Secret volume: a missing one reads as
+	// missing, as the kubelet skips it) and walks with them in the
+	// kubelet's order.
 	PullSecrets []string
 	// ServiceAccount is the canary's serviceAccountName (default: the
 	// namespace's default): a credential provider that asks for the Pod's
@@ -203,6 +205,9 @@ func (o PodOptions) ProbePod(name string, n report.PlannedNode) *corev1.Pod {
 		args = append(args, "--pull-secret", in)
 	}
 	args = append(args, o.ProbeArgs...)
+	for _, s := range o.PullSecrets {
+		spec.ImagePullSecrets = append(spec.ImagePullSecrets, corev1.LocalObjectReference{Name: s})
+	}
 	spec.Containers = []corev1.Container{{
 		Name:            "probe",
 		Image:           o.ProbeImage,

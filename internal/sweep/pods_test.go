@@ -69,6 +69,9 @@ func TestProbePodSpec(t *testing.T) {
 		if hostPaths["/run/systemd/resolve"] != resolved {
 			t.Errorf("/run/systemd/resolve mounted = %v, want %v (systemd-resolved node)", hostPaths["/run/systemd/resolve"], resolved)
 		}
+		if len(s.ImagePullSecrets) != 2 || s.ImagePullSecrets[0].Name != "creds" || s.ImagePullSecrets[1].Name != "more-creds" {
+			t.Errorf("imagePullSecrets = %v, want the pull secrets in order (for a private copy of the probe image)", s.ImagePullSecrets)
+		}
 		if p.Labels[LabelRun] != "r1" || p.Labels[LabelRole] != RoleProbe || p.Annotations[AnnotationNode] != "node-1" {
 			t.Errorf("labels %v annotations %v", p.Labels, p.Annotations)
 		}

@@ -42,7 +42,7 @@ type Options struct {
 	// image not pulled) before its node is "no answer". Default 3m.
 	StartTimeout time.Duration
 	ProbeArgs    []string
-	PullSecrets  []string // imagePullSecrets of the canary; the probe's credentials, in order
+	PullSecrets  []string // imagePullSecrets of the canary and the probe Pods; the probe's credentials, in order
 	// ServiceAccount is the canary's serviceAccountName (a workload's own
 	// identity, when the walk runs in the workload's namespace).
 	ServiceAccount string

@@ -39,7 +39,7 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 func TestMain(m *testing.M) { labtest.Main(m) }
 
 const (
-	probeImage = labtest.PullpathImageRef
+	probeImage = labtest.NodeImageRef // the node-side image, what diagnose's walk runs
 	sweepNS    = "pullpath-sweep"
 	secretName = "registry-creds"
 	s3Host     = "prod-ap-northeast-2-starport-layer-bucket.s3.ap-northeast-2.amazonaws.com"
@@ -47,14 +47,15 @@ const (
 
 // story brings the scenario's cluster up, runs its workload's story (the
 // pre-pull, the Deployment, the scale-up) until the kubelets have said
-// what they say, and readies the walk: pullpath's image on every node
+// what they say, and readies the walk: the node-side image on every node
 // (unless withProbe is false), the sweep namespace, the registry
 // credentials as a pull secret.
 func story(t *testing.T, scenario string, withProbe bool) *cluster.Cluster {
 	c := labtest.Require(t, scenario)
 	ctx := t.Context()
 	if withProbe {
-		if err := c.ImportImage(ctx, labtest.PullpathImage(t)); err != nil {
+		tar, _ := labtest.NodeImage(t)
+		if err := c.ImportImage(ctx, tar); err != nil {
 			t.Fatal(err)
 		}
 	}

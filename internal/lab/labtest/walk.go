@@ -11,28 +11,41 @@ import (
 	"time"
 
 	"github.com/distribution/reference"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/pullpath/pullpath/internal/lab/cluster"
+	"github.com/pullpath/pullpath/internal/monitor/agentimage"
 	"github.com/pullpath/pullpath/internal/selfimage"
 	"github.com/pullpath/pullpath/internal/testenv/kwait"
 )
 
-// PullpathImageRef is the tag pullpath's own image has on the lab's nodes.
+// PullpathImageRef is the tag pullpath's own image (the CLI) has on the
+// lab's nodes.
 const PullpathImageRef = "ghcr.io/pullpath/pullpath:lab"
+
+// NodeImageRef is the tag the node-side image (pullpath-agent: probe,
+// version, the agent), what sweep's and diagnose's Pods run, has on the
+// lab's nodes.
+const NodeImageRef = "ghcr.io/pullpath/pullpath-agent:lab"
 
 var (
 	imageOnce sync.Once
 	imageTar  string
 	imageErr  error
+
+	nodeOnce sync.Once
+	nodeTar  string
+	nodeImg  v1.Image
+	nodeErr  error
 )
 
-// PullpathImage builds pullpath's own image (what sweep's and diagnose's
-// Pods run) once per test binary, as a tarball for Cluster.ImportImage,
-// tagged PullpathImageRef.
+// PullpathImage builds pullpath's own image (the CLI, for kubectl debug)
+// once per test binary, as a tarball for Cluster.ImportImage, tagged
+// PullpathImageRef.
 func PullpathImage(t testing.TB) string {
 	t.Helper()
 	imageOnce.Do(func() {
@@ -49,6 +62,27 @@ func PullpathImage(t testing.TB) string {
 		t.Fatalf("build pullpath's image: %v", imageErr)
 	}
 	return imageTar
+}
+
+// NodeImage builds the node-side image (what sweep's and diagnose's Pods
+// run) once per test binary: a tarball for Cluster.ImportImage tagged
+// NodeImageRef, and the image itself (to store in a lab registry).
+func NodeImage(t testing.TB) (string, v1.Image) {
+	t.Helper()
+	nodeOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "pullpath-nodeimage-")
+		if err != nil {
+			nodeErr = err
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+		defer cancel()
+		nodeTar, nodeImg, nodeErr = agentimage.Program.LabTarball(ctx, ModuleRoot(t), dir, NodeImageRef)
+	})
+	if nodeErr != nil {
+		t.Fatalf("build the node-side image: %v", nodeErr)
+	}
+	return nodeTar, nodeImg
 }
 
 // ModuleRoot is the folder of the go.mod above the test.
@@ -94,4 +128,17 @@ func WalkNamespace(t testing.TB, c *cluster.Cluster, ns, secret string) bool {
 		t.Fatal(err)
 	}
 	return true
+}
+
+// StoreImage stores img in the registry storage at storageRoot (a lab
+// run's RunDir/storage) tagged repository:tag, so that the lab's registry
+// serves it and a node's kubelet pulls it through the lab's network. It
+// returns the manifest's digest.
+func StoreImage(t testing.TB, storageRoot, repository, tag string, img v1.Image) string {
+	t.Helper()
+	d, err := selfimage.StoreInLab(t.Context(), storageRoot, repository, tag, img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

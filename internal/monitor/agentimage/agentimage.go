@@ -1,16 +1,16 @@
-// Package agentimage builds the monitor agent's container image (the one
-// deploy/monitor's DaemonSet runs) without Docker: a static pullpath-agent
-// binary in one layer, with /etc/passwd and /etc/group naming the non-root
-// user 65532 (selfimage.User, the same as pullpath's own image), no shell.
-// Building and packing are internal/selfimage's (selfimage.Program).
+// Package agentimage builds pullpath's node-side image, the one
+// deploy/monitor's DaemonSet and the Pods of sweep's and diagnose's walk
+// run, without Docker: a static pullpath-agent binary in one layer, with
+// /etc/passwd and /etc/group naming the non-root user 65532
+// (selfimage.User, the same as pullpath's own image), no shell. Building
+// and packing are internal/selfimage's (selfimage.Program).
 //
-// Used by `go run ./hack/image --program pullpath-agent`, the benchmarks and the lab cluster
-// test; the agent does not link it.
+// Used by `go run ./hack/image --program pullpath-agent`, the benchmarks
+// and the lab cluster tests; the agent does not link it.
 package agentimage
 
 import (
 	"context"
-	"path/filepath"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
@@ -20,8 +20,9 @@ import (
 // Ref is the reference deploy/monitor/daemonset.yaml names.
 const Ref = "ghcr.io/pullpath/pullpath-agent:0.1.0"
 
-// Program is the node agent, built and packed as selfimage packs pullpath.
-var Program = selfimage.Program{Package: "./cmd/pullpath-agent", Name: "pullpath-agent"}
+// Program is the node-side binary (the agent, probe, version), built and
+// packed as selfimage packs pullpath.
+var Program = selfimage.Program{Package: "./cmd/pullpath-agent", Name: "pullpath-agent", Cmd: []string{"--help"}}
 
 // BuildBinary builds a static pullpath-agent for platform (linux/ARCH)
 // from the module at moduleDir into dir.
@@ -32,46 +33,11 @@ func BuildBinary(ctx context.Context, moduleDir, dir, platform string) (string, 
 // Image is one platform's agent image.
 func Image(binary, platform string) (v1.Image, error) { return Program.Image(binary, platform) }
 
-// Size is what a node downloads for the image: the compressed layers, the
-// config and the manifest, in bytes.
-func Size(img v1.Image) (int64, error) {
-	var n int64
-	ls, err := img.Layers()
-	if err != nil {
-		return 0, err
-	}
-	for _, l := range ls {
-		s, err := l.Size()
-		if err != nil {
-			return 0, err
-		}
-		n += s
-	}
-	cfg, err := img.RawConfigFile()
-	if err != nil {
-		return 0, err
-	}
-	m, err := img.RawManifest()
-	if err != nil {
-		return 0, err
-	}
-	return n + int64(len(cfg)) + int64(len(m)), nil
-}
+// Size is what a node downloads for the image (selfimage.Size).
+func Size(img v1.Image) (int64, error) { return selfimage.Size(img) }
 
 // LabTarball builds the image for this machine and writes it as a tarball
 // tagged Ref into dir (for the lab cluster's `ctr images import`).
 func LabTarball(ctx context.Context, moduleDir, dir string) (string, v1.Image, error) {
-	bin, err := BuildBinary(ctx, moduleDir, dir, selfimage.HostPlatform())
-	if err != nil {
-		return "", nil, err
-	}
-	img, err := Image(bin, selfimage.HostPlatform())
-	if err != nil {
-		return "", nil, err
-	}
-	out := filepath.Join(dir, "pullpath-agent-image.tar")
-	if err := selfimage.WriteTarball(out, img, Ref); err != nil {
-		return "", nil, err
-	}
-	return out, img, nil
+	return Program.LabTarball(ctx, moduleDir, dir, Ref)
 }

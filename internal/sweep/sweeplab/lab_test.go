@@ -1,7 +1,8 @@
 // Package sweeplab_test runs pullpath sweep on the lab cluster: real
 // kubelets and containerd in network namespaces (internal/lab), pullpath's
-// own image built without Docker (internal/selfimage) and imported into
-// every node. They need root; under CI=true they fail when they cannot run.
+// node-side image (pullpath-agent) built without Docker (internal/selfimage)
+// and imported into every node, or pulled by them through the lab's
+// registry. They need root; under CI=true they fail when they cannot run.
 package sweeplab_test
 
 import (
@@ -19,8 +20,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/distribution/reference"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/pullpath/pullpath/internal/lab/cluster"
 	"github.com/pullpath/pullpath/internal/lab/labtest"
@@ -35,7 +38,7 @@ import (
 func TestMain(m *testing.M) { labtest.Main(m) }
 
 const (
-	probeImage = labtest.PullpathImageRef
+	probeImage = labtest.NodeImageRef // the node-side image: sweep's default
 	ns         = "pullpath-sweep"
 	secretName = "registry-creds"
 )
@@ -46,9 +49,9 @@ var (
 	buildErr  error
 )
 
-// artifacts are pullpath's image tarball (what the nodes run, built once
-// per test binary by labtest) and a pullpath binary for this machine (the
-// CLI under signals), built once too.
+// artifacts are the node-side image's tarball (what the probe Pods run,
+// built once per test binary by labtest) and a pullpath binary for this
+// machine (the CLI under signals), built once too.
 func artifacts(t *testing.T) (tarball, bin string) {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -69,7 +72,8 @@ func artifacts(t *testing.T) (tarball, bin string) {
 	if buildErr != nil {
 		t.Fatalf("build pullpath: %v", buildErr)
 	}
-	return labtest.PullpathImage(t), binPath
+	tar, _ := labtest.NodeImage(t)
+	return tar, binPath
 }
 
 type env struct {
@@ -77,16 +81,21 @@ type env struct {
 	c *cluster.Cluster
 }
 
-// start brings the scenario's cluster up with pullpath's image on every
+// start brings the scenario's cluster up with the node-side image on every
 // node, the working namespace and the registry credentials as a pull
 // secret.
 func start(t *testing.T, scenario string) *env {
-	c := labtest.Require(t, scenario)
+	e := startBare(t, scenario)
 	tar, _ := artifacts(t)
-	ctx := t.Context()
-	if err := c.ImportImage(ctx, tar); err != nil {
+	if err := e.c.ImportImage(t.Context(), tar); err != nil {
 		t.Fatal(err)
 	}
+	return e
+}
+
+// startBare is start without any of pullpath's images on the nodes.
+func startBare(t *testing.T, scenario string) *env {
+	c := labtest.Require(t, scenario)
 	e := &env{t: t, c: c}
 	labtest.WalkNamespace(t, c, ns, secretName)
 	return e
@@ -238,6 +247,60 @@ func TestLabIdentity(t *testing.T) {
 	v := r.Verdict
 	if v.Pattern != "all-nodes" || v.Condition != verdict.ConditionTLSIdentity || !strings.Contains(v.Summary, "not the network") {
 		t.Errorf("verdict = %s %s %q, want all-nodes tls-identity, not the network", v.Pattern, v.Condition, v.Summary)
+	}
+}
+
+// TestLabSweepPullsTheNodeImage: the walk's Pods run pullpath's small
+// node-side image, and each node's kubelet pulls it through the lab's
+// registry (stored there, never imported): every node walks, lists that
+// image by its digest in status.images, and holds no image of the CLI's.
+func TestLabSweepPullsTheNodeImage(t *testing.T) {
+	e := startBare(t, "cluster-healthy")
+	_, img := labtest.NodeImage(t)
+	named, err := reference.ParseNormalizedNamed(e.c.WorkloadImage())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The lab's registry serves RunDir/storage (internal/lab, prepare.go),
+	// and its user may pull the workload's repository: the image goes there.
+	repo := reference.Domain(named) + "/" + reference.Path(named)
+	dig := labtest.StoreImage(t, filepath.Join(e.c.RunDir, "storage"), reference.Path(named), "pullpath-agent", img)
+	o := e.options()
+	if len(o.PullSecrets) == 0 {
+		t.Fatal("cluster-healthy's node has no registry credentials: nothing could pull from the lab's registry")
+	}
+	o.ProbeImage = repo + ":pullpath-agent"
+	r := e.sweep(o)
+	if r.Verdict.Pattern != "all-ok" || r.Verdict.OK == 0 || len(r.Nodes) != len(e.c.NodeNames()) {
+		t.Fatalf("sweep with the node image pulled from the lab's registry = %s (%d ok) over %d node(s), want every node of %v walking fully",
+			r.Verdict.Summary, r.Verdict.OK, len(r.Nodes), e.c.NodeNames())
+	}
+	for _, n := range r.Nodes {
+		if n.Probe == nil || n.Probe.Source == report.SourceProbeEvents {
+			t.Errorf("node %s: %+v, want the probe's own report (the Pod ran)", n.Name, n.Probe)
+		}
+	}
+	e.waitImageListed(o.ProbeImage, e.c.NodeNames()...)
+	for _, name := range e.c.NodeNames() {
+		nd, err := e.c.Client.CoreV1().Nodes().Get(t.Context(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pulled bool
+		for _, im := range nd.Status.Images {
+			for _, n := range im.Names {
+				if cli := strings.TrimSuffix(labtest.PullpathImageRef, ":lab"); strings.HasPrefix(n, cli+":") || strings.HasPrefix(n, cli+"@") {
+					t.Errorf("node %s holds the CLI image (%v), want only the node-side one", name, im.Names)
+				}
+			}
+			if slices.Contains(im.Names, o.ProbeImage) {
+				pulled = slices.Contains(im.Names, repo+"@"+dig)
+				t.Logf("node %s pulled %v (%d bytes)", name, im.Names, im.SizeBytes)
+			}
+		}
+		if !pulled {
+			t.Errorf("node %s lists %s without the stored digest %s", name, o.ProbeImage, dig)
+		}
 	}
 }
 
