@@ -44,6 +44,9 @@ Azure evaluates them, in the order the pull needs them:
                      every host
   public-access      publicNetworkAccess and the network rule set when nodes
                      go public
+  http-proxy         the cluster's httpProxyConfig, host by host as containerd
+                     decides it (noProxy): a private endpoint's host sent
+                     through the proxy warns
   identity-acrpull   the kubelet identity holds AcrPull (or a role that
                      includes pull; the repository reader on an ABAC registry)
                      at the registry's scope or above

@@ -153,10 +153,67 @@ func TestEachCheckFailsAlone(t *testing.T) {
 			}
 		})
 	}
+	covered[CheckProxy] = true // its worst is a warning: TestProxyCheck
 	for _, id := range CheckIDs() {
 		if !covered[id] {
 			t.Errorf("check %s has no fixture that fails it", id)
 		}
+	}
+}
+
+// The cluster's httpProxyConfig decides, per host, whether containerd goes
+// through the proxy; a private endpoint's host through it is a warning
+// naming the cluster, and an IP entry in noProxy is said not to match.
+func TestProxyCheck(t *testing.T) {
+	const clusterID = sub + "/resourceGroups/rg-aks/providers/Microsoft.ContainerService/managedClusters/aks-prod"
+	for _, tt := range []struct {
+		dir     string
+		status  report.CheckStatus
+		summary string
+	}{
+		{"valid-healthy", report.CheckSkip, "has no httpProxyConfig"},
+		{"valid-proxy-noproxy-registry", report.CheckPass, "noProxy sends every host of the pull direct"},
+		{"warn-proxy-private-endpoint-through-proxy", report.CheckWarn, "containerd sends contosoacr.azurecr.io, contosoacr.eastus.data.azurecr.io, contosoacr.westeurope.data.azurecr.io through the cluster's proxy"},
+	} {
+		t.Run(tt.dir, func(t *testing.T) {
+			r := auditDir(t, tt.dir)
+			for _, s := range r.Subnets {
+				var c *report.CheckResult
+				for i := range s.Checks {
+					if s.Checks[i].ID == CheckProxy {
+						c = &s.Checks[i]
+					}
+				}
+				if c == nil {
+					t.Fatalf("%s: no %s check", s.Name, CheckProxy)
+				}
+				if c.Status != tt.status || !strings.Contains(c.Summary, tt.summary) {
+					t.Errorf("%s: %s %q, want %s containing %q", s.Name, c.Status, c.Summary, tt.status, tt.summary)
+				}
+				if tt.status != report.CheckWarn {
+					continue
+				}
+				ev := strings.Join(c.Evidence, "\n")
+				if !strings.Contains(ev, "10.50.1.0/24") || !strings.Contains(ev, "never match the name") {
+					t.Errorf("%s: evidence %q does not say noProxy's CIDR entry never matches the name", s.Name, ev)
+				}
+			}
+			if tt.status != report.CheckWarn {
+				return
+			}
+			var found bool
+			for _, ch := range r.Changes {
+				if ch.Check == CheckProxy && ch.Resource == clusterID && strings.Contains(ch.Command, "az aks update -g rg-aks -n aks-prod --http-proxy-config") && strings.Contains(ch.Action, ".azurecr.io") {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("changes = %+v, want one on the cluster adding .azurecr.io to noProxy", r.Changes)
+			}
+			if exitCode(r) != 0 {
+				t.Errorf("exit = %d, want 0 (a warning does not fail the audit)", exitCode(r))
+			}
+		})
 	}
 }
 

@@ -379,3 +379,19 @@ def abac_ok(f):
     f["acr-show.json"] = acr(mode="AbacRepositoryPermissions")
     f["role-assignment-list.json"] = roles(kubelet_role=("b93aa761-3e63-49ed-ac28-beffa264f7ac", "Container Registry Repository Reader"))
 variant("valid-abac-repository-reader", abac_ok)
+
+# proxy: the cluster's httpProxyConfig sends the registry through the proxy: noProxy holds the
+# private endpoints' subnet (an IP entry, which Go never matches against a name), not .azurecr.io.
+def proxy_cfg(no_proxy):
+    return {"httpProxy": "http://proxy.contoso.internal:3128/", "httpsProxy": "http://proxy.contoso.internal:3128/",
+            "noProxy": no_proxy, "trustedCa": None,
+            "effectiveNoProxy": no_proxy + ["konnectivity", "168.63.129.16", "169.254.169.254", "10.0.0.0/16", "10.244.0.0/16",
+                                            "kubernetes.default.svc", "aks-prod-dns-4f1e2a.hcp.eastus.azmk8s.io"]}
+def proxy_private(f):
+    f["aks-show.json"]["httpProxyConfig"] = proxy_cfg(["localhost", "127.0.0.1", "10.10.0.0/16", "10.50.1.0/24", ".svc", ".cluster.local"])
+variant("warn-proxy-private-endpoint-through-proxy", proxy_private)
+
+# proxy, healthy: noProxy holds .azurecr.io, so the nodes reach the private endpoint directly.
+def proxy_ok(f):
+    f["aks-show.json"]["httpProxyConfig"] = proxy_cfg(["localhost", "127.0.0.1", "10.10.0.0/16", ".azurecr.io", ".svc", ".cluster.local"])
+variant("valid-proxy-noproxy-registry", proxy_ok)
