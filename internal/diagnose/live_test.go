@@ -15,25 +15,17 @@ import (
 )
 
 // awsEnv puts the fake account's credentials in the environment, as an
-// on-call engineer's shell has its own: the SDK's default chain reads
-// them, and AWS_ENDPOINT_URL sends every call to the loopback fake. No
-// shared config, no instance metadata: nothing leaves loopback.
-func awsEnv(t *testing.T, url string) {
-	t.Setenv("AWS_ACCESS_KEY_ID", "AKIAPULLPATHFAKE0001")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "pullpath-fake-secret-key-not-a-real-one")
-	t.Setenv("AWS_ENDPOINT_URL", url)
-	noAWSEnv(t)
-}
+// on-call engineer's shell has its own (fakeaws.Environ).
+func awsEnv(t *testing.T, srv *fakeaws.Server) { setenv(t, srv.Environ()) }
 
 // noAWSEnv leaves the default chain nothing to find, fast.
-func noAWSEnv(t *testing.T) {
-	for _, k := range []string{"AWS_PROFILE", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_SESSION_TOKEN", "AWS_ROLE_ARN", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"} {
-		t.Setenv(k, "")
+func noAWSEnv(t *testing.T) { setenv(t, fakeaws.NoCredentials()) }
+
+func setenv(t *testing.T, env []string) {
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
 	}
-	t.Setenv("AWS_CONFIG_FILE", "/dev/null")
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	t.Setenv("AWS_MAX_ATTEMPTS", "1")
 }
 
 // Live AWS from diagnose, through the SDK's default chain and real
@@ -59,7 +51,7 @@ func TestDiagnoseLiveAWS(t *testing.T) {
 	}
 
 	t.Run("credentials in the environment", func(t *testing.T) {
-		awsEnv(t, srv.URL)
+		awsEnv(t, srv)
 		r, step := diag(t, Options{Live: &Live{}})
 		folder, _ := diag(t, Options{Auditors: map[string]Auditor{"aws": AWSFolder("testdata/aws-scale-up-new-subnet")}})
 		if step.Status != report.DiagnoseRan || !strings.Contains(step.Summary, "live as arn:aws:iam::123456789012:user/pullpath-fake, cluster prod in ap-northeast-2") {
@@ -104,7 +96,7 @@ func TestDiagnoseLiveAWS(t *testing.T) {
 	})
 
 	t.Run("a denied call", func(t *testing.T) {
-		awsEnv(t, srv.URL)
+		awsEnv(t, srv)
 		srv.Deny("DescribeInstances")
 		r, step := diag(t, Options{Live: &Live{}})
 		if step.Status != report.DiagnoseFailed || !strings.Contains(step.Next, "ec2:DescribeInstances (denied to arn:aws:iam::123456789012:user/pullpath-fake)") {

@@ -35,9 +35,10 @@ import (
 // Main runs the tests, or, when the lab re-executes the test binary as
 // pullpath (`lab serve` inside a host's namespace, `probe` in the node's,
 // `lab credential-provider` as the node's plugin, `lab run|up|down` from a
-// test), runs that command as pullpath does. Call it from TestMain.
+// test, `diagnose` from a test that gives it its own environment), runs
+// that command as pullpath does. Call it from TestMain.
 func Main(m *testing.M) {
-	if len(os.Args) > 1 && (os.Args[1] == "lab" || os.Args[1] == "probe") {
+	if len(os.Args) > 1 && (os.Args[1] == "lab" || os.Args[1] == "probe" || os.Args[1] == "diagnose") {
 		os.Exit(cli.Run(context.Background(), append([]string{"pullpath"}, os.Args[1:]...),
 			cli.Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}))
 	}

@@ -527,3 +527,28 @@ func (s *Server) Actions() map[string]int {
 }
 
 var _ = sort.Strings
+
+// Environ is the environment of a shell whose AWS default chain finds the
+// fake account's credentials and sends every call to the server, as
+// KEY=VALUE pairs for t.Setenv or exec.Cmd.Env: static keys, no shared
+// config, no instance metadata, one attempt per call. Nothing leaves
+// loopback.
+func (s *Server) Environ() []string {
+	return append([]string{
+		"AWS_ACCESS_KEY_ID=AKIAPULLPATHFAKE0001",
+		"AWS_SECRET_ACCESS_KEY=pullpath-fake-secret-key-not-a-real-one",
+		"AWS_ENDPOINT_URL=" + s.URL,
+	}, NoCredentials()...)
+}
+
+// NoCredentials is the environment of a shell where the AWS default chain
+// finds nothing, fast: every variable it reads is empty or points
+// nowhere, and instance metadata is off.
+func NoCredentials() []string {
+	var env []string
+	for _, k := range []string{"AWS_PROFILE", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_SESSION_TOKEN", "AWS_ROLE_ARN", "AWS_WEB_IDENTITY_TOKEN_FILE",
+		"AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"} {
+		env = append(env, k+"=")
+	}
+	return append(env, "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null", "AWS_EC2_METADATA_DISABLED=true", "AWS_MAX_ATTEMPTS=1")
+}
