@@ -1,9 +1,9 @@
 // Package cluster runs a lab scenario's cluster section: a real control
 // plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler) in
-// one host's network namespace and a real containerd and kubelet per node
-// host, each node in its own network, mount and UTS namespaces and cgroup
-// root, on the network internal/lab builds. It is the lab's only
-// Kubernetes client.
+// one host's network namespace and a real containerd, kubelet and
+// kube-proxy (proxy.go) per node host, each node in its own network, mount
+// and UTS namespaces and cgroup root, on the network internal/lab builds.
+// It is the lab's only Kubernetes client.
 //
 // Start returns a running Cluster that tests drive through its Go API
 // (labtest.Require wraps it); Run is the runner `pullpath lab run|test|up`
@@ -110,7 +110,7 @@ type Cluster struct {
 }
 
 // clusterBinaries are the files StartCluster needs from BinDir.
-var clusterBinaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "pause"}
+var clusterBinaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kube-proxy", "pause"}
 
 // ResolveBinDir applies Options.BinDir's defaults and checks that every
 // binary is there (and the machine's containerd, runc, ctr, nsenter,
@@ -310,6 +310,9 @@ func (c *Cluster) startNode(ctx context.Context, host string) error {
 	if err := c.writeNodeFiles(n); err != nil {
 		return fmt.Errorf("node %s: %v", host, err)
 	}
+	if err := c.routeServices(ctx, n); err != nil {
+		return err
+	}
 	if c.o.NodeSetup != nil {
 		if err := c.o.NodeSetup(host, n.dir); err != nil {
 			return fmt.Errorf("node %s setup: %v", host, err)
@@ -348,7 +351,8 @@ func (c *Cluster) node(host string) (*clusterNode, error) {
 }
 
 // WaitReady waits (ReadyTimeout, default 60s) until the node of host is
-// Ready, and fails early if its kubelet exits.
+// Ready and its kube-proxy has written the Services' rules, and fails
+// early if its kubelet or kube-proxy exits.
 func (c *Cluster) WaitReady(ctx context.Context, host string) error {
 	n, err := c.node(host)
 	if err != nil {
@@ -367,7 +371,7 @@ func (c *Cluster) WaitReady(ctx context.Context, host string) error {
 			for _, cond := range node.Status.Conditions {
 				if cond.Type == corev1.NodeReady {
 					if cond.Status == corev1.ConditionTrue {
-						return nil
+						return c.waitProxy(ctx, n, deadline)
 					}
 					last = cond.Reason + ": " + cond.Message
 				}

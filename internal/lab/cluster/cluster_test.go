@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,7 +23,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/pullpath/pullpath/internal/lab"
@@ -87,6 +90,20 @@ func machineSysctls(t *testing.T) []string {
 			t.Fatal(err)
 		}
 		out = append(out, f+"="+strings.TrimSpace(string(b)))
+	}
+	// what kube-proxy could write: conntrack's machine-wide limit and hash
+	// size, its per-namespace timeouts (the root namespace's must not
+	// move), route_localnet (the iptables proxier's), and forwarding
+	for _, f := range []string{"/proc/sys/net/netfilter/nf_conntrack_max", "/sys/module/nf_conntrack/parameters/hashsize",
+		"/proc/sys/net/netfilter/nf_conntrack_tcp_timeout_established", "/proc/sys/net/netfilter/nf_conntrack_tcp_timeout_close_wait",
+		"/proc/sys/net/netfilter/nf_conntrack_tcp_be_liberal", "/proc/sys/net/ipv4/conf/all/route_localnet", "/proc/sys/net/ipv4/ip_forward",
+		"/proc/sys/net/bridge/bridge-nf-call-iptables"} {
+		b, err := os.ReadFile(f)
+		v := strings.TrimSpace(string(b))
+		if err != nil {
+			v = "unreadable" // not on this kernel: still must not appear
+		}
+		out = append(out, f+"="+v)
 	}
 	return out
 }
@@ -246,6 +263,26 @@ func TestClusterAPI(t *testing.T) {
 	}
 	if out := execOut(t, c, "node-c", "ip", "route"); !strings.Contains(out, "10.9.0.0/16 via 10.0.3.1") {
 		t.Errorf("node-c routes after Route(add) = %q", out)
+	}
+
+	// Service networking: from inside a node's network namespace (as a
+	// hostNetwork Pod), the kubernetes Service's ClusterIP answers as the
+	// apiserver, through the node's kube-proxy (nftables, in the node's
+	// namespace only: the machine's tables are checked by labtest.CheckClean)
+	svc := rest.CopyConfig(c.Config)
+	svc.Host = "https://" + net.JoinHostPort(topo.Cluster.APIServiceIP().String(), "443")
+	svc.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		return lab.DialInNamespace(ctx, c.Namespace("node-a"), network, addr)
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(svc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := dc.ServerVersion(); err != nil || v.GitVersion != "v1.37.2" {
+		t.Errorf("apiserver version through %s from node-a = %v, %v; want v1.37.2", svc.Host, v, err)
+	}
+	if out := execOut(t, c, "node-a", "nft", "list", "table", "ip", "kube-proxy"); !strings.Contains(out, topo.Cluster.APIServiceIP().String()) {
+		t.Errorf("node-a's kube-proxy table does not name %s:\n%s", topo.Cluster.APIServiceIP(), out)
 	}
 
 	// a stopped kubelet: NotReady, then Ready again

@@ -138,6 +138,9 @@ func (c *Cluster) writeNodeFiles(n *clusterNode) error {
 	if err := w("kubelet.sh", c.kubeletScript(n), 0o755); err != nil {
 		return err
 	}
+	if err := c.writeProxyFiles(n); err != nil {
+		return err
+	}
 	return w("start.sh", c.startScript(n), 0o755)
 }
 
@@ -267,8 +270,9 @@ func (c *Cluster) kubeletScript(n *clusterNode) string {
 // startScript runs as `nsenter --net=NODE unshare --mount --uts
 // --propagation slave sh start.sh`: it sets the node's hostname, gives it
 // its own /var/lib, /var/log, /run, resolv.conf and hosts, masks the six
-// sysctls, starts containerd, imports the sandbox image and execs the
-// kubelet. Every mount it makes dies with the mount namespace.
+// sysctls, starts containerd, imports the sandbox image, starts kube-proxy
+// and execs the kubelet. Every mount it makes dies with the mount
+// namespace.
 func (c *Cluster) startScript(n *clusterNode) string {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
@@ -302,6 +306,14 @@ func (c *Cluster) startScript(n *clusterNode) string {
 	p("i=0; until [ -S %s ]; do i=$((i+1)); [ $i -lt 300 ] || { echo 'containerd did not start in 30s' >&2; exit 1; }; sleep 0.1; done", shq(n.sock()))
 	p("ctr -a %s -n k8s.io images import --snapshotter overlayfs %s >/dev/null", shq(n.sock()), shq(c.pauseTar))
 	p("while read -r img; do [ -z \"$img\" ] || ctr -a %s -n k8s.io images import --snapshotter overlayfs \"$img\" >/dev/null; done < %s", shq(n.sock()), shq(d+"/images.list"))
+	// kube-proxy beside the kubelet, as its DaemonSet Pod would run: it
+	// outlives a stopped kubelet, and dies with the node. Its start-up
+	// clean-up of the other modes runs `modprobe -va ip_vs`
+	// (pkg/proxy/ipvs/cleanup.go): a kernel module is the machine's, so
+	// modprobe is /bin/false in this mount namespace.
+	p("if m=$(command -v modprobe); then mount --bind /bin/false \"$m\"; fi")
+	p("%s >>%s 2>&1 &", shJoin(c.kubeProxyArgs(n)), shq(filepath.Join(c.RunDir, "logs", n.host+"-kube-proxy.log")))
+	p("echo $! > %s", shq(d+"/kube-proxy.pid"))
 	p("exec %s", shq(d+"/kubelet.sh"))
 	return b.String()
 }
