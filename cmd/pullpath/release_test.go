@@ -54,10 +54,11 @@ func TestReleaseOnePlatform(t *testing.T) {
 		t.Errorf("a one-platform release wrote the krew manifest")
 	}
 
-	bin := filepath.Join(t.TempDir(), "pullpath")
-	names := extract(t, archive, map[string]string{"pullpath": bin})
-	if strings.Join(names, ",") != "README.md,pullpath" {
-		t.Errorf("archive holds %v, want [README.md pullpath]", names)
+	dir := t.TempDir()
+	bin, full := filepath.Join(dir, "pullpath"), filepath.Join(dir, "pullpath-full")
+	names := extract(t, archive, map[string]string{"pullpath": bin, "pullpath-full": full})
+	if strings.Join(names, ",") != "README.md,pullpath,pullpath-full" {
+		t.Errorf("archive holds %v, want [README.md pullpath pullpath-full]", names)
 	}
 	commit, err := exec.Command("git", "rev-parse", "HEAD").Output()
 	if err != nil {
@@ -70,6 +71,52 @@ func TestReleaseOnePlatform(t *testing.T) {
 	want := "pullpath v0.0.0-test (commit " + string(commit[:12]) + ", " + runtime.Version() + ", " + platform + ")\n"
 	if string(v) != want {
 		t.Errorf("released pullpath version = %q, want %q", v, want)
+	}
+	front(t, bin, full)
+}
+
+// front checks the released pair: the front runs probe, runtime-env,
+// version and explain --from itself and hands every other command line to
+// pullpath-full beside it (the same output and exit code); without
+// pullpath-full it says, in one line, what to install.
+func front(t *testing.T, bin, full string) {
+	t.Helper()
+	run := func(name string, args ...string) (string, int) {
+		t.Helper()
+		out, err := exec.Command(name, args...).CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatalf("%s %v: %v", name, args, err)
+		}
+		return string(out), code
+	}
+	for _, args := range [][]string{{"aws", "audit", "--help"}, {"sweep", "--cleanup", "extra"}, {"--help"}, {"explain", "-n", "shop", "--kubeconfig", "/nonexistent"}} {
+		got, gotCode := run(bin, args...)
+		want, wantCode := run(full, args...)
+		if got != want || gotCode != wantCode || got == "" {
+			t.Errorf("pullpath %v = exit %d, %q; want what pullpath-full says: exit %d, %q", args, gotCode, got, wantCode, want)
+		}
+	}
+	events := filepath.Join(t.TempDir(), "events.txt")
+	if err := os.WriteFile(events, []byte("Failed to pull image \"r.example/a:1\": dial tcp 10.0.0.1:443: i/o timeout\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, code := run(bin, "explain", "--from", events, "-o", "json"); code == 0 || code == 1 || !strings.Contains(got, "ExplainReport") {
+		t.Errorf("pullpath explain --from = exit %d, %q; want the report and its condition's exit code", code, got)
+	}
+	if err := os.Remove(full); err != nil {
+		t.Fatal(err)
+	}
+	if _, code := run(bin, "version"); code != 0 {
+		t.Errorf("pullpath version without pullpath-full = exit %d, want 0 (the front runs it)", code)
+	}
+	if got, code := run(bin, "runtime-env", "--help"); code != 0 || !strings.Contains(got, "runtime-env") {
+		t.Errorf("pullpath runtime-env --help without pullpath-full = exit %d, %q; want its help (the front runs it)", code, got)
+	}
+	if got, code := run(bin, "diagnose", "-A"); code != 1 || !strings.Contains(got, "pullpath-full") || strings.Count(strings.TrimSpace(got), "\n") != 0 {
+		t.Errorf("pullpath diagnose without pullpath-full = exit %d, %q; want exit 1 and one line naming pullpath-full", code, got)
 	}
 }
 
