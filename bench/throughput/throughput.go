@@ -28,6 +28,7 @@ const (
 	ToolPullpath = "pullpath probe"
 	ToolPeer     = "ggcr remote (crane's library)"
 	ToolEngine   = "pull.Probe alone (bench/cmd/probeonly)"
+	ToolFull     = "pullpath-full probe (every client linked)"
 )
 
 // DefaultLayers is about 1 GiB in six incompressible layers.
@@ -35,14 +36,18 @@ var DefaultLayers = []int64{256 << 20, 256 << 20, 192 << 20, 160 << 20, 96 << 20
 
 // Config says what to run.
 type Config struct {
-	PullpathBin string  // built pullpath binary
-	PeerBin     string  // built ggcrpull binary
-	EngineBin   string  // built probeonly binary; "" leaves that row out
-	Layers      []int64 // layer payload sizes; nil means DefaultLayers
-	Rounds      int     // runs per tool, alternating; at least 1
-	Concurrency int     // blobs at once, for both tools; 0 means 3 (containerd's and pullpath's default)
-	RunTimeout  time.Duration
-	Log         io.Writer // progress lines; nil discards
+	PullpathBin string // built pullpath binary
+	PeerBin     string // built ggcrpull binary
+	EngineBin   string // built probeonly binary; "" leaves that row out
+	FullBin     string // built pullpath-full (the CLI with every client); "" leaves that row out
+	// Startup are the binaries whose `version` is timed before the pulls.
+	Startup       []Binary
+	StartupRounds int     // default 20
+	Layers        []int64 // layer payload sizes; nil means DefaultLayers
+	Rounds        int     // runs per tool, alternating; at least 1
+	Concurrency   int     // blobs at once, for both tools; 0 means 3 (containerd's and pullpath's default)
+	RunTimeout    time.Duration
+	Log           io.Writer // progress lines; nil discards
 	// PullpathExtraArgs are appended to the probe command (e.g. profiling).
 	PullpathExtraArgs []string
 }
@@ -85,14 +90,19 @@ type Result struct {
 	// PullpathCPUEff and PeerCPUEff are bytes per client CPU-second
 	// (MB/s of CPU), medians: what each tool would do on a core of its
 	// own, with the server elsewhere.
-	PullpathCPUEff float64 `json:"pullpathMedianMBPerCpuSec"`
-	PeerCPUEff     float64 `json:"peerMedianMBPerCpuSec"`
-	EngineMBps     float64 `json:"engineMedianMBps,omitempty"`
-	EngineRSS      float64 `json:"engineMaxRssMiB,omitempty"`
-	EngineAnon     float64 `json:"engineMaxAnonMiB,omitempty"`
-	SetupSec       float64 `json:"setupSec"` // writing the image and starting the stack
-	PullpathToolM  float64 `json:"pullpathMedianToolMBps"`
-	PeerToolM      float64 `json:"peerMedianToolMBps"`
+	PullpathCPUEff float64   `json:"pullpathMedianMBPerCpuSec"`
+	PeerCPUEff     float64   `json:"peerMedianMBPerCpuSec"`
+	EngineMBps     float64   `json:"engineMedianMBps,omitempty"`
+	EngineRSS      float64   `json:"engineMaxRssMiB,omitempty"`
+	EngineAnon     float64   `json:"engineMaxAnonMiB,omitempty"`
+	FullMBps       float64   `json:"fullMedianMBps,omitempty"`
+	FullRSS        float64   `json:"fullMaxRssMiB,omitempty"`
+	FullAnon       float64   `json:"fullMaxAnonMiB,omitempty"`
+	FullFile       float64   `json:"fullMaxFileMiB,omitempty"`
+	Startup        []Startup `json:"startup,omitempty"`
+	SetupSec       float64   `json:"setupSec"` // writing the image and starting the stack
+	PullpathToolM  float64   `json:"pullpathMedianToolMBps"`
+	PeerToolM      float64   `json:"peerMedianToolMBps"`
 }
 
 // Measure runs the benchmark. It fails only if a pull fails or cannot be
@@ -121,6 +131,16 @@ func Measure(ctx context.Context, cfg Config) (*Result, error) {
 	res := &Result{Date: time.Now().UTC(), Machine: measure.DescribeMachine(), Layers: len(cfg.Layers), Concurrency: cfg.Concurrency}
 
 	var err error
+	if len(cfg.Startup) > 0 {
+		n := cfg.StartupRounds
+		if n <= 0 {
+			n = 20
+		}
+		logf("timing `version` of %d binaries, %d rounds", len(cfg.Startup), n)
+		if res.Startup, err = MeasureStartup(ctx, cfg.Startup, n); err != nil {
+			return nil, err
+		}
+	}
 	logf("hashing 256 MiB with crypto/sha256 on one core")
 	if res.SHA256Before, err = measure.SHA256Rate(256<<20, 5); err != nil {
 		return nil, err
@@ -147,19 +167,25 @@ func Measure(ctx context.Context, cfg Config) (*Result, error) {
 	}
 
 	tools := []func(round int) (Run, error){
-		func(r int) (Run, error) { return runPullpath(ctx, cfg, st, r, res.ImageBytes, false) },
+		func(r int) (Run, error) { return runPullpath(ctx, cfg, st, r, res.ImageBytes, ToolPullpath) },
 		func(r int) (Run, error) { return runPeer(ctx, cfg, st, r, res.ImageBytes) },
 	}
 	if cfg.EngineBin != "" {
-		tools = append(tools, func(r int) (Run, error) { return runPullpath(ctx, cfg, st, r, res.ImageBytes, true) })
+		tools = append(tools, func(r int) (Run, error) { return runPullpath(ctx, cfg, st, r, res.ImageBytes, ToolEngine) })
+	}
+	if cfg.FullBin != "" {
+		tools = append(tools, func(r int) (Run, error) { return runPullpath(ctx, cfg, st, r, res.ImageBytes, ToolFull) })
 	}
 	for round := 1; round <= cfg.Rounds; round++ {
-		// Alternate who goes first: the main pair swaps every round.
-		order := []int{0, 1, 2}
+		// Alternate who goes first: the main pair swaps every round; the
+		// others follow.
+		order := []int{0, 1}
 		if round%2 == 0 {
-			order = []int{1, 0, 2}
+			order = []int{1, 0}
 		}
-		order = order[:len(tools)]
+		for i := 2; i < len(tools); i++ {
+			order = append(order, i)
+		}
 		for _, i := range order {
 			run, err := tools[i](round)
 			if err != nil {
@@ -178,7 +204,7 @@ func Measure(ctx context.Context, cfg Config) (*Result, error) {
 }
 
 func (r *Result) summarize() {
-	var pp, peer, ppTool, peerTool, eng, ppEff, peerEff []float64
+	var pp, peer, ppTool, peerTool, eng, full, ppEff, peerEff []float64
 	for _, run := range r.Runs {
 		eff := 0.0
 		if run.CPUSec > 0 {
@@ -189,6 +215,11 @@ func (r *Result) summarize() {
 			eng = append(eng, run.MBps)
 			r.EngineRSS = max(r.EngineRSS, run.PeakRSSMiB)
 			r.EngineAnon = max(r.EngineAnon, run.PeakAnon)
+		case ToolFull:
+			full = append(full, run.MBps)
+			r.FullRSS = max(r.FullRSS, run.PeakRSSMiB)
+			r.FullAnon = max(r.FullAnon, run.PeakAnon)
+			r.FullFile = max(r.FullFile, run.PeakFile)
 		case ToolPullpath:
 			pp = append(pp, run.MBps)
 			ppEff = append(ppEff, eff)
@@ -208,6 +239,7 @@ func (r *Result) summarize() {
 	r.PullpathMBps, r.PeerMBps = measure.Median(pp), measure.Median(peer)
 	r.PullpathToolM, r.PeerToolM = measure.Median(ppTool), measure.Median(peerTool)
 	r.EngineMBps = measure.Median(eng)
+	r.FullMBps = measure.Median(full)
 	r.PullpathCPUEff, r.PeerCPUEff = measure.Median(ppEff), measure.Median(peerEff)
 	if r.PeerMBps > 0 {
 		r.Ratio = r.PullpathMBps / r.PeerMBps
@@ -217,12 +249,14 @@ func (r *Result) summarize() {
 	}
 }
 
-func runPullpath(ctx context.Context, cfg Config, st *labsvc.Stack, round int, want int64, engine bool) (Run, error) {
-	tool := ToolPullpath
+func runPullpath(ctx context.Context, cfg Config, st *labsvc.Stack, round int, want int64, tool string) (Run, error) {
+	engine := tool == ToolEngine
 	argv := []string{cfg.PullpathBin, "probe", st.Ref()}
-	if engine {
-		tool = ToolEngine
+	switch tool {
+	case ToolEngine:
 		argv = []string{cfg.EngineBin} // Go's flag package wants IMAGE last
+	case ToolFull:
+		argv[0] = cfg.FullBin
 	}
 	argv = append(argv,
 		"--nameserver", st.Nameserver(),
@@ -321,6 +355,12 @@ func (r *Result) Markdown() string {
 	fmt.Fprintf(&b, "| of which file-backed (the mapped binary; sampled) | %.1f | %.1f | %.2fx |\n", r.PullpathFile, r.PeerFile, safeDiv(r.PullpathFile, r.PeerFile))
 	if r.EngineRSS > 0 {
 		fmt.Fprintf(&b, "| pull.Probe alone (probeonly): median MB/s, peak RSS MiB, anon MiB | %.1f, %.1f, %.1f | | |\n", r.EngineMBps, r.EngineRSS, r.EngineAnon)
+	}
+	if r.FullRSS > 0 {
+		fmt.Fprintf(&b, "| pullpath-full probe (every client linked): median MB/s, peak RSS MiB (anon, file) | %.1f, %.1f (%.1f, %.1f) | | |\n", r.FullMBps, r.FullRSS, r.FullAnon, r.FullFile)
+	}
+	if len(r.Startup) > 0 {
+		fmt.Fprintf(&b, "\nStart-up, the same run (`BINARY version`, %d rounds each, interleaved):\n\n%s", r.Startup[0].Runs, StartupMarkdown(r.Startup))
 	}
 	return b.String()
 }

@@ -58,7 +58,7 @@ func run(ctx context.Context, args []string) error {
 	rounds := fs.Int("rounds", 3, "runs per tool, alternating")
 	layers := fs.String("layers-mib", "", "throughput: layer sizes in MiB, comma separated (default 256,256,192,160,96,64: about 1 GiB)")
 	conc := fs.Int("concurrency", 3, "throughput: blobs at once, for both tools")
-	pullpathBin := fs.String("pullpath", "", "use this pullpath binary instead of building one")
+	pullpathBin := fs.String("pullpath", "", "use this pullpath binary (the front, with pullpath-full beside it) instead of building them")
 	scenarios := fs.String("scenarios", "", "deadpath: built-in lab scenarios, comma separated (default: blob host dropped, registry dropped, registry NXDOMAIN)")
 	connectTimeout := fs.Duration("connect-timeout", 0, "deadpath: the probe's --connect-timeout (default: pullpath's own, 5s)")
 	nodes := fs.Int("nodes", 5000, "explain: Nodes to load")
@@ -110,8 +110,21 @@ func run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
+		full, err := bins.get(ctx, "pullpath-full")
+		if err != nil {
+			return err
+		}
+		agent, err := bins.get(ctx, "pullpath-agent")
+		if err != nil {
+			return err
+		}
 		res, err := throughput.Measure(ctx, throughput.Config{
-			PullpathBin: pp, PeerBin: peer, EngineBin: engine, Layers: sizes, Rounds: *rounds, Concurrency: *conc, Log: os.Stderr,
+			PullpathBin: pp, PeerBin: peer, EngineBin: engine, FullBin: full, Layers: sizes, Rounds: *rounds, Concurrency: *conc, Log: os.Stderr,
+			Startup: []throughput.Binary{
+				{Name: "pullpath (the released front, -tags noclients)", Path: pp},
+				{Name: "pullpath-full (every command linked)", Path: full},
+				{Name: "pullpath-agent (the node-side image's binary)", Path: agent},
+			},
 		})
 		if err != nil {
 			return err
@@ -178,21 +191,33 @@ func parseSizes(s string) ([]int64, error) {
 	return out, nil
 }
 
-// builder builds the binaries the benchmarks run, once each.
+// builder builds the binaries the benchmarks run, once each, as
+// hack/release.sh and the images build them: static (CGO off), -trimpath,
+// stripped (-s -w).
 type builder struct {
 	dir      string
 	pullpath string
 }
 
-var packages = map[string]string{
-	"pullpath":  "./cmd/pullpath",
-	"ggcrpull":  "./bench/cmd/ggcrpull",
-	"probeonly": "./bench/cmd/probeonly",
+// target is a package and its build tags.
+type target struct{ pkg, tags string }
+
+var packages = map[string]target{
+	"pullpath":       {"./cmd/pullpath", "noclients"}, // the released front (internal/cli/front.go)
+	"pullpath-full":  {"./cmd/pullpath", ""},          // every command; the front hands the others to it
+	"pullpath-agent": {"./cmd/pullpath-agent", ""},    // the node-side image's binary
+	"ggcrpull":       {"./bench/cmd/ggcrpull", ""},
+	"probeonly":      {"./bench/cmd/probeonly", ""},
 }
 
 func (b *builder) get(ctx context.Context, name string) (string, error) {
-	if name == "pullpath" && b.pullpath != "" {
-		return b.pullpath, nil
+	if b.pullpath != "" {
+		switch name {
+		case "pullpath":
+			return b.pullpath, nil
+		case "pullpath-full": // the front finds it beside itself
+			return filepath.Join(filepath.Dir(b.pullpath), name), nil
+		}
 	}
 	out := filepath.Join(b.dir, name)
 	if _, err := os.Stat(out); err == nil {
@@ -202,13 +227,16 @@ func (b *builder) get(ctx context.Context, name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	fmt.Fprintf(os.Stderr, "pullbench: go build -o %s %s\n", out, packages[name])
-	bctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	t := packages[name]
+	args := []string{"build", "-trimpath", "-ldflags", "-s -w", "-tags", t.tags, "-o", out, t.pkg}
+	fmt.Fprintf(os.Stderr, "pullbench: CGO_ENABLED=0 go %s\n", strings.Join(args, " "))
+	bctx, cancel := context.WithTimeout(ctx, 30*time.Minute) // a cold build on a loaded machine
 	defer cancel()
-	cmd := exec.CommandContext(bctx, "go", "build", "-o", out, packages[name])
+	cmd := exec.CommandContext(bctx, "go", args...)
 	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if msg, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build %s: %v\n%s", packages[name], err, msg)
+		return "", fmt.Errorf("go build %s: %v\n%s", t.pkg, err, msg)
 	}
 	return out, nil
 }
