@@ -140,7 +140,7 @@ func probeImageNote(sw *report.SweepReport) string {
 			}
 		}
 	}
-	return fmt.Sprintf("The walk's Pods could not pull pullpath's own image %s on %s (%s): copy it into a registry the nodes reach (crane copy %s REGISTRY/pullpath:TAG) and pass --image-for-probe.", sw.ProbeImage, plural(n, "node", "nodes"), code, sw.ProbeImage)
+	return fmt.Sprintf("The walk's Pods could not pull pullpath's own image %s on %s (%s): copy it into a registry the nodes reach (crane copy %s REGISTRY/pullpath-agent:TAG) and pass --image-for-probe.", sw.ProbeImage, plural(n, "node", "nodes"), code, sw.ProbeImage)
 }
 
 func explainGroup(r *report.DiagnoseReport) *report.ExplainGroup {

@@ -242,7 +242,7 @@ func TestAgentWithRealAPIServer(t *testing.T) {
 	// most used first: web (3 replicas), then api (2), then the two
 	// DaemonSets (1 each, by name): the agent's own image counts too, a
 	// new node pulls it first
-	agentImage := "ghcr.io/pullpath/pullpath-agent:0.1.0"
+	agentImage := "ghcr.io/pullpath/pullpath-agent:v0.1.0"
 	if got, want := images(a), []string{good, missing, agentImage, dsImage}; strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("node-a targets = %v, want %v", got, want)
 	}

@@ -18,7 +18,7 @@ import (
 )
 
 // Ref is the reference deploy/monitor/daemonset.yaml names.
-const Ref = "ghcr.io/pullpath/pullpath-agent:0.1.0"
+const Ref = "ghcr.io/pullpath/pullpath-agent:v0.1.0"
 
 // Program is the node-side binary (the agent, probe, version), built and
 // packed as selfimage packs pullpath.
