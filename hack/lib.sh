@@ -47,3 +47,32 @@ crictl_ensure() {
     go install sigs.k8s.io/cri-tools/cmd/crictl@v1.37.0
   fi
 }
+
+# phase NAME: what runs from here to the next phase (or the end) is NAME;
+# phase_times, run from an EXIT trap, prints each phase's wall time, so a
+# CI log gives the figures whether the run passed or not (the phase a
+# failure ended is marked). It keeps the exit status it was called with.
+_phase_names=()
+_phase_starts=()
+phase() {
+  _phase_names+=("$1")
+  _phase_starts+=("$(date +%s)")
+  log "phase $1"
+}
+phase_times() {
+  local rc=$? end i n e total=0
+  end=$(date +%s)
+  n=${#_phase_names[@]}
+  if [ "$n" -gt 0 ]; then
+    printf '== phase times (wall clock, seconds)\n' >&2
+    for ((i = 0; i < n; i++)); do
+      e=$end
+      if ((i + 1 < n)); then e=${_phase_starts[i + 1]}; fi
+      printf '   %-22s %6d%s\n' "${_phase_names[i]}" "$((e - _phase_starts[i]))" \
+        "$(if ((i + 1 == n && rc != 0)); then printf '  (ended by exit %d)' "$rc"; fi)" >&2
+      total=$((total + e - _phase_starts[i]))
+    done
+    printf '   %-22s %6d\n' total "$total" >&2
+  fi
+  return "$rc"
+}

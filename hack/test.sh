@@ -11,26 +11,34 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 . hack/lib.sh
+trap phase_times EXIT # the wall time of each phase below, at the end of the log
 
 # 1. Debian packages: nftables and iproute2 for the lab, containerd for the
 #    runtime cross-check and the lab clusters' nodes, containernetworking-plugins
 #    (bridge, host-local) for their pods, time for peak-RSS figures, prometheus
 #    (promtool and a real Prometheus) for the monitor's metrics and alert rules.
+phase apt
 apt_ensure nftables iproute2 containerd containernetworking-plugins time prometheus
 apt_ensure_nostart squid-openssl openssl # the node's egress proxy of the proxy tests and labs
 
 # 2. crictl, the kubelet's way of asking containerd for a pull.
+phase crictl
 crictl_ensure
 
 # 3. A real kube-apiserver and etcd, and the lab clusters' kubelet,
 #    kube-controller-manager, kube-scheduler and pause, built from Go
 #    modules (cached).
+phase "kubernetes builds"
 bash hack/controlplane.sh
 
-# 4. The CLI still builds where `lab` cannot run (release archives and
-#    krew ship darwin), then every test.
+# 4. The CLI (both release builds: pullpath-full and the -tags noclients
+#    front) still builds where `lab` cannot run (release archives and krew
+#    ship darwin), then every test.
+phase "darwin build"
 log "GOOS=darwin go build ./cmd/pullpath"
 GOOS=darwin GOARCH=arm64 go build -o /dev/null ./cmd/pullpath
+GOOS=darwin GOARCH=arm64 go build -tags noclients -o /dev/null ./cmd/pullpath # the release's front
+phase tests
 log "go test ./..."
 go test -count=1 -timeout 40m -p 2 ./...
 
@@ -44,6 +52,7 @@ go test -count=1 -timeout 40m -p 2 ./...
 #    right above its func; FUZZTIME, when set, overrides every budget.
 FUZZTIME="${FUZZTIME:-}"
 if [ "$FUZZTIME" != 0 ]; then
+  phase fuzz
   while read -r pkg target budget; do
     [ -n "$pkg" ] || continue
     n="${FUZZTIME:-${budget:-20000x}}"
