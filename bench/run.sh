@@ -2,13 +2,15 @@
 # bench/run.sh runs pullpath's benchmarks (BENCHMARKS.md) in one go, or any
 # part alone:
 #
-#   sudo bash bench/run.sh                        # throughput (+ memory), deadpath, explain
+#   sudo bash bench/run.sh                        # throughput (+ memory, start-up), deadpath, explain
 #   sudo bash bench/run.sh throughput             # one part; several may be named
 #   ROUNDS=5 OUT=/tmp/pullbench bash bench/run.sh throughput
 #   NODES=1000 PODS=10000 EVENTS=10000 bash bench/run.sh explain
 #   bash bench/run.sh aws azure agent sweep events  # the parts not run by default
 #
 # Parts: throughput, deadpath, explain (the default set, pullbench), and
+#   images pullbench images: the node-side and CLI images, size and containerd's
+#          pull through a lab registry (root; not yet in the default set)
 #   aws    bench/cmd/awsbench: `pullpath aws audit` offline + live API calls
 #   azure  bench/cmd/azurebench: `pullpath azure audit` offline + ARM requests
 #   gcp    bench/cmd/gcpbench: `pullpath gcp audit` offline + Google API calls
@@ -42,22 +44,22 @@ if [ "${#parts[@]}" -eq 0 ]; then
 fi
 for p in "${parts[@]}"; do
   case "$p" in
-    throughput|deadpath|explain|aws|azure|gcp|agent|sweep|events) ;;
-    *) echo "bench/run.sh: unknown part \"$p\", want throughput, deadpath, explain, aws, azure, gcp, agent, sweep or events" >&2; exit 1 ;;
+    throughput|images|deadpath|explain|aws|azure|gcp|agent|sweep|events) ;;
+    *) echo "bench/run.sh: unknown part \"$p\", want throughput, images, deadpath, explain, aws, azure, gcp, agent, sweep or events" >&2; exit 1 ;;
   esac
 done
 
 . hack/lib.sh
 need_pkgs=(time)
 for p in "${parts[@]}"; do
-  [ "$p" = deadpath ] && need_pkgs+=(nftables iproute2 containerd)
+  case "$p" in deadpath|images) need_pkgs+=(nftables iproute2 containerd) ;; esac
 done
 apt_ensure "${need_pkgs[@]}"
 for p in "${parts[@]}"; do
   case "$p" in
-    deadpath)
+    deadpath|images)
       if [ "$(id -u)" != 0 ]; then
-        echo "bench/run.sh: deadpath builds network namespaces and runs containerd: run it as root" >&2
+        echo "bench/run.sh: $p builds network namespaces and runs containerd: run it as root" >&2
         exit 1
       fi
       crictl_ensure ;;

@@ -3,6 +3,7 @@
 //	pullbench throughput [-rounds 3] [-layers-mib 256,256,...]   full verified pull vs the ggcr peer; peak RSS
 //	pullbench deadpath   [-rounds 3]                             time to verdict on a dead path vs containerd (root)
 //	pullbench explain    [-nodes 5000 -pods 50000 -events 50000] explain -A on a real kube-apiserver
+//	pullbench images     [-rounds 3]                             the node-side and CLI images: size, containerd's pull through a lab registry (root)
 //	pullbench all                                                 all of them, in that order
 //
 // It builds the binaries it runs (pullpath, bench/cmd/ggcrpull) into a
@@ -28,6 +29,7 @@ import (
 
 	"github.com/pullpath/pullpath/bench/clusterscale"
 	"github.com/pullpath/pullpath/bench/deadpath"
+	"github.com/pullpath/pullpath/bench/images"
 	"github.com/pullpath/pullpath/bench/throughput"
 )
 
@@ -41,7 +43,7 @@ func main() {
 	}
 }
 
-const usage = "usage: pullbench throughput|deadpath|explain|all [flags] (pullbench CMD -h for flags)"
+const usage = "usage: pullbench throughput|deadpath|explain|images|all [flags] (pullbench CMD -h for flags)"
 
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
@@ -49,7 +51,7 @@ func run(ctx context.Context, args []string) error {
 	}
 	cmd, rest := args[0], args[1:]
 	switch cmd {
-	case "throughput", "deadpath", "explain", "all":
+	case "throughput", "deadpath", "explain", "images", "all":
 	default:
 		return fmt.Errorf("unknown benchmark %q; %s", cmd, usage)
 	}
@@ -149,6 +151,22 @@ func run(ctx context.Context, args []string) error {
 		}
 		results["deadpath"] = res
 		fmt.Printf("## Time to verdict on a dead path\n\n%s\n", res.Markdown())
+	}
+	if cmd == "images" || cmd == "all" {
+		pp, err := bins.get(ctx, "pullpath")
+		if err != nil {
+			return err
+		}
+		root, err := moduleRoot(ctx)
+		if err != nil {
+			return err
+		}
+		res, err := images.Measure(ctx, images.Config{ModuleDir: root, PullpathBin: pp, Rounds: *rounds, Log: os.Stderr})
+		if err != nil {
+			return err
+		}
+		results["images"] = res
+		fmt.Printf("## The node-side image beside the CLI image\n\n%s\n", res.Markdown())
 	}
 	if cmd == "explain" || cmd == "all" {
 		pp, err := bins.get(ctx, "pullpath")

@@ -112,7 +112,7 @@ func (h *Hook) pull(ctx context.Context, env *lab.Env, timeout time.Duration) (c
 	if env.Image == "" {
 		return zero, "", fmt.Errorf("the scenario names no image to pull")
 	}
-	certs, err := nodeCertsDir(env)
+	certs, err := NodeCertsDir(env)
 	if err != nil {
 		return zero, "", err
 	}
@@ -170,11 +170,12 @@ func platformNote(t *scenario.Scenario) string {
 	return fmt.Sprintf("the probe plays a %s node, containerd on this machine pulls for %s", p, host)
 }
 
-// nodeCertsDir writes the node's certs.d for containerd: the lab CA the
+// NodeCertsDir writes the node's certs.d for containerd (what a runtime
+// started in the lab's node namespace reads): the lab CA the
 // node trusts as ca.crt of the registry host (containerd uses that host's
 // TLS settings for the token and blob hosts it is sent to as well), and a
 // hosts.toml for a plain-HTTP registry.
-func nodeCertsDir(env *lab.Env) (string, error) {
+func NodeCertsDir(env *lab.Env) (string, error) {
 	dir := filepath.Join(env.RunDir, "node", "containerd-certs.d")
 	host := imageHost(env.Image)
 	if host == "" {
