@@ -56,6 +56,26 @@ func TestBuildVerifyTeardown(t *testing.T) {
 	if err := dialIn(n.NS["node"], "10.0.20.10:443", 2*time.Second); err != nil {
 		t.Errorf("dial s3 from node: %v, want connected", err)
 	}
+	// the firewall changed while the lab runs: the break, then the heal
+	rst := []scenario.Rule{{Action: "reject", To: "10.0.20.10", Proto: "tcp", Port: 443, Comment: "break"}}
+	if err := n.Firewall(ctx, "vpc", rst); err != nil {
+		t.Fatalf("Firewall(vpc, reject): %v", err)
+	}
+	if err := dialIn(n.NS["node"], "10.0.20.10:443", 2*time.Second); err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Errorf("dial s3 from node behind the reject rule: %v, want connection refused", err)
+	}
+	if err := n.Firewall(ctx, "vpc", nil); err != nil {
+		t.Fatalf("Firewall(vpc, none): %v", err)
+	}
+	if err := dialIn(n.NS["node"], "10.0.20.10:443", 2*time.Second); err != nil {
+		t.Errorf("dial s3 from node after the heal: %v, want connected", err)
+	}
+	if err := n.Firewall(ctx, "vpc", []scenario.Rule{{Action: "deny"}}); err == nil || !strings.Contains(err.Error(), `rule.action: want drop or reject, got "deny"`) {
+		t.Errorf("Firewall(vpc, deny) = %v, want the rule's one-line error", err)
+	}
+	if err := n.Firewall(ctx, "nowhere", nil); err == nil {
+		t.Errorf("Firewall(nowhere) = nil, want an error")
+	}
 	l.Close()
 	closeStart := time.Now()
 	if err := s.Close(); err != nil {

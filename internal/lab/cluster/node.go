@@ -115,7 +115,11 @@ func (c *Cluster) writeNodeFiles(n *clusterNode) error {
 		"cniVersion": "0.4.0", "name": "lab",
 		"plugins": []any{map[string]any{
 			"type": "bridge", "bridge": "cni0", "isGateway": true, "ipMasq": false,
+			// a route for the Service range only (through cni0, where
+			// kube-proxy's DNAT sends it on): pods reach ClusterIPs, and
+			// nothing else beyond their node, as before
 			"ipam": map[string]any{"type": "host-local", "ranges": [][]map[string]string{{{"subnet": n.podCIDR.String()}}},
+				"routes":  []map[string]string{{"dst": t.Cluster.ServiceRange().Masked().String()}},
 				"dataDir": filepath.Join(n.dir, "cni", "data")},
 		}},
 	}

@@ -226,6 +226,14 @@ func inAny(ps []netip.Prefix, a netip.Addr) bool {
 	return false
 }
 
+// ValidateRule checks one firewall rule (as Validate does a host's), for
+// rules given while a lab runs.
+func ValidateRule(r Rule) error {
+	v := &validator{}
+	v.rule("rule", r)
+	return v.err
+}
+
 func (v *validator) rule(f string, r Rule) {
 	switch r.Action {
 	case "drop", "reject":

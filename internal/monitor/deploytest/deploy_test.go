@@ -61,8 +61,10 @@ func kustomizeResources(t *testing.T) []string {
 	return k.Resources
 }
 
-// apply creates every object of the manifests, in kustomization order.
-func apply(ctx context.Context, t *testing.T, cfg *rest.Config, files []string) {
+// apply creates every object of the manifests, in kustomization order;
+// edit, when set, may change each object and returns what to create in its
+// place (the object, and objects to create right after it).
+func apply(ctx context.Context, t *testing.T, cfg *rest.Config, files []string, edit func(*unstructured.Unstructured) []*unstructured.Unstructured) {
 	t.Helper()
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
@@ -123,8 +125,14 @@ func apply(ctx context.Context, t *testing.T, cfg *rest.Config, files []string) 
 			if err := u.UnmarshalJSON(js); err != nil {
 				t.Fatalf("deploy/monitor/%s: %v", f, err)
 			}
-			if err := create(u); err != nil {
-				t.Fatalf("apply deploy/monitor/%s %s %s: %v", f, u.GetKind(), u.GetName(), err)
+			objs := []*unstructured.Unstructured{u}
+			if edit != nil {
+				objs = edit(u)
+			}
+			for _, o := range objs {
+				if err := create(o); err != nil {
+					t.Fatalf("apply deploy/monitor/%s %s %s: %v", f, o.GetKind(), o.GetName(), err)
+				}
 			}
 		}
 	}
@@ -149,7 +157,7 @@ func TestDaemonSetRunsOnEveryLabNode(t *testing.T) {
 	if err := c.ImportImage(ctx, tar); err != nil {
 		t.Fatal(err)
 	}
-	apply(ctx, t, c.Config, kustomizeResources(t))
+	apply(ctx, t, c.Config, kustomizeResources(t), nil)
 
 	nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
