@@ -20,6 +20,7 @@ var nodeSide = []string{
 	"internal/verdict",
 	"internal/addrscope",
 	"internal/units",
+	"internal/nodeplace",
 	"internal/monitor",
 	"internal/probeopts",
 	"internal/buildinfo",

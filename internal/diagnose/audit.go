@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pullpath/pullpath/internal/audit"
+	"github.com/pullpath/pullpath/internal/nodeplace"
 	"github.com/pullpath/pullpath/internal/report"
 )
 
@@ -20,23 +21,13 @@ type cloudNeed struct {
 	Next    string // how to audit it by hand
 }
 
-// cloudOf reads the cloud from a node's spec.providerID: aws:///ZONE/i-...
-// (EKS, Karpenter, self-managed), azure:///subscriptions/... (AKS),
-// gce://PROJECT/ZONE/INSTANCE (GKE).
+// cloudOf is the cloud audit a node's spec.providerID names (nodeplace
+// reads it): aws, azure, or gcp for GKE's gce:// IDs.
 func cloudOf(providerID string) string {
-	scheme, _, ok := strings.Cut(providerID, "://")
-	if !ok {
-		return ""
+	if c := nodeplace.CloudOf(providerID); c != nodeplace.CloudGCE {
+		return c
 	}
-	switch strings.ToLower(scheme) {
-	case "aws":
-		return "aws"
-	case "azure":
-		return "azure"
-	case "gce":
-		return "gcp"
-	}
-	return ""
+	return "gcp"
 }
 
 // auditCommands say how to collect a cloud's folder and feed it back.

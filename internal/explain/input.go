@@ -12,6 +12,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/pullpath/pullpath/internal/nodeplace"
 )
 
 // Format is the kind of offline input Parse found.
@@ -368,11 +370,7 @@ func (e *eventJSON) message(i int) Message {
 	if e.Series != nil && e.Series.Count > m.Count {
 		m.Count = e.Series.Count
 	}
-	if e.LastTimestamp != nil {
-		m.Time = *e.LastTimestamp
-	} else if e.EventTime != nil {
-		m.Time = *e.EventTime
-	}
+	m.Time = nodeplace.EventTime(deref(e.LastTimestamp), deref(e.EventTime), time.Time{})
 	m.Ref = e.Metadata.Name
 	if e.Metadata.Namespace != "" {
 		m.Ref = e.Metadata.Namespace + "/" + e.Metadata.Name
@@ -502,4 +500,12 @@ func parseLines(data []byte) []Message {
 
 func oneLine(err error) string {
 	return strings.Join(strings.Fields(err.Error()), " ")
+}
+
+// deref is *t, or the zero time when t is nil (an Event's unset time).
+func deref(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return *t
 }

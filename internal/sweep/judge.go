@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pullpath/pullpath/internal/nodeplace"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -438,17 +439,24 @@ func nextSteps(r *report.SweepReport, failing []*report.SweepNode) []string {
 	for _, n := range failing {
 		var cmd string
 		switch n.Cloud {
-		case "aws":
-			region := "REGION"
-			if z := awsZone(n.ProviderID); len(z) > 1 {
-				region = z[:len(z)-1]
+		case nodeplace.CloudAWS:
+			region := nodeplace.ParseProviderID(n.ProviderID).Region()
+			if region == "" {
+				region = "REGION"
 			}
 			cmd = "pullpath aws audit --cluster CLUSTER --region " + region
-		case "azure":
-			rg, name := aksNames(n.ProviderID)
+		case nodeplace.CloudAzure:
+			rg, name, ok := nodeplace.ParseProviderID(n.ProviderID).AKSCluster()
+			if !ok {
+				rg, name = "RESOURCE_GROUP", "CLUSTER"
+			}
 			cmd = fmt.Sprintf("pullpath azure audit -g %s -n %s", rg, name)
-		case "gce":
-			cmd = fmt.Sprintf("pullpath gcp audit %s --project %s --location LOCATION --cluster CLUSTER", r.Image, gkeProject(n.ProviderID))
+		case nodeplace.CloudGCE:
+			project := nodeplace.ParseProviderID(n.ProviderID).Project
+			if project == "" {
+				project = "PROJECT"
+			}
+			cmd = fmt.Sprintf("pullpath gcp audit %s --project %s --location LOCATION --cluster CLUSTER", r.Image, project)
 		default:
 			continue
 		}
@@ -472,40 +480,4 @@ func nextSteps(r *report.SweepReport, failing []*report.SweepNode) []string {
 		out = append(out, fmt.Sprintf("pullpath sweep %s   # then every group again", r.Image))
 	}
 	return out
-}
-
-// awsZone is the zone of an AWS providerID (aws:///ZONE/i-...).
-func awsZone(id string) string {
-	rest, ok := strings.CutPrefix(id, "aws:///")
-	if !ok {
-		return ""
-	}
-	z, _, _ := strings.Cut(rest, "/")
-	return z
-}
-
-// gkeProject is the project of a GKE providerID (gce://PROJECT/ZONE/INSTANCE).
-func gkeProject(id string) string {
-	rest, ok := strings.CutPrefix(id, "gce://")
-	if p, _, _ := strings.Cut(rest, "/"); ok && p != "" {
-		return p
-	}
-	return "PROJECT"
-}
-
-// aksNames reads the cluster's resource group and name from an AKS node's
-// providerID, whose node resource group is MC_RG_NAME_LOCATION by default;
-// placeholders when it is not.
-func aksNames(id string) (rg, name string) {
-	rg, name = "RESOURCE_GROUP", "CLUSTER"
-	parts := strings.Split(id, "/")
-	for i, p := range parts {
-		if strings.EqualFold(p, "resourceGroups") && i+1 < len(parts) {
-			f := strings.Split(parts[i+1], "_")
-			if len(f) == 4 && strings.EqualFold(f[0], "MC") {
-				return f[1], f[2]
-			}
-		}
-	}
-	return rg, name
 }

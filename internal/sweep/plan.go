@@ -23,6 +23,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/explain"
 	"github.com/pullpath/pullpath/internal/explain/cluster"
+	"github.com/pullpath/pullpath/internal/nodeplace"
 	"github.com/pullpath/pullpath/internal/report"
 )
 
@@ -94,7 +95,7 @@ func Plan(nodes []corev1.Node, o PlanOptions) report.SweepPlan {
 		info := cluster.FactsOf(n)
 		pn := report.PlannedNode{
 			Name: n.Name, Pool: info.Pool, Zone: info.Zone, Subnet: info.Subnet, SubnetSource: info.SubnetSource,
-			InternalIP: info.InternalIP, ProviderID: n.Spec.ProviderID, Cloud: cloudOf(n.Spec.ProviderID),
+			InternalIP: info.InternalIP, ProviderID: n.Spec.ProviderID, Cloud: nodeplace.CloudOf(n.Spec.ProviderID),
 			Cordoned: n.Spec.Unschedulable,
 		}
 		pn.Group = groupKey(pn)
@@ -259,18 +260,6 @@ func skipReason(n *corev1.Node) (reason, detail string) {
 		return report.SkipNotReady, why + ": a Pod would stay Pending; the node is named, not probed"
 	}
 	return "", ""
-}
-
-func cloudOf(providerID string) string {
-	scheme, _, ok := strings.Cut(providerID, "://")
-	if !ok {
-		return ""
-	}
-	switch scheme {
-	case "aws", "azure", "gce":
-		return scheme
-	}
-	return ""
 }
 
 // OS images that run systemd-resolved (so /etc/resolv.conf points at the

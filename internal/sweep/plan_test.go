@@ -248,18 +248,22 @@ func TestProbeSummaryFitsTerminationMessage(t *testing.T) {
 	}
 }
 
-func TestAuditNames(t *testing.T) {
-	if z := awsZone("aws:///ap-northeast-2c/i-0abc"); z != "ap-northeast-2c" {
-		t.Errorf("awsZone = %q", z)
+func TestNextStepsNameTheAudit(t *testing.T) {
+	tests := []struct {
+		providerID, cloud, want string
+	}{
+		{"aws:///ap-northeast-2c/i-0abc", "aws", "pullpath aws audit --cluster CLUSTER --region ap-northeast-2   # the cloud's configuration: subnet subnet-a (failing) against the healthy subnets"},
+		{"aws:////i-0abc", "aws", "pullpath aws audit --cluster CLUSTER --region REGION   # the cloud's configuration: subnet subnet-a (failing) against the healthy subnets"},
+		{"azure:///subscriptions/s/resourceGroups/MC_shop-rg_shop-aks_koreacentral/providers/Microsoft.Compute/virtualMachineScaleSets/aks-system-1-vmss/virtualMachines/0", "azure",
+			"pullpath azure audit -g shop-rg -n shop-aks   # the cloud's configuration: subnet subnet-a (failing) against the healthy subnets"},
+		{"azure:///subscriptions/s/resourceGroups/custom-nodes/providers/x", "azure",
+			"pullpath azure audit -g RESOURCE_GROUP -n CLUSTER   # the cloud's configuration: subnet subnet-a (failing) against the healthy subnets"},
 	}
-	if z := awsZone("azure:///x"); z != "" {
-		t.Errorf("awsZone(azure) = %q, want empty", z)
-	}
-	rg, name := aksNames("azure:///subscriptions/s/resourceGroups/MC_shop-rg_shop-aks_koreacentral/providers/Microsoft.Compute/virtualMachineScaleSets/aks-system-1-vmss/virtualMachines/0")
-	if rg != "shop-rg" || name != "shop-aks" {
-		t.Errorf("aksNames = %q %q, want shop-rg shop-aks", rg, name)
-	}
-	if rg, name := aksNames("azure:///subscriptions/s/resourceGroups/custom-nodes/providers/x"); rg != "RESOURCE_GROUP" || name != "CLUSTER" {
-		t.Errorf("aksNames(custom) = %q %q, want placeholders", rg, name)
+	for _, tt := range tests {
+		n := &report.SweepNode{PlannedNode: report.PlannedNode{Name: "n1", ProviderID: tt.providerID, Cloud: tt.cloud, Subnet: "subnet-a", SubnetSource: "label pullpath.io/subnet"}}
+		got := nextSteps(&report.SweepReport{Image: "img"}, []*report.SweepNode{n})
+		if len(got) == 0 || got[0] != tt.want {
+			t.Errorf("nextSteps(%s) = %q, want first %q", tt.providerID, got, tt.want)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/pullpath/pullpath/internal/explain"
+	"github.com/pullpath/pullpath/internal/nodeplace"
 	"github.com/pullpath/pullpath/internal/redact"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
@@ -194,14 +195,9 @@ func fromEvents(k *explain.Classifier, res *report.SweepResult, p *corev1.Pod, i
 	}
 }
 
+// eventTime is when e last happened.
 func eventTime(e *corev1.Event) time.Time {
-	switch {
-	case !e.LastTimestamp.IsZero():
-		return e.LastTimestamp.Time
-	case !e.EventTime.IsZero():
-		return e.EventTime.Time
-	}
-	return e.CreationTimestamp.Time
+	return nodeplace.EventTime(e.LastTimestamp.Time, e.EventTime.Time, e.CreationTimestamp.Time)
 }
 
 // cutRunes cuts s to n bytes on a rune boundary, redacted.

@@ -3,9 +3,9 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"net"
 
 	"github.com/pullpath/pullpath/internal/explain"
+	"github.com/pullpath/pullpath/internal/nodeplace"
 	"github.com/pullpath/pullpath/internal/report"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -46,76 +46,21 @@ func (s *state) addNodes(ctx context.Context, c kubernetes.Interface, r *report.
 	return nil
 }
 
-// Node labels that name a node pool, most specific first.
-var poolLabels = []string{
-	"kubernetes.azure.com/agentpool", // AKS
-	"agentpool",                      // AKS (older)
-	"eks.amazonaws.com/nodegroup",    // EKS managed node groups
-	"alpha.eksctl.io/nodegroup-name", // eksctl self-managed node groups
-	"karpenter.sh/nodepool",          // Karpenter >= v1beta1
-	"karpenter.sh/provisioner-name",  // Karpenter (older)
-	"cloud.google.com/gke-nodepool",  // GKE
-	"node.kubernetes.io/pool",        // common convention
-}
-
-var zoneLabels = []string{"topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone"}
-
-// Labels or annotations that name a node's subnet where the platform or the
-// user sets one. None of the managed platforms sets a subnet label by
-// default; pullpath.io/subnet lets a cluster say it.
-var subnetKeys = []string{
-	"pullpath.io/subnet",
-	"k8s.amazonaws.com/eniConfig", // AWS VPC CNI custom networking: usually one ENIConfig per subnet
-}
-
-// FactsOf reads a Node into what the correlation needs.
+// FactsOf reads a Node into what the correlation needs; its pool, zone
+// and subnet are nodeplace's, as every engine reads them.
 func FactsOf(n *corev1.Node) explain.NodeInfo {
 	info := explain.NodeInfo{Name: n.Name, Created: n.CreationTimestamp.Time}
 	if a := n.Status.NodeInfo.Architecture; a != "" {
 		info.Arch = n.Status.NodeInfo.OperatingSystem + "/" + a
-	}
-	for _, k := range poolLabels {
-		if v := n.Labels[k]; v != "" {
-			info.Pool, info.PoolSource = v, "label "+k
-			break
-		}
-	}
-	if info.Pool == "" {
-		if v := n.Labels["node.kubernetes.io/instance-type"]; v != "" {
-			info.Pool, info.PoolSource = v, "instance type (no pool label)"
-		}
-	}
-	for _, k := range zoneLabels {
-		if v := n.Labels[k]; v != "" {
-			info.Zone = v
-			break
-		}
 	}
 	for _, a := range n.Status.Addresses {
 		if a.Type == corev1.NodeInternalIP && info.InternalIP == "" {
 			info.InternalIP = a.Address
 		}
 	}
-	for _, k := range subnetKeys {
-		if v := n.Labels[k]; v != "" {
-			info.Subnet, info.SubnetSource = v, "label "+k
-			break
-		}
-		if v := n.Annotations[k]; v != "" {
-			info.Subnet, info.SubnetSource = v, "annotation "+k
-			break
-		}
-	}
-	if info.Subnet == "" && info.InternalIP != "" {
-		if ip := net.ParseIP(info.InternalIP); ip != nil {
-			bits := 24
-			if ip.To4() == nil {
-				bits = 64
-			}
-			info.Subnet = prefixOf(ip, bits)
-			info.SubnetSource = fmt.Sprintf("InternalIP /%d (a guess: no subnet label)", bits)
-		}
-	}
+	p := nodeplace.Of(n.Labels, n.Annotations, info.InternalIP)
+	info.Pool, info.PoolSource, info.Zone = p.Pool, p.PoolSource, p.Zone
+	info.Subnet, info.SubnetSource = p.Subnet, p.SubnetSource
 	info.Images = map[string]bool{}
 	for _, img := range n.Status.Images {
 		for _, name := range img.Names {
@@ -127,13 +72,6 @@ func FactsOf(n *corev1.Node) explain.NodeInfo {
 	// (nodeStatusMaxImages): a full list may just not show ours.
 	info.ImagesKnown = len(n.Status.Images) > 0 && len(n.Status.Images) < 50
 	return info
-}
-
-func prefixOf(ip net.IP, bits int) string {
-	if v4 := ip.To4(); v4 != nil {
-		return (&net.IPNet{IP: v4.Mask(net.CIDRMask(bits, 32)), Mask: net.CIDRMask(bits, 32)}).String()
-	}
-	return (&net.IPNet{IP: ip.Mask(net.CIDRMask(bits, 128)), Mask: net.CIDRMask(bits, 128)}).String()
 }
 
 // nodeFacts reads the named nodes: one Get each for a few, one paged List

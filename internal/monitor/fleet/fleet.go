@@ -16,6 +16,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/explain/cluster"
 	"github.com/pullpath/pullpath/internal/monitor"
+	"github.com/pullpath/pullpath/internal/nodeplace"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -73,14 +74,9 @@ func Status(ctx context.Context, c kubernetes.Interface, o Options) (*report.Mon
 	return build(nodes, latest, o.EventNamespace), nil
 }
 
+// eventTime is when e last happened.
 func eventTime(e corev1.Event) time.Time {
-	switch {
-	case !e.LastTimestamp.IsZero():
-		return e.LastTimestamp.Time
-	case !e.EventTime.IsZero():
-		return e.EventTime.Time
-	}
-	return e.CreationTimestamp.Time
+	return nodeplace.EventTime(e.LastTimestamp.Time, e.EventTime.Time, e.CreationTimestamp.Time)
 }
 
 func build(nodes []corev1.Node, latest map[string]corev1.Event, ns string) *report.MonitorFleetReport {
