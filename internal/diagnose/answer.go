@@ -3,7 +3,6 @@ package diagnose
 import (
 	"fmt"
 	"net/netip"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -165,7 +164,7 @@ func fromWalk(a *report.DiagnoseAnswer, sw *report.SweepReport) {
 	a.Where = v.Summary // the sweep's divergence: one or two sentences
 	link := &report.BrokenLink{Host: v.Endpoint, Role: v.Role, Code: v.Code}
 	var nodes []string
-	var summary string
+	var summary, address string
 	for _, n := range sw.Nodes {
 		if n.Status != report.SweepFail && n.Status != report.SweepNoAnswer {
 			continue
@@ -182,8 +181,14 @@ func fromWalk(a *report.DiagnoseAnswer, sw *report.SweepReport) {
 			}
 			if p := n.Probe; p != nil {
 				for _, h := range p.Hops {
-					if h.Host == link.Host && h.Step != "" {
+					if h.Host != link.Host {
+						continue
+					}
+					if h.Step != "" {
 						link.Step = h.Step
+					}
+					if h.Address != "" {
+						address = h.Address
 					}
 				}
 			}
@@ -194,7 +199,7 @@ func fromWalk(a *report.DiagnoseAnswer, sw *report.SweepReport) {
 	switch a.Cause {
 	case verdict.CauseTimeout, verdict.CauseUnreachable, verdict.CauseRefused, verdict.CauseReset, verdict.CauseTLS:
 		// The address the node tried; a DNS failure has none of its own.
-		link.Address = addressIn(summary)
+		link.Address = address
 	}
 	if link.Host != "" || link.Code != "" {
 		a.Link = link
@@ -236,11 +241,7 @@ func fromRead(a *report.DiagnoseAnswer, g *report.ExplainGroup, ex *report.Expla
 		a.Link = &report.BrokenLink{Host: g.Endpoint, Code: g.Code, Nodes: nodes}
 		if f != nil {
 			a.Link.Role, a.Link.Step = f.Role, f.Step
-			if host, _, ok := strings.Cut(f.Address, ":"); ok {
-				a.Link.Address = host
-			} else {
-				a.Link.Address = f.Address
-			}
+			a.Link.Address = report.AddressHost(f.Address)
 		}
 	}
 	a.Look = append(a.Look, g.Advice...)
@@ -350,17 +351,6 @@ func anyIn(ids []string, set map[string]bool) bool {
 		}
 	}
 	return false
-}
-
-var addrRE = regexp.MustCompile(`\b(\d{1,3}(?:\.\d{1,3}){3})(?::\d+)?\b`)
-
-// addressIn is the first IPv4 address a verdict's summary names.
-func addressIn(s string) string {
-	m := addrRE.FindStringSubmatch(s)
-	if m == nil {
-		return ""
-	}
-	return m[1]
 }
 
 func scopeOr(r *report.DiagnoseReport) string {

@@ -31,7 +31,7 @@ func sweepScaleUp() *report.SweepReport {
 	return &report.SweepReport{
 		Nodes: []report.SweepNode{
 			{PlannedNode: report.PlannedNode{Name: "node-c", InternalIP: "10.0.30.7"}, Status: report.SweepFail, Verdict: fail,
-				Probe: &report.SweepResult{Status: report.SweepFail, Verdict: fail, Hops: []report.SweepHop{{Host: s3Host, Role: verdict.RoleBlob, Status: report.StepFail, Step: "connect", Code: verdict.ConnectTimeout}}}},
+				Probe: &report.SweepResult{Status: report.SweepFail, Verdict: fail, Hops: []report.SweepHop{{Host: s3Host, Role: verdict.RoleBlob, Address: "10.0.20.10", Status: report.StepFail, Step: "connect", Code: verdict.ConnectTimeout}}}},
 			{PlannedNode: report.PlannedNode{Name: "node-a"}, Status: report.SweepOK, Verdict: ok},
 		},
 		Groups:  []report.SweepGroup{{Key: "a"}, {Key: "c"}},
@@ -128,15 +128,32 @@ func TestCloudOf(t *testing.T) {
 	}
 }
 
-func TestAddressIn(t *testing.T) {
-	for in, want := range map[string]string{
-		"TCP connect to 10.0.20.10:443 timed out": "10.0.20.10",
-		"lookup x on 10.0.0.2:53: no such host":   "10.0.0.2",
-		"no address here":                         "",
-	} {
-		if got := addressIn(in); got != want {
-			t.Errorf("addressIn(%q) = %q, want %q", in, got, want)
-		}
+// The broken link's address is the failing hop's, as the probe recorded
+// it: IPv6 as well as IPv4, and none for a failure before any connect.
+func TestAnswerAddressFromTheHop(t *testing.T) {
+	tests := []struct {
+		name    string
+		cause   verdict.Cause
+		hopAddr string
+		want    string
+	}{
+		{"IPv6 connect timeout", verdict.CauseTimeout, "fd00:20::10", "fd00:20::10"},
+		{"TLS", verdict.CauseTLS, "10.0.20.10", "10.0.20.10"},
+		{"DNS has none of its own", verdict.CauseDNS, "", ""},
+		{"a summary's address is not read", verdict.CauseRefused, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sw := sweepScaleUp()
+			n := &sw.Nodes[0]
+			n.Verdict.Cause = tt.cause
+			n.Verdict.Summary = s3Host + " (blob) refuses connections on 10.9.9.9:443"
+			n.Probe.Hops[0].Address = tt.hopAddr
+			r := &report.DiagnoseReport{Image: ecrImage, Explain: explainScaleUp(), Sweep: sw}
+			if a := Answer(r, nil); a.Link == nil || a.Link.Address != tt.want {
+				t.Errorf("Link = %+v, want address %q", a.Link, tt.want)
+			}
+		})
 	}
 }
 

@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"net"
 	"time"
 	"unicode/utf8"
 
@@ -156,11 +157,15 @@ type SweepResult struct {
 
 // SweepHop is one endpoint of one node's pull: the matrix's cell.
 type SweepHop struct {
-	Host   string       `json:"host"`
-	Role   verdict.Role `json:"role"`
-	Status StepStatus   `json:"status"`
-	Step   string       `json:"step,omitempty"` // the failing step (resolve, connect, tls, ...)
-	Code   verdict.Code `json:"code,omitempty"`
+	Host string       `json:"host"`
+	Role verdict.Role `json:"role"`
+	// Address is the address the node reached the host at (the first that
+	// connected), or the first it tried when none did, without the port
+	// (IPv4 or IPv6); empty when the host did not resolve.
+	Address string       `json:"address,omitempty"`
+	Status  StepStatus   `json:"status"`
+	Step    string       `json:"step,omitempty"` // the failing step (resolve, connect, tls, ...)
+	Code    verdict.Code `json:"code,omitempty"`
 }
 
 // SweepColumn is one column of the matrix.
@@ -274,7 +279,7 @@ func SummarizeProbe(r *ProbeReport) ProbeSummary {
 		if e.Role == verdict.RoleMirror && e.Status == StepPass {
 			s.Mirror = true
 		}
-		h := SweepHop{Host: e.Host, Role: e.Role, Status: e.Status, Code: e.Code}
+		h := SweepHop{Host: e.Host, Role: e.Role, Address: reachedAt(e.Addresses), Status: e.Status, Code: e.Code}
 		if e.Status == StepFail {
 			h.Step = failStep[e.Host]
 		}
@@ -298,6 +303,31 @@ func summarizeProxy(r *ProbeReport) string {
 		}
 	}
 	return cutString(via+", from "+r.Proxy.Origin, 240)
+}
+
+// reachedAt is the address a walk reached an endpoint at: the first that
+// connected, else the first tried (the one its verdict names); no port.
+func reachedAt(as []AddrResult) string {
+	if len(as) == 0 {
+		return ""
+	}
+	at := as[0].Address
+	for _, a := range as {
+		if a.Result == "ok" {
+			at = a.Address
+			break
+		}
+	}
+	return AddressHost(at)
+}
+
+// AddressHost is the host of an "ip:port" or "[ip]:port" address, or the
+// address itself when it has no port.
+func AddressHost(addr string) string {
+	if h, _, err := net.SplitHostPort(addr); err == nil {
+		return h
+	}
+	return addr
 }
 
 // Marshal encodes the summary in at most MaxTerminationMessage-96 bytes,

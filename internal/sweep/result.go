@@ -191,7 +191,7 @@ func fromEvents(k *explain.Classifier, res *report.SweepResult, p *corev1.Pod, i
 		Endpoint: best.Endpoint, Role: best.Role, Summary: best.Summary, Advice: best.Advice,
 	}
 	if best.Endpoint != "" {
-		res.Hops = []report.SweepHop{{Host: best.Endpoint, Role: best.Role, Status: report.StepFail, Step: best.Step, Code: best.Code}}
+		res.Hops = []report.SweepHop{{Host: best.Endpoint, Role: best.Role, Address: report.AddressHost(best.Address), Status: report.StepFail, Step: best.Step, Code: best.Code}}
 	}
 }
 
