@@ -191,6 +191,33 @@ func TestDiagnoseWithoutPodRights(t *testing.T) {
 	}
 }
 
+// Without the sweep namespace, the API's NotFound for it (not its message)
+// makes the walk step name deploy/sweep/, which creates it.
+func TestDiagnoseWithoutTheSweepNamespace(t *testing.T) {
+	cp := controlplane.Require(t)
+	admin, err := cp.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seedScaleUp(t, admin, "shop")
+	r, err := Run(t.Context(), Options{Client: admin, Target: cluster.Target{Namespace: "shop"}, Budget: 30 * time.Second, Sweep: sweepOptions()})
+	if err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	var walk report.DiagnoseStep
+	for _, s := range r.Steps {
+		if s.Name == "walk" {
+			walk = s
+		}
+	}
+	if walk.Status != report.DiagnoseFailed || !strings.HasPrefix(walk.Next, "kubectl apply -f deploy/sweep/") || !strings.Contains(walk.Next, "kubectl debug node/node-c") {
+		t.Errorf("walk step = %+v, want failed, naming deploy/sweep/ and then the probe by hand", walk)
+	}
+	if r.Answer.Status != report.AnswerBroken || r.Answer.Source != "read" {
+		t.Errorf("Answer = %s from %s, want broken from the read", r.Answer.Status, r.Answer.Source)
+	}
+}
+
 // Nothing failing: the answer says so, skips the walk without an image,
 // and offers the sweep that would prove the path.
 func TestDiagnoseNothingFailing(t *testing.T) {

@@ -2,10 +2,13 @@ package diagnose
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/sweep"
@@ -67,7 +70,7 @@ func (d *diagnosis) walk(ctx context.Context) {
 		s := d.step("walk", report.DiagnoseFailed, "the walk could not run"+idWords, took)
 		s.Reason = oneLine(err)
 		s.Next = d.probeByHand(image)
-		if strings.Contains(s.Reason, `namespaces "`+d.o.Sweep.Namespace+`" not found`) {
+		if missingNamespace(err, d.o.Sweep.Namespace) {
 			s.Next = "kubectl apply -f deploy/sweep/ (the namespace, with the Pod Security label hostNetwork needs, and the RBAC), or --sweep-namespace; by hand: " + s.Next
 		}
 		return
@@ -122,3 +125,14 @@ func (d *diagnosis) probeByHand(image string) string {
 }
 
 func oneLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }
+
+// missingNamespace reports whether err is the API's NotFound for the
+// namespace ns (the walk's Pods have nowhere to run).
+func missingNamespace(err error, ns string) bool {
+	var st apierrors.APIStatus
+	if !apierrors.IsNotFound(err) || !errors.As(err, &st) {
+		return false
+	}
+	d := st.Status().Details
+	return d != nil && d.Kind == "namespaces" && d.Name == ns
+}

@@ -110,11 +110,11 @@ func Cleanup(ctx context.Context, c kubernetes.Interface, ns string) (Cleaned, e
 func Leftovers(ctx context.Context, c kubernetes.Interface, ns string) (pods, owners int, err error) {
 	pl, err := c.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: CleanupSelector})
 	if err != nil {
-		return 0, 0, fmt.Errorf("list pods: %v", err)
+		return 0, 0, fmt.Errorf("list pods: %w", err)
 	}
 	jl, err := c.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{LabelSelector: CleanupSelector})
 	if err != nil {
-		return 0, 0, fmt.Errorf("list jobs: %v", err)
+		return 0, 0, fmt.Errorf("list jobs: %w", err)
 	}
 	return len(pl.Items), len(jl.Items), nil
 }

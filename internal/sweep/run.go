@@ -187,7 +187,7 @@ func listNodes(ctx context.Context, c kubernetes.Interface, selector string, pag
 		l, err := c.CoreV1().Nodes().List(ctx, opts)
 		if err != nil {
 			if apierrors.IsBadRequest(err) && selector != "" {
-				return nil, fmt.Errorf("--nodes %q: %s", selector, oneLine(err))
+				return nil, wrapLine(err, "--nodes %q", selector)
 			}
 			return nil, apiError(err, "list", "nodes", "")
 		}
@@ -276,7 +276,7 @@ func (e *engine) run(parent context.Context, fromRV string) error {
 	// itself (a 403 comes back as an Error event).
 	w, err := watchtools.NewRetryWatcherWithContext(klog.NewContext(ctx, logr.Discard()), fromRV, lw)
 	if err != nil {
-		return fmt.Errorf("watch pods: %v", err)
+		return fmt.Errorf("watch pods: %w", err)
 	}
 	defer w.Stop()
 
