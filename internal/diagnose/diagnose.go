@@ -131,7 +131,7 @@ func (d *diagnosis) progress(format string, args ...any) {
 	}
 }
 
-func (d *diagnosis) step(name, status, summary string, took time.Duration) *report.DiagnoseStep {
+func (d *diagnosis) step(name string, status report.DiagnoseStepStatus, summary string, took time.Duration) *report.DiagnoseStep {
 	d.r.Steps = append(d.r.Steps, report.DiagnoseStep{Name: name, Status: status, Summary: summary, DurationMS: ms(took)})
 	return &d.r.Steps[len(d.r.Steps)-1]
 }

@@ -269,7 +269,7 @@ func TestAgentWithRealAPIServer(t *testing.T) {
 	got := map[string]string{}
 	for _, grp := range r.Groups {
 		for _, n := range grp.Nodes {
-			got[n.Node] = grp.Pool + "/" + grp.Zone + "/" + grp.Subnet + " " + n.Status + " " + n.Code
+			got[n.Node] = grp.Pool + "/" + grp.Zone + "/" + grp.Subnet + " " + string(n.Status) + " " + n.Code
 		}
 	}
 	wantF := map[string]string{

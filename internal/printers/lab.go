@@ -37,7 +37,7 @@ const (
 	labYellow = "\x1b[33m"
 )
 
-func labResultWord(o Options, res string) string {
+func labResultWord(o Options, res report.LabResult) string {
 	switch res {
 	case report.LabPass:
 		return labPaint(o, labGreen, "PASS")
@@ -94,7 +94,7 @@ func labWriteTest(w io.Writer, r *report.LabReport, o Options) error {
 	}
 	for _, run := range r.Runs {
 		// pad the plain word, then paint it, so colours do not skew columns
-		word := map[string]string{report.LabPass: "PASS", report.LabMismatch: "FAIL", report.LabError: "ERROR"}[run.Result]
+		word := map[report.LabResult]string{report.LabPass: "PASS", report.LabMismatch: "FAIL", report.LabError: "ERROR"}[run.Result]
 		if word == "" {
 			word = "RAN"
 		}

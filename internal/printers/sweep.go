@@ -140,7 +140,7 @@ func printSweep(w io.Writer, r *report.SweepReport, o Options) error {
 	return p.err
 }
 
-func (p *printer) sweepResult(status string, code any, note string) string {
+func (p *printer) sweepResult(status report.SweepStatus, code any, note string) string {
 	s := ""
 	switch status {
 	case report.SweepOK:

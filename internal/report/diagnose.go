@@ -33,17 +33,19 @@ type DiagnoseReport struct {
 	IdentityWalk *SweepReport  `json:"identityWalk,omitempty"`
 }
 
-// Answer statuses.
+// AnswerStatus is what a diagnosis found.
+type AnswerStatus string
+
 const (
-	AnswerBroken  = "broken" // a broken link was found
-	AnswerOK      = "ok"     // nothing fails, and the walk says the path works
-	AnswerNothing = "nothing-failing"
-	AnswerUnknown = "unknown" // pulls fail but no step could say where
+	AnswerBroken  AnswerStatus = "broken" // a broken link was found
+	AnswerOK      AnswerStatus = "ok"     // nothing fails, and the walk says the path works
+	AnswerNothing AnswerStatus = "nothing-failing"
+	AnswerUnknown AnswerStatus = "unknown" // pulls fail but no step could say where
 )
 
 // DiagnoseAnswer is the one answer, read first.
 type DiagnoseAnswer struct {
-	Status    string            `json:"status"` // broken | ok | nothing-failing | unknown
+	Status    AnswerStatus      `json:"status"` // broken | ok | nothing-failing | unknown
 	Condition verdict.Condition `json:"condition,omitempty"`
 	Cause     verdict.Cause     `json:"cause,omitempty"`
 	Code      verdict.Code      `json:"code,omitempty"`
@@ -76,21 +78,23 @@ type BrokenLink struct {
 	Nodes []string `json:"nodes,omitempty"`
 }
 
-// Step statuses of a diagnosis.
+// DiagnoseStepStatus is whether a step of a diagnosis ran.
+type DiagnoseStepStatus string
+
 const (
-	DiagnoseRan     = "ran"
-	DiagnoseSkipped = "skipped"
-	DiagnoseFailed  = "failed" // the step could not run (an error, a permission)
+	DiagnoseRan     DiagnoseStepStatus = "ran"
+	DiagnoseSkipped DiagnoseStepStatus = "skipped"
+	DiagnoseFailed  DiagnoseStepStatus = "failed" // the step could not run (an error, a permission)
 )
 
 // DiagnoseStep is one step of the method, in order: read, walk, audit.
 type DiagnoseStep struct {
-	Name       string  `json:"name"` // read | walk | audit
-	Status     string  `json:"status"`
-	Summary    string  `json:"summary"`
-	Reason     string  `json:"reason,omitempty"` // why skipped or failed
-	Next       string  `json:"next,omitempty"`   // the command that would do it by hand
-	DurationMS float64 `json:"durationMs"`
+	Name       string             `json:"name"` // read | walk | audit
+	Status     DiagnoseStepStatus `json:"status"`
+	Summary    string             `json:"summary"`
+	Reason     string             `json:"reason,omitempty"` // why skipped or failed
+	Next       string             `json:"next,omitempty"`   // the command that would do it by hand
+	DurationMS float64            `json:"durationMs"`
 }
 
 // PullIdentity is the pull identity the kubelet builds for the diagnosed

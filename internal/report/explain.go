@@ -73,18 +73,24 @@ type ExplainGroup struct {
 
 // Node evidence values.
 const (
-	EvidenceFailing  = "failing"
-	EvidenceFresh    = "fresh pull"                  // a healthy replica whose pull was seen
-	EvidenceCached   = "cached: evidence of nothing" // healthy, served from the node's cache
-	EvidenceUnknown  = "unknown"                     // healthy, but whether it pulled or used the cache is unknown
-	NodeStatusFailed = "failing"
-	NodeStatusOK     = "healthy"
+	EvidenceFailing = "failing"
+	EvidenceFresh   = "fresh pull"                  // a healthy replica whose pull was seen
+	EvidenceCached  = "cached: evidence of nothing" // healthy, served from the node's cache
+	EvidenceUnknown = "unknown"                     // healthy, but whether it pulled or used the cache is unknown
+)
+
+// NodeStatus is whether a node fails to pull an image or runs it.
+type NodeStatus string
+
+const (
+	NodeStatusFailed NodeStatus = "failing"
+	NodeStatusOK     NodeStatus = "healthy"
 )
 
 // ExplainNode is one node that runs or fails to run the image.
 type ExplainNode struct {
 	Name         string         `json:"name"`
-	Status       string         `json:"status"` // failing | healthy
+	Status       NodeStatus     `json:"status"` // failing | healthy
 	Pool         string         `json:"pool,omitempty"`
 	PoolSource   string         `json:"poolSource,omitempty"` // the label it came from
 	Zone         string         `json:"zone,omitempty"`

@@ -13,12 +13,14 @@ const (
 	LabModeDemo = "demo" // lab demo: loopback, healthy and broken side by side
 )
 
-// Results of one lab run checked against its expect block.
+// LabResult is one lab run checked against its expect block.
+type LabResult string
+
 const (
-	LabPass      = "pass"      // the verdict matched expect
-	LabMismatch  = "mismatch"  // the verdict differed from expect
-	LabError     = "error"     // the lab could not run the scenario
-	LabUnchecked = "unchecked" // no expect block
+	LabPass      LabResult = "pass"      // the verdict matched expect
+	LabMismatch  LabResult = "mismatch"  // the verdict differed from expect
+	LabError     LabResult = "error"     // the lab could not run the scenario
+	LabUnchecked LabResult = "unchecked" // no expect block
 )
 
 // LabReport is what `pullpath lab run`, `lab test` and `lab demo` return.
@@ -68,7 +70,7 @@ type LabRun struct {
 	Image      string           `json:"image,omitempty"`
 	Node       string           `json:"node,omitempty"` // the node's namespace (lab run) or address (demo)
 	Namespaces int              `json:"namespaces,omitempty"`
-	Result     string           `json:"result"` // pass | mismatch | error | unchecked
+	Result     LabResult        `json:"result"` // pass | mismatch | error | unchecked
 	Expect     *LabExpect       `json:"expect,omitempty"`
 	Mismatches []string         `json:"mismatches,omitempty"`
 	Error      string           `json:"error,omitempty"`

@@ -71,14 +71,23 @@ type MonitorGroup struct {
 	Nodes   []MonitorNodeState `json:"nodes"`
 }
 
+// MonitorNodeStatus is a node's latest verdict as its monitor Event says.
+type MonitorNodeStatus string
+
+const (
+	MonitorNodeOK      MonitorNodeStatus = "ok"
+	MonitorNodeFail    MonitorNodeStatus = "fail"
+	MonitorNodeUnknown MonitorNodeStatus = "unknown" // no monitor Event (yet, or past the event TTL)
+)
+
 // MonitorNodeState is one node's latest monitor Event.
 type MonitorNodeState struct {
-	Node      string     `json:"node"`
-	Status    string     `json:"status"` // ok | fail | unknown
-	Code      string     `json:"code,omitempty"`
-	Condition string     `json:"condition,omitempty"`
-	ImageHost string     `json:"imageHost,omitempty"`
-	Reason    string     `json:"reason,omitempty"`
-	Message   string     `json:"message,omitempty"`
-	At        *time.Time `json:"at,omitempty"`
+	Node      string            `json:"node"`
+	Status    MonitorNodeStatus `json:"status"` // ok | fail | unknown
+	Code      string            `json:"code,omitempty"`
+	Condition string            `json:"condition,omitempty"`
+	ImageHost string            `json:"imageHost,omitempty"`
+	Reason    string            `json:"reason,omitempty"`
+	Message   string            `json:"message,omitempty"`
+	At        *time.Time        `json:"at,omitempty"`
 }

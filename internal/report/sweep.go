@@ -100,7 +100,7 @@ type EmptyPool struct {
 // SweepNode is the outcome on one chosen node.
 type SweepNode struct {
 	PlannedNode
-	Status string       `json:"status"` // ok | fail | no-answer
+	Status SweepStatus  `json:"status"` // ok | fail | no-answer
 	Probe  *SweepResult `json:"probe,omitempty"`
 	Canary *SweepResult `json:"canary,omitempty"`
 	// Agreement reconciles probe and canary: agree-ok, agree-fail,
@@ -117,11 +117,15 @@ type SweepNode struct {
 	Verdict verdict.Verdict `json:"verdict"`
 }
 
-// Node statuses of a sweep.
+// SweepStatus is the outcome of a sweep's node, Pod or group.
+type SweepStatus string
+
+// Statuses of a sweep's nodes and Pods; a group's may also be SweepMixed.
 const (
-	SweepOK       = "ok"
-	SweepFail     = "fail"
-	SweepNoAnswer = "no-answer"
+	SweepOK       SweepStatus = "ok"
+	SweepFail     SweepStatus = "fail"
+	SweepNoAnswer SweepStatus = "no-answer"
+	SweepMixed    SweepStatus = "mixed" // a group whose nodes disagree
 )
 
 // Sources of a SweepResult.
@@ -137,7 +141,7 @@ const (
 type SweepResult struct {
 	Pod        string          `json:"pod"`
 	Source     string          `json:"source"`
-	Status     string          `json:"status"` // ok | fail | no-answer
+	Status     SweepStatus     `json:"status"` // ok | fail | no-answer
 	Verdict    verdict.Verdict `json:"verdict"`
 	Hops       []SweepHop      `json:"hops,omitempty"`
 	Mirror     bool            `json:"mirror,omitempty"` // a hosts.toml mirror served (probe)
@@ -181,7 +185,7 @@ type SweepGroup struct {
 	Zone      string            `json:"zone,omitempty"`
 	Subnet    string            `json:"subnet,omitempty"`
 	Nodes     []string          `json:"nodes"`
-	Status    string            `json:"status"` // ok | fail | mixed | no-answer
+	Status    SweepStatus       `json:"status"` // ok | fail | mixed | no-answer
 	Code      verdict.Code      `json:"code,omitempty"`
 	Condition verdict.Condition `json:"condition,omitempty"`
 	Endpoint  string            `json:"endpoint,omitempty"`

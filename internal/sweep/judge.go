@@ -215,7 +215,7 @@ func groups(nodes []report.SweepNode) []report.SweepGroup {
 		case g.Status == "":
 			g.Status = n.Status
 		case g.Status != n.Status:
-			g.Status = "mixed"
+			g.Status = report.SweepMixed
 		}
 		if n.Status == report.SweepFail {
 			codes[n.Group][n.Verdict.Code]++

@@ -94,14 +94,14 @@ func build(nodes []corev1.Node, latest map[string]corev1.Event, ns string) *repo
 			g = &report.MonitorGroup{Pool: f.Pool, Zone: f.Zone, Subnet: f.Subnet}
 			groups[k] = g
 		}
-		st := report.MonitorNodeState{Node: n.Name, Status: "unknown"}
+		st := report.MonitorNodeState{Node: n.Name, Status: report.MonitorNodeUnknown}
 		if e, ok := latest[n.Name]; ok {
 			t := eventTime(e)
 			st.Reason, st.Message, st.At = e.Reason, e.Message, &t
 			st.Code, st.Condition, st.ImageHost = e.Annotations[monitor.AnnotationCode], e.Annotations[monitor.AnnotationCondition], e.Annotations[monitor.AnnotationImageHost]
-			st.Status = "ok"
+			st.Status = report.MonitorNodeOK
 			if e.Reason == monitor.ReasonBroken {
-				st.Status = "fail"
+				st.Status = report.MonitorNodeFail
 			}
 		}
 		switch st.Status {
@@ -154,11 +154,11 @@ func build(nodes []corev1.Node, latest map[string]corev1.Event, ns string) *repo
 	return r
 }
 
-func rank(s string) int {
+func rank(s report.MonitorNodeStatus) int {
 	switch s {
-	case "fail":
+	case report.MonitorNodeFail:
 		return 0
-	case "unknown":
+	case report.MonitorNodeUnknown:
 		return 1
 	}
 	return 2
@@ -170,7 +170,7 @@ func dominant(r *report.MonitorFleetReport) verdict.Condition {
 	count := map[string]int{}
 	for _, g := range r.Groups {
 		for _, n := range g.Nodes {
-			if n.Status == "fail" {
+			if n.Status == report.MonitorNodeFail {
 				count[n.Condition]++
 			}
 		}
