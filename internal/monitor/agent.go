@@ -379,7 +379,7 @@ func resultCode(r *report.MonitorTarget) verdict.Code {
 func (a *Agent) Status() *report.MonitorStatus {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	s := &report.MonitorStatus{APIVersion: report.APIVersion, Kind: "MonitorStatus", Node: a.o.Node,
+	s := &report.MonitorStatus{APIVersion: report.APIVersion, Kind: report.MonitorStatusKind, Node: a.o.Node,
 		Pool: a.place.Pool, Zone: a.place.Zone, Subnet: a.place.Subnet, StartedAt: a.started, Rounds: a.rounds, Targets: []report.MonitorTarget{}}
 	for _, t := range a.static {
 		s.Targets = append(s.Targets, a.targetStatusLocked(t))

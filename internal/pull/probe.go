@@ -172,7 +172,7 @@ func Probe(ctx context.Context, opts Options) (*report.ProbeReport, error) {
 func newWalker(opts Options) (*walker, error) {
 	rep := &report.ProbeReport{
 		APIVersion: report.APIVersion,
-		Kind:       "ProbeReport",
+		Kind:       report.ProbeKind,
 		Image:      opts.Image,
 		Node:       opts.Node,
 		Mode:       "full",

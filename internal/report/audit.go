@@ -6,15 +6,6 @@ import (
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
-// Report kinds of the cloud audits. Both share AuditReport's shape, so a
-// script reads `subnets[].checks[]` and `changes[]` the same way for either
-// cloud.
-const (
-	KindAWSAudit   = "AWSAuditReport"
-	KindAzureAudit = "AzureAuditReport"
-	KindGCPAudit   = "GCPAuditReport"
-)
-
 // CheckStatus is the outcome of one audit check on one subnet.
 type CheckStatus string
 

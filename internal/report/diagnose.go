@@ -6,9 +6,6 @@ import (
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
-// DiagnoseKind is the kind of a DiagnoseReport.
-const DiagnoseKind = "DiagnoseReport"
-
 // DiagnoseReport is what `pullpath diagnose` returns: one answer first (the
 // broken link, the repair direction, the objects to change and the command
 // that proves the fix), then the steps that were run or skipped and the

@@ -6,9 +6,6 @@ import (
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
-// ExplainKind is the kind of an ExplainReport.
-const ExplainKind = "ExplainReport"
-
 // ExplainReport is what `pullpath explain` returns: one finding per pull
 // failure message, and the correlation of failing and healthy nodes per image.
 type ExplainReport struct {

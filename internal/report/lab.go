@@ -105,7 +105,7 @@ type LabTimings struct {
 
 // NewLabReport returns an empty report of a mode.
 func NewLabReport(mode string) *LabReport {
-	return &LabReport{APIVersion: APIVersion, Kind: "LabReport", Mode: mode, StartedAt: time.Now().UTC()}
+	return &LabReport{APIVersion: APIVersion, Kind: LabKind, Mode: mode, StartedAt: time.Now().UTC()}
 }
 
 // Finish fills the summary and the duration.

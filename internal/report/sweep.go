@@ -9,9 +9,6 @@ import (
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
-// SweepKind is the kind of a SweepReport.
-const SweepKind = "SweepReport"
-
 // SweepReport is what `pullpath sweep` returns: the plan (which nodes, why
 // the others were left out), one result per chosen node (the probe Pod's
 // walk and, with --canary, the real kubelet's pull), the node x endpoint

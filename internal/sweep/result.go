@@ -131,7 +131,7 @@ func ParseProbeLog(log []byte) (*report.ProbeReport, error) {
 		return nil, fmt.Errorf("log holds no JSON report: %q", cutRunes(string(log), 80))
 	}
 	var r report.ProbeReport
-	if err := json.NewDecoder(bytes.NewReader(log[i:])).Decode(&r); err != nil || r.Kind != "ProbeReport" {
+	if err := json.NewDecoder(bytes.NewReader(log[i:])).Decode(&r); err != nil || r.Kind != report.ProbeKind {
 		return nil, fmt.Errorf("log is not a ProbeReport: %q", cutRunes(string(log[i:]), 80))
 	}
 	return &r, nil

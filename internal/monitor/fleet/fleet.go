@@ -80,7 +80,7 @@ func eventTime(e corev1.Event) time.Time {
 }
 
 func build(nodes []corev1.Node, latest map[string]corev1.Event, ns string) *report.MonitorFleetReport {
-	r := &report.MonitorFleetReport{APIVersion: report.APIVersion, Kind: "MonitorFleetReport",
+	r := &report.MonitorFleetReport{APIVersion: report.APIVersion, Kind: report.MonitorFleetKind,
 		Source: fmt.Sprintf("Events of %s on Nodes (namespace %s)", monitor.EventComponent, ns), Groups: []report.MonitorGroup{}}
 	groups := map[[3]string]*report.MonitorGroup{}
 	known := map[string]bool{}
