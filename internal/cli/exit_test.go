@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pullpath/pullpath/internal/explain"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -74,30 +75,6 @@ func TestExitTableMatchesHelp(t *testing.T) {
 	}
 }
 
-func TestExitFor(t *testing.T) {
-	seen := map[int]bool{}
-	for _, r := range exitTable {
-		if seen[r.Code] {
-			t.Errorf("exit code %d is in the table twice", r.Code)
-		}
-		seen[r.Code] = true
-	}
-	for _, c := range verdict.Conditions {
-		n := exitFor(c)
-		if n < 3 || n == exitMismatch {
-			t.Errorf("exitFor(%s) = %d, want a condition's own code (3 and up, not %d)", c, n, exitMismatch)
-		}
-		if c.Meaning() == "" {
-			t.Errorf("condition %s has no meaning", c)
-		}
-	}
-	for _, c := range []verdict.Condition{verdict.ConditionNone, "nonsense"} {
-		if n := exitFor(c); n != exitOther {
-			t.Errorf("exitFor(%q) = %d, want %d", c, n, exitOther)
-		}
-	}
-}
-
 func TestExitForReport(t *testing.T) {
 	fail := func(c verdict.Condition) verdict.Verdict {
 		return verdict.Verdict{Status: verdict.StatusFail, Condition: c}
@@ -119,9 +96,10 @@ func TestExitForReport(t *testing.T) {
 		{"probe route", &report.ProbeReport{Verdict: fail(verdict.ConditionRoute)}, 3, ""},
 		{"probe registry", &report.ProbeReport{Verdict: fail(verdict.ConditionRegistry)}, 8, ""},
 		{"probe no direction", &report.ProbeReport{Verdict: fail(verdict.ConditionNone)}, 2, ""},
-		{"explain nothing failing", &report.ExplainReport{}, 0, ""},
-		{"explain dns", &report.ExplainReport{Summary: report.ExplainSummary{Failures: 2, DominantCondition: verdict.ConditionDNS}}, 4, ""},
-		{"explain only back-off", &report.ExplainReport{Summary: report.ExplainSummary{Failures: 1}}, 2, ""},
+		{"explain: the code explain.Summarize recorded", &report.ExplainReport{Summary: report.ExplainSummary{Failures: 2, DominantCondition: verdict.ConditionDNS, ExitCode: 4}}, 4, ""},
+		{"sweep: the code its judge recorded", &report.SweepReport{Verdict: report.SweepVerdict{Status: verdict.StatusFail, Failed: 1, ExitCode: 5}}, 5, ""},
+		{"diagnose: the answer's code", &report.DiagnoseReport{Answer: report.DiagnoseAnswer{Status: report.AnswerBroken, Exit: 6}}, 6, ""},
+		{"monitor status: the summary's code", &report.MonitorFleetReport{Summary: report.MonitorFleetSummary{Failing: 1, ExitCode: 4}}, 4, ""},
 		{"audit pass", &report.AuditReport{Verdict: report.AuditVerdict{Status: report.CheckPass}}, 0, ""},
 		{"audit route", &report.AuditReport{Verdict: report.AuditVerdict{Status: report.CheckFail, Condition: verdict.ConditionRoute}}, 3, ""},
 		{"lab run pass, probe endpoint-set", lab(report.LabModeRun, &report.LabRun{Result: report.LabPass, Probe: &report.ProbeReport{Verdict: fail(verdict.ConditionEndpointSet)}}), 5, ""},
@@ -143,24 +121,37 @@ func TestExitForReport(t *testing.T) {
 	}
 }
 
-func TestFinishRecordsTheExitCode(t *testing.T) {
+// finish exits with the report's code and writes nothing into the report,
+// nor into the reports it holds: each engine recorded its own.
+func TestFinishExitsWithTheRecordedCode(t *testing.T) {
 	o := &output{format: "json"}
-	r := &report.ExplainReport{Summary: report.ExplainSummary{Failures: 1, DominantCondition: verdict.ConditionTLSIdentity}}
+	r := &report.ExplainReport{Findings: []report.ExplainFinding{{Code: verdict.TLSUnknownAuthority, Condition: verdict.ConditionTLSIdentity}}}
+	explain.Summarize(r)
 	var out bytes.Buffer
 	err := o.finish(&out, r)
 	var ee *ExitError
 	if !errors.As(err, &ee) || ee.Code != 6 || ee.Err != nil {
 		t.Fatalf("finish(explain tls-identity) = %v, want exit 6 with no message", err)
 	}
-	if r.Summary.ExitCode != 6 || !strings.Contains(out.String(), `"exitCode": 6`) {
-		t.Errorf("finish did not record exit 6 in the report: summary %d, output %s", r.Summary.ExitCode, out.String())
+	if !strings.Contains(out.String(), `"exitCode": 6`) {
+		t.Errorf("the printed report does not say exit 6: %s", out.String())
+	}
+	// The nested explain report says 0 here, which no policy would give
+	// it: finish must leave it as its engine left it.
+	d := &report.DiagnoseReport{Answer: report.DiagnoseAnswer{Status: report.AnswerBroken, Condition: verdict.ConditionRoute, Exit: 3},
+		Explain: &report.ExplainReport{Summary: report.ExplainSummary{Failures: 1, DominantCondition: verdict.ConditionDNS}}}
+	if err := o.finish(&bytes.Buffer{}, d); !errors.As(err, &ee) || ee.Code != 3 {
+		t.Errorf("finish(diagnose route) = %v, want exit 3", err)
+	}
+	if d.Explain.Summary.ExitCode != 0 {
+		t.Errorf("finish wrote exit %d into the diagnosis's explain report", d.Explain.Summary.ExitCode)
 	}
 	run := &report.LabRun{Result: report.LabPass, Probe: &report.ProbeReport{Verdict: verdict.Verdict{Status: verdict.StatusFail, Condition: verdict.ConditionDNS}}}
 	lr := report.NewLabReport(report.LabModeTest)
 	lr.Runs = []*report.LabRun{run}
 	lr.Finish(1)
 	if err := o.finish(&bytes.Buffer{}, lr); err != nil || run.ExitCode != 4 {
-		t.Errorf("finish(lab test) = %v, run exit %d; want nil, 4", err, run.ExitCode)
+		t.Errorf("finish(lab test) = %v, run exit %d; want nil, 4 (recorded by LabReport.Finish)", err, run.ExitCode)
 	}
 	if err := o.finish(&bytes.Buffer{}, &report.ProbeReport{Verdict: verdict.Verdict{Status: verdict.StatusOK}}); err != nil {
 		t.Errorf("finish(probe ok) = %v, want nil", err)
@@ -181,7 +172,7 @@ func TestDocs(t *testing.T) {
 		t.Fatalf("reading %s: %v (run go test ./internal/cli -run TestDocs -update)", docsPath, err)
 	}
 	if string(got) != want {
-		t.Errorf("%s is out of date with internal/verdict/codes.go or internal/cli/exit.go: run go test ./internal/cli -run TestDocs -update", docsPath)
+		t.Errorf("%s is out of date with internal/verdict/codes.go or internal/exitcode: run go test ./internal/cli -run TestDocs -update", docsPath)
 	}
 	// every code of the table appears in the docs exactly once as a row
 	for _, i := range verdict.Codes {

@@ -7,9 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/testenv/controlplane"
-	"github.com/pullpath/pullpath/internal/verdict"
 )
 
 func TestSweepUsageErrors(t *testing.T) {
@@ -72,24 +70,6 @@ func TestSweepDryRunAgainstAPIServer(t *testing.T) {
 	code, _, errOut = runCLI(t, "", "sweep", "nginx:1.27", "--kubeconfig", cp.Kubeconfig, "--nodes", "dry=nothing")
 	if code != 1 || !strings.Contains(errOut, `--nodes "dry=nothing" matches no node`) {
 		t.Errorf("empty selector = exit %d, stderr %q", code, errOut)
-	}
-}
-
-func TestSweepExitPolicy(t *testing.T) {
-	for _, tc := range []struct {
-		v    report.SweepVerdict
-		want int
-	}{
-		{report.SweepVerdict{Status: verdict.StatusOK}, 0},
-		{report.SweepVerdict{Status: verdict.StatusFail, Failed: 2, Condition: verdict.ConditionEndpointSet}, 5},
-		{report.SweepVerdict{Status: verdict.StatusFail, Failed: 3, Condition: verdict.ConditionTLSIdentity}, 6},
-		{report.SweepVerdict{Status: verdict.StatusFail, NoAnswer: 1}, 2},
-	} {
-		r := &report.SweepReport{Verdict: tc.v}
-		got, err := exitForReport(r)
-		if err != nil || got != tc.want {
-			t.Errorf("exitForReport(%+v) = %d, %v; want %d", tc.v, got, err, tc.want)
-		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pullpath/pullpath/internal/exitcode"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -21,6 +22,7 @@ import (
 //     look and the audit to run is named.
 //  4. The proof: a fresh sweep of every pool with the kubelet's canary, then
 //     a node created after the fix.
+//  5. The exit code (internal/exitcode) of the repair direction.
 func Answer(r *report.DiagnoseReport, clouds []cloudNeed) report.DiagnoseAnswer {
 	var a report.DiagnoseAnswer
 	sw, g := r.Sweep, explainGroup(r)
@@ -105,6 +107,12 @@ func Answer(r *report.DiagnoseReport, clouds []cloudNeed) report.DiagnoseAnswer 
 	}
 	if byIdentity {
 		a.Prove = identityProve(r)
+	}
+
+	// 5. The exit code: the repair direction's, 0 when nothing is broken.
+	a.Exit = exitcode.For(a.Condition)
+	if a.Status == report.AnswerOK || a.Status == report.AnswerNothing {
+		a.Exit = exitcode.OK
 	}
 	return a
 }

@@ -61,6 +61,9 @@ func TestAnswerFromTheWalk(t *testing.T) {
 	if len(a.Prove) != 2 || a.Prove[0] != "pullpath sweep "+ecrImage+" --canary --per pool" || !strings.Contains(a.Prove[1], "created after the fix") {
 		t.Errorf("Prove = %q, want the canary sweep per pool and the new-node hint", a.Prove)
 	}
+	if a.Exit != 5 {
+		t.Errorf("Exit = %d, want 5 (endpoint-set)", a.Exit)
+	}
 }
 
 func TestAnswerChangesFromTheAudit(t *testing.T) {
@@ -104,8 +107,8 @@ func TestAnswerFromTheEventsWhenTheWalkPulls(t *testing.T) {
 func TestAnswerNothingFailing(t *testing.T) {
 	r := &report.DiagnoseReport{Scope: "namespace shop", Explain: &report.ExplainReport{Scope: "namespace shop"}}
 	a := Answer(r, nil)
-	if a.Status != report.AnswerNothing || a.Link != nil || !strings.Contains(a.Summary, "--image") {
-		t.Errorf("Answer = %+v, want nothing-failing with the --image hint", a)
+	if a.Status != report.AnswerNothing || a.Link != nil || !strings.Contains(a.Summary, "--image") || a.Exit != 0 {
+		t.Errorf("Answer = %+v, want nothing-failing with the --image hint, exit 0", a)
 	}
 	sw := &report.SweepReport{Groups: []report.SweepGroup{{Key: "a"}, {Key: "b"}}, Verdict: report.SweepVerdict{Status: verdict.StatusOK, OK: 2}}
 	r = &report.DiagnoseReport{Scope: "namespace shop", Image: ecrImage, Explain: &report.ExplainReport{}, Sweep: sw}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/distribution/reference"
 
+	"github.com/pullpath/pullpath/internal/exitcode"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -46,8 +47,8 @@ func NewReport() *report.ExplainReport {
 }
 
 // Summarize counts the findings and sets the dominant condition: the one
-// most findings share ("" when no finding has one). The exit code it
-// implies is the CLI's to decide (internal/cli/exit.go).
+// most findings share ("" when no finding has one), and the exit code it
+// implies (internal/exitcode).
 func Summarize(r *report.ExplainReport) {
 	s := &r.Summary
 	s.Failures = 0
@@ -61,6 +62,7 @@ func Summarize(r *report.ExplainReport) {
 		}
 	}
 	s.DominantCondition = dominantCondition(s.ByCondition)
+	s.ExitCode = exitcode.ForFailures(s.Failures, s.DominantCondition)
 	if len(s.ByCode) == 0 {
 		s.ByCode = nil
 	}

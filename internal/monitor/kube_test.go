@@ -281,8 +281,8 @@ func TestAgentWithRealAPIServer(t *testing.T) {
 			t.Errorf("fleet %s = %q, want %q", n, got[n], w)
 		}
 	}
-	if r.Summary.Failing != 2 || r.Summary.DominantCondition != verdict.ConditionDNS {
-		t.Errorf("fleet summary = %+v, want 2 failing, condition dns", r.Summary)
+	if r.Summary.Failing != 2 || r.Summary.DominantCondition != verdict.ConditionDNS || r.Summary.ExitCode != 4 {
+		t.Errorf("fleet summary = %+v, want 2 failing, condition dns, exit 4", r.Summary)
 	}
 
 	// ok -> fail -> ok on one node: one Event per change, none for the

@@ -60,7 +60,7 @@ type DiagnoseAnswer struct {
 	Look []string `json:"look,omitempty"`
 	// Prove is the command that proves the fix, and the hint that goes with it.
 	Prove []string `json:"prove"`
-	// Exit is the process exit code the answer maps to.
+	// Exit is the process exit code the answer maps to (internal/exitcode).
 	Exit int `json:"exitCode"`
 }
 

@@ -108,5 +108,5 @@ type ExplainSummary struct {
 	ByCode            map[verdict.Code]int      `json:"byCode,omitempty"`
 	ByCondition       map[verdict.Condition]int `json:"byCondition,omitempty"`
 	DominantCondition verdict.Condition         `json:"dominantCondition,omitempty"`
-	ExitCode          int                       `json:"exitCode"` // the CLI's exit code for this report (internal/cli/exit.go)
+	ExitCode          int                       `json:"exitCode"` // the report's exit code (internal/exitcode), set by explain.Summarize
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"time"
 
+	"github.com/pullpath/pullpath/internal/exitcode"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -76,7 +77,7 @@ type LabRun struct {
 	Error      string           `json:"error,omitempty"`
 	Verdict    *verdict.Verdict `json:"verdict,omitempty"`
 	Warnings   []verdict.Code   `json:"warnings,omitempty"`
-	ExitCode   int              `json:"exitCode"` // the exit code of the probe's verdict, recorded by the CLI (internal/cli/exit.go)
+	ExitCode   int              `json:"exitCode"` // the exit code of the probe's verdict alone (internal/exitcode), set by Finish
 	Probe      *ProbeReport     `json:"probe,omitempty"`
 	Checks     []LabCheck       `json:"checks,omitempty"` // results of runner hooks (runtime cross-check, ...)
 	Timings    LabTimings       `json:"timings"`
@@ -108,10 +109,14 @@ func NewLabReport(mode string) *LabReport {
 	return &LabReport{APIVersion: APIVersion, Kind: LabKind, Mode: mode, StartedAt: time.Now().UTC()}
 }
 
-// Finish fills the summary and the duration.
+// Finish fills the summary, each run's exit code and the duration.
 func (r *LabReport) Finish(parallel int) {
 	r.Summary = LabSummary{Total: len(r.Runs), Parallel: parallel}
 	for _, run := range r.Runs {
+		run.ExitCode = exitcode.OK
+		if run.Probe != nil {
+			run.ExitCode = exitcode.ForVerdict(run.Probe.Verdict)
+		}
 		switch run.Result {
 		case LabPass:
 			r.Summary.Passed++

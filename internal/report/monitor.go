@@ -55,7 +55,7 @@ type MonitorFleetSummary struct {
 	// DominantCondition is the most common condition of the failing
 	// nodes' verdicts.
 	DominantCondition verdict.Condition `json:"dominantCondition,omitempty"`
-	// ExitCode of `pullpath monitor status` (internal/cli/exit.go): 0 when
+	// ExitCode of `pullpath monitor status` (internal/exitcode): 0 when
 	// no node fails, else the probe's code of DominantCondition.
 	ExitCode int `json:"exitCode"`
 }

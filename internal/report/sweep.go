@@ -203,7 +203,7 @@ type SweepVerdict struct {
 	OK        int               `json:"ok"`
 	Failed    int               `json:"failed"`
 	NoAnswer  int               `json:"noAnswer"`
-	ExitCode  int               `json:"exitCode"` // recorded by the CLI's exit policy
+	ExitCode  int               `json:"exitCode"` // the sweep's exit code (internal/exitcode), set when it is judged
 }
 
 // ProbeSummaryVersion is the schema of ProbeSummary.

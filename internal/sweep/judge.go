@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pullpath/pullpath/internal/exitcode"
 	"github.com/pullpath/pullpath/internal/nodeplace"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
@@ -25,6 +26,20 @@ func judge(r *report.SweepReport) {
 	r.Endpoints = columns(r.Nodes)
 	r.Groups = groups(r.Nodes)
 	r.Verdict = divergence(r)
+	r.Verdict.ExitCode = exitCode(r.Verdict)
+}
+
+// exitCode is a sweep's exit code (internal/exitcode): 0 when every node
+// pulls, the dominant condition's when a node fails, 2 when nodes only
+// gave no answer.
+func exitCode(v report.SweepVerdict) int {
+	switch {
+	case v.Status == verdict.StatusOK:
+		return exitcode.OK
+	case v.Failed == 0:
+		return exitcode.Other
+	}
+	return exitcode.For(v.Condition)
 }
 
 // Judge is judge for callers that assemble a report themselves (tests, the

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/verdict"
 )
 
 type nodeOpt func(*corev1.Node)
@@ -264,6 +265,22 @@ func TestNextStepsNameTheAudit(t *testing.T) {
 		got := nextSteps(&report.SweepReport{Image: "img"}, []*report.SweepNode{n})
 		if len(got) == 0 || got[0] != tt.want {
 			t.Errorf("nextSteps(%s) = %q, want first %q", tt.providerID, got, tt.want)
+		}
+	}
+}
+
+func TestSweepExitCode(t *testing.T) {
+	for _, tc := range []struct {
+		v    report.SweepVerdict
+		want int
+	}{
+		{report.SweepVerdict{Status: verdict.StatusOK}, 0},
+		{report.SweepVerdict{Status: verdict.StatusFail, Failed: 2, Condition: verdict.ConditionEndpointSet}, 5},
+		{report.SweepVerdict{Status: verdict.StatusFail, Failed: 3, Condition: verdict.ConditionTLSIdentity}, 6},
+		{report.SweepVerdict{Status: verdict.StatusFail, NoAnswer: 1}, 2},
+	} {
+		if got := exitCode(tc.v); got != tc.want {
+			t.Errorf("exitCode(%+v) = %d, want %d", tc.v, got, tc.want)
 		}
 	}
 }

@@ -12,7 +12,7 @@ func Markdown(exitTable string) string {
 	b.WriteString(`# Verdict codes
 
 Every finding pullpath reports has a stable code. ` + "`probe`" + `, ` + "`explain`" + ` and ` + "`lab`" + ` share them.
-This page is generated from ` + "`internal/verdict/codes.go`" + ` and ` + "`internal/cli/exit.go`" + `, and a test keeps them
+This page is generated from ` + "`internal/verdict/codes.go`" + ` and ` + "`internal/exitcode`" + `, and a test keeps them
 equal (` + "`go test ./internal/cli -run TestDocs -update`" + ` rewrites it).
 
 A verdict carries a **stage** (where the pull failed: reference, registry, auth, blob), a
@@ -35,7 +35,7 @@ the same path from the node.
 
 ` + "`pullpath`" + ` exits with the code of the report's dominant condition, so that a script or a Job
 can act on the repair direction without parsing output (the table lives in
-` + "`internal/cli/exit.go`" + `):
+` + "`internal/exitcode`" + `):
 
 `)
 	b.WriteString(exitTable)

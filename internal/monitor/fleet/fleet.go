@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/pullpath/pullpath/internal/exitcode"
 	"github.com/pullpath/pullpath/internal/explain/cluster"
 	"github.com/pullpath/pullpath/internal/monitor"
 	"github.com/pullpath/pullpath/internal/nodeplace"
@@ -28,7 +29,6 @@ type Options struct {
 }
 
 // Status lists the Nodes and the agents' Events and returns the fleet view.
-// The exit code the CLI derives is ExitCode(report).
 func Status(ctx context.Context, c kubernetes.Interface, o Options) (*report.MonitorFleetReport, error) {
 	if o.EventNamespace == "" {
 		o.EventNamespace = "default"
@@ -151,6 +151,7 @@ func build(nodes []corev1.Node, latest map[string]corev1.Event, ns string) *repo
 		return a.Subnet < b.Subnet
 	})
 	r.Summary.DominantCondition = dominant(r)
+	r.Summary.ExitCode = exitcode.ForFailures(r.Summary.Failing, r.Summary.DominantCondition)
 	return r
 }
 
