@@ -20,7 +20,7 @@ import (
 )
 
 var diagnoseLong = `One command from "my Pods are in ImagePullBackOff" to the broken link, the
-object to change, and the proof. It runs the seeds' method in order:
+object to change, and the proof. It runs the diagnosis method in order:
 
   1. read    the kubelet's events for the target (pullpath explain): which
              nodes fail, which only look healthy because of their cache;

@@ -1,5 +1,5 @@
 // Package diagnose joins pullpath's steps into one answer, in the order of
-// the seeds' method: read the failure (explain), walk the pull from a
+// the diagnosis method: read the failure (explain), walk the pull from a
 // failing node and a healthy-looking node of every other group (sweep),
 // find the cloud object that differs (the AWS or Azure audit), and say the
 // broken link, the objects to change and the command that proves the fix.

@@ -136,7 +136,7 @@ var classifyCases = []classifyCase{
 	{"containerd/ecr-s3-accessdenied",
 		kubeFailed[:0] + `Failed to pull image "` + ecrImg + `": rpc error: code = Unknown desc = failed to pull and unpack image "` + ecrImg + `": failed to copy: httpReadSeeker: failed open: unexpected status code https://prod-eu-west-1-starport-layer-bucket.s3.eu-west-1.amazonaws.com/ab12-123456789012-1111/abcd?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=deadbeef: 403 Forbidden <?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>`,
 		want{Code: verdict.BlobForbidden, Stage: verdict.StageBlob, Condition: verdict.ConditionEndpointSet, Host: "prod-eu-west-1-starport-layer-bucket.s3.eu-west-1.amazonaws.com"}},
-	// ECR layer from S3 with no route (the seeds' EKS case: a subnet without the S3 gateway route)
+	// ECR layer from S3 with no route (the ECR subnet scenario: a subnet without the S3 gateway route)
 	{"containerd/ecr-s3-timeout",
 		`Failed to pull image "` + ecrImg + `": rpc error: code = Unknown desc = failed to pull and unpack image "` + ecrImg + `": failed to copy: httpReadSeeker: failed open: failed to do request: Get "https://prod-eu-west-1-starport-layer-bucket.s3.eu-west-1.amazonaws.com/ab12/abcd?X-Amz-Signature=secret": dial tcp 52.218.1.2:443: i/o timeout`,
 		want{Code: verdict.ConnectTimeout, Stage: verdict.StageBlob, Condition: verdict.ConditionEndpointSet, Step: StepBlob, Address: "52.218.1.2:443"}},

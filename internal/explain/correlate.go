@@ -58,7 +58,7 @@ func (f *Facts) notePull(node, image string, fresh bool) {
 func (f *Facts) NotePull(node, image string, fresh bool) { f.notePull(node, image, fresh) }
 
 // dimensions the failing and healthy node sets are compared on, in the
-// order a verdict names them: the seeds' causes first (subnet, zone, pool),
+// order a verdict names them: the usual causes first (subnet, zone, pool),
 // then the trigger (node age).
 var dimensions = []string{"subnet", "zone", "pool"}
 

@@ -31,7 +31,7 @@ type AuditReport struct {
 	// Subnets holds one entry per node subnet, failing ones first.
 	Subnets []*AuditSubnet `json:"subnets"`
 	// Comparison sets the first failing subnet beside a passing one, check
-	// by check (the seeds' "scan the difference top to bottom"); nil when
+	// by check (the ECR subnet scenario's "compare the failing and working subnets top to bottom"); nil when
 	// all subnets agree.
 	Comparison *AuditComparison `json:"comparison,omitempty"`
 	// Verdict is the audit's one answer: the dominant condition and a

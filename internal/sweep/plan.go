@@ -64,7 +64,7 @@ type PlanOptions struct {
 //     NotReady, Windows, virtual-kubelet, Fargate; cordoned ones only with
 //     SkipCordoned (else they are probed, and marked).
 //  3. One node per group (by --per), preferring a node of Prefer, then an uncordoned node, then
-//     the newest (a node from the last scale-up is the one the seeds say
+//     the newest (a node from the last scale-up is the one the diagnosis method says
 //     to verify on), then by name; --all keeps every eligible node.
 //  4. Pools expected (--expect-pool, the cluster-autoscaler's status) but
 //     without any node are named.

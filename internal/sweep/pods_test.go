@@ -9,7 +9,9 @@ import (
 	"github.com/pullpath/pullpath/internal/report"
 )
 
-// TestProbePodSpec: the probe Pod is what the issue says, field by field.
+// TestProbePodSpec: the probe Pod is a per-node walk's Pod, field by field:
+// pinned by nodeName on the host network, tolerating every taint, bounded
+// and deleted at once, locked down, reading the node's files read-only.
 func TestProbePodSpec(t *testing.T) {
 	o := PodOptions{RunID: "r1", Namespace: "ns", Image: "reg.example/app:1", ProbeImage: "reg.example/pullpath:1", Deadline: 600, PullSecrets: []string{"creds", "more-creds"}, ServiceAccount: "web"}
 	for _, resolved := range []bool{false, true} {

@@ -24,7 +24,7 @@ back), ` + "`dns`" + ` (the node's resolver and the zones it can see), ` + "`end
 hosts the registry hands out, which need the same path as the registry), ` + "`tls-identity`" + `
 (certificate trust and names, credentials and permissions), ` + "`image`" + ` (the reference, the
 repository, the platform) and ` + "`registry`" + ` (the registry service itself). Failures with different
-codes but the same direction are fixed in the same place; the seeds sort their tables by it,
+codes but the same direction are fixed in the same place; the diagnosis method sorts its tables by it,
 and each direction has its own exit code.
 
 A network failure (route or dns condition) on a token or blob host, while the registry host

@@ -1,5 +1,5 @@
 // Package verdict is pullpath's shared vocabulary: where a pull failed
-// (Stage), why (Cause), which repair direction of the seeds it points to
+// (Stage), why (Cause), which repair direction it points to
 // (Condition), the exact finding (Code), and where to look next (Advice).
 //
 // It is pure data and functions over it: probe, explain and lab all speak it,
@@ -38,7 +38,8 @@ const (
 	CauseOther        Cause = "other"
 )
 
-// Condition is the repair direction of the seeds' tables.
+// Condition is the repair direction: the kind of change that fixes a
+// failure, and so the objects and the team to look at.
 type Condition string
 
 const (

@@ -1,6 +1,6 @@
 // Package diagnoselab_test runs pullpath diagnose on the lab cluster: real
 // kubelets and containerd in network namespaces (internal/lab) whose
-// network holds a seed's fault, the real kubelet's Events, the walk as
+// network holds one of the scenarios' faults, the real kubelet's Events, the walk as
 // Pods running pullpath's own image (built without Docker, imported into
 // every node), and for the AWS story the saved AWS CLI folder that matches
 // the scenario. They need root; under CI=true they fail when they cannot run.
@@ -142,7 +142,7 @@ func golden(t *testing.T, name, got string) {
 	}
 }
 
-// Seed 003 on real kubelets: a scale-up puts a replica on node-c in subnet
+// The ECR subnet scenario on real kubelets: a scale-up puts a replica on node-c in subnet
 // C, whose route table lacks the S3 gateway endpoint. The answer names the
 // S3 layer host, CONNECT_TIMEOUT from the walk on node-c only, and, from
 // the scenario's saved AWS CLI folder, the endpoint and route table to
@@ -173,7 +173,7 @@ func TestDiagnoseScaleUpNewSubnet(t *testing.T) {
 	golden(t, "scale-up-new-subnet", answer(text))
 }
 
-// Seed 000's identity rule: every node fails alike; the answer says
+// The AKS private-network scenario's identity rule: every node fails alike; the answer says
 // identity, not network.
 func TestDiagnoseEveryNodeNoPullScope(t *testing.T) {
 	t.Parallel()

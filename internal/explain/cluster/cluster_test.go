@@ -153,7 +153,7 @@ const (
 	authFail = `failed to pull and unpack image "` + acrImage + `": failed to resolve reference "` + acrImage + `": pulling from host myacr.azurecr.io failed with status code [manifests 2.3.1]: 401 Unauthorized`
 )
 
-// The seeds' EKS case: only nodes in one subnet fail; the layers come from S3.
+// The ECR subnet scenario: only nodes in one subnet fail; the layers come from S3.
 func TestSubnetOnlyFailure(t *testing.T) {
 	f := newFixture(t, "subnet-only")
 	pool := map[string]string{"eks.amazonaws.com/nodegroup": "ng-1", "topology.kubernetes.io/zone": "eu-west-1a"}
@@ -219,7 +219,7 @@ func TestSubnetOnlyFailure(t *testing.T) {
 	}
 }
 
-// The seeds' scale-up case: only nodes created after the others fail; the
+// The scale-up case: only nodes created after the others fail; the
 // old nodes' replicas run from cache.
 func TestNewNodesOnlyFailure(t *testing.T) {
 	f := newFixture(t, "new-nodes")

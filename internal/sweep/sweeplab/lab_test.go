@@ -177,7 +177,7 @@ func (e *env) waitImageListed(image string, nodes ...string) {
 	}
 }
 
-// TestLabScaleUpNewSubnet: seed 003 on real kubelets. The default sweep
+// TestLabScaleUpNewSubnet: the ECR subnet scenario on real kubelets. The default sweep
 // finds the one failing group (the subnet added by the scale-up), names
 // the blob host and CONNECT_TIMEOUT, and shows the other groups pulling
 // fully; the canary agrees on the new node and says cached on the old
