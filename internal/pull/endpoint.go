@@ -58,7 +58,7 @@ func (w *walker) reach(ctx context.Context, u *url.URL, role verdict.Role, via s
 	w.mu.Unlock()
 	defer close(ep.ready)
 
-	ep.err = w.check(ctx, ep, u, tlsCfg)
+	ep.err = w.resolveConnectTLS(ctx, ep, u, tlsCfg)
 	if ep.err != nil {
 		ep.rep.Status = report.StepFail
 		ep.rep.Code = ep.err.Code
@@ -66,9 +66,12 @@ func (w *walker) reach(ctx context.Context, u *url.URL, role verdict.Role, via s
 	return ep
 }
 
-// check is steps 2 to 4 on one endpoint, each phase a function: direct,
-// or through the runtime's proxy when its settings send u there.
-func (w *walker) check(ctx context.Context, ep *endpoint, u *url.URL, tlsCfg *tls.Config) *Error {
+// resolveConnectTLS is steps 2 to 4 on one endpoint, each phase a
+// function: resolve its name the node's way, connect to its addresses,
+// shake hands with TLS, then bind the endpoint's HTTP client to the address
+// that answered; or all of it through the runtime's proxy when its
+// settings send u there (checkViaProxy).
+func (w *walker) resolveConnectTLS(ctx context.Context, ep *endpoint, u *url.URL, tlsCfg *tls.Config) *Error {
 	if d := w.decide(ep, u); !d.Direct() {
 		return w.checkViaProxy(ctx, ep, u, d, tlsCfg)
 	}

@@ -218,19 +218,43 @@ func skippedLine(p report.SweepPlan) string {
 	return fmt.Sprintf("%d node(s): %s (see --dry-run)", p.TotalNodes, strings.Join(parts, ", "))
 }
 
-// podState is one Pod of the run.
+// podState is one Pod of the run: where its API object stands, and how far
+// it has answered.
 type podState struct {
-	name     string
-	node     int // index in r.Nodes
-	role     string
-	created  bool
-	started  bool // the container ran, or its image failed: past the start timeout
-	done     bool
-	deleted  bool // we asked for its deletion
-	tries    int  // reads of a back-off without a cause
-	inFlight bool
-	issued   bool // its create was sent
-	gone     bool // its delete succeeded
+	name       string
+	node       int // index in r.Nodes
+	role       string
+	object     podObject
+	phase      podPhase
+	eventReads int // reads of its Events (a back-off without a cause waits for the next)
+}
+
+// podObject is where a Pod's API object stands. It moves forward only.
+type podObject int
+
+const (
+	podUnsent   podObject = iota // waiting for a free slot
+	podCreating                  // its create is sent: it may exist from here on, and holds a slot until answered
+	podExists                    // the API made it: a delete is owed
+	podDeleting                  // its delete is asked
+	podDeleted                   // deleted, or vanished (with its node)
+)
+
+// podPhase is how far a Pod has answered.
+type podPhase int
+
+const (
+	podWaiting       podPhase = iota // the kubelet has not started it (the start timeout runs)
+	podStarted                       // its container ran, or its image failed
+	podReadingEvents                 // a read of its Events is under way
+	podAnswered                      // its result is recorded and its slot freed
+)
+
+// start marks p started, unless it is further on.
+func (p *podState) start() {
+	if p.phase < podStarted {
+		p.phase = podStarted
+	}
 }
 
 type engine struct {
@@ -305,7 +329,7 @@ func (e *engine) run(parent context.Context, fromRV string) error {
 			p := e.queue[next]
 			next++
 			e.inFlight++
-			p.inFlight, p.issued = true, true
+			p.object = podCreating
 			e.create(ctx, p, timeouts)
 		}
 		select {
@@ -320,7 +344,7 @@ func (e *engine) run(parent context.Context, fromRV string) error {
 		case f := <-e.results:
 			fatal = f()
 		case name := <-timeouts:
-			if p := e.byName[name]; p != nil && !p.done && !p.started {
+			if p := e.byName[name]; p != nil && p.phase == podWaiting {
 				e.finish(ctx, p, &report.SweepResult{Pod: p.name, Source: report.SourceNone, Status: report.SweepNoAnswer,
 					Message: fmt.Sprintf("the kubelet did not start the Pod within %s (node not ready, or the probe image slow to pull)", e.o.StartTimeout),
 					Verdict: verdict.Verdict{Status: verdict.StatusFail, Cause: verdict.CauseOther, Code: verdict.Other, Summary: "no answer from the node"}})
@@ -339,7 +363,7 @@ func (e *engine) ended(ctx, parent context.Context) error {
 		return parent.Err()
 	}
 	for _, p := range e.queue {
-		if !p.done {
+		if p.phase != podAnswered {
 			e.finish(ctx, p, &report.SweepResult{Pod: p.name, Source: report.SourceNone, Status: report.SweepNoAnswer,
 				Message: fmt.Sprintf("no answer within --timeout %s", e.o.Timeout),
 				Verdict: verdict.Verdict{Status: verdict.StatusFail, Cause: verdict.CauseOther, Code: verdict.Other, Summary: "no answer from the node"}})
@@ -385,8 +409,10 @@ func (e *engine) create(ctx context.Context, p *podState, timeouts chan<- string
 					Verdict: verdict.Verdict{Status: verdict.StatusFail, Cause: verdict.CauseOther, Code: verdict.Other, Summary: "the Pod could not be created"}})
 				return nil
 			}
-			p.created = true
-			if p.done {
+			if p.object == podCreating {
+				p.object = podExists
+			}
+			if p.phase == podAnswered {
 				e.remove(ctx, p) // answered (or timed out) before the create returned
 				return nil
 			}
@@ -408,7 +434,7 @@ func (e *engine) onEvent(ctx context.Context, ev watch.Event) error {
 		return nil
 	}
 	p := e.byName[pod.Name]
-	if p == nil || p.done {
+	if p == nil || p.phase == podAnswered {
 		return nil
 	}
 	if ev.Type == watch.Deleted {
@@ -423,13 +449,13 @@ func (e *engine) onEvent(ctx context.Context, ev watch.Event) error {
 		out, res = readProbe(pod)
 	}
 	if cs := containerStatus(pod, p.role); cs != nil && (cs.State.Running != nil || cs.State.Terminated != nil) {
-		p.started = true
+		p.start()
 	}
 	switch out {
 	case finished, gone:
 		e.finish(ctx, p, res)
 	case needLogs:
-		p.started = true
+		p.start()
 		e.readLogs(ctx, p, pod, res)
 	case imageFailed:
 		e.readEvents(ctx, p, pod, res)
@@ -447,7 +473,7 @@ func (e *engine) vanished(ctx context.Context, p *podState, pod *corev1.Pod) {
 			if apierrors.IsNotFound(err) {
 				msg = fmt.Sprintf("node %s disappeared mid-run (scaled in or replaced): its Pod went with it", node)
 			}
-			p.deleted, p.gone = true, true
+			p.object = podDeleted
 			e.finish(ctx, p, &report.SweepResult{Pod: p.name, Source: report.SourceNone, Status: report.SweepNoAnswer, Message: msg,
 				Verdict: verdict.Verdict{Status: verdict.StatusFail, Cause: verdict.CauseOther, Code: verdict.Other, Summary: msg}})
 			return nil
@@ -467,7 +493,7 @@ func (e *engine) readLogs(ctx context.Context, p *podState, pod *corev1.Pod, res
 			rc.Close()
 		}
 		return func() error {
-			if p.done {
+			if p.phase == podAnswered {
 				return nil
 			}
 			if err != nil {
@@ -498,26 +524,26 @@ func (e *engine) readLogs(ctx context.Context, p *podState, pod *corev1.Pod, res
 // readEvents: the Pod's image could not be pulled; the kubelet's Events
 // are the node's verdict.
 func (e *engine) readEvents(ctx context.Context, p *podState, pod *corev1.Pod, res *report.SweepResult) {
-	if p.tries < 0 {
-		return // a read is under way
+	if p.phase >= podReadingEvents {
+		return // a read is under way, or the Pod has answered
 	}
 	image := pod.Spec.Containers[0].Image
 	sel := fields.Set{"involvedObject.kind": "Pod", "involvedObject.name": pod.Name, "involvedObject.uid": string(pod.UID)}.AsSelector().String()
-	tries := p.tries
-	p.tries = -1
+	p.phase = podReadingEvents
 	e.call(ctx, func(ctx context.Context) func() error {
 		l, err := e.c.CoreV1().Events(e.o.Namespace).List(ctx, metav1.ListOptions{FieldSelector: sel})
 		return func() error {
-			p.tries = tries + 1
-			if p.done {
+			p.eventReads++
+			if p.phase == podAnswered {
 				return nil
 			}
+			p.phase = podStarted
 			var evs []corev1.Event
 			if err == nil {
 				evs = l.Items
 			}
 			fromEvents(e.classifier, res, pod, image, evs)
-			if res.Verdict.Code == verdict.Other && p.tries < 3 {
+			if res.Verdict.Code == verdict.Other && p.eventReads < 3 {
 				return nil // only a back-off so far: the next status change brings the cause
 			}
 			if err != nil {
@@ -531,14 +557,13 @@ func (e *engine) readEvents(ctx context.Context, p *podState, pod *corev1.Pod, r
 
 // finish records p's result, frees its slot and deletes it (grace 0).
 func (e *engine) finish(ctx context.Context, p *podState, res *report.SweepResult) {
-	if p.done {
+	if p.phase == podAnswered {
 		return
 	}
-	p.done = true
+	p.phase = podAnswered
 	e.finished++
-	if p.inFlight {
-		p.inFlight = false
-		e.inFlight--
+	if p.object != podUnsent {
+		e.inFlight-- // its slot, held since its create was sent
 	}
 	n := &e.r.Nodes[p.node]
 	if p.role == RoleCanary {
@@ -552,22 +577,24 @@ func (e *engine) finish(ctx context.Context, p *podState, res *report.SweepResul
 			e.o.Progress(e.doneNodes, len(e.r.Nodes))
 		}
 	}
-	if p.created {
+	if p.object == podExists {
 		e.remove(ctx, p)
 	}
 }
 
-// remove deletes p (grace 0) once.
+// remove deletes p (grace 0) once, when the API made it.
 func (e *engine) remove(ctx context.Context, p *podState) {
-	if p.deleted {
+	if p.object != podExists {
 		return
 	}
-	p.deleted = true
+	p.object = podDeleting
 	name := p.name
 	e.call(ctx, func(ctx context.Context) func() error {
 		err := deleteNow(ctx, e.c, e.o.Namespace, name)
 		return func() error {
-			p.gone = err == nil
+			if err == nil {
+				p.object = podDeleted
+			}
 			if IsForbidden(err) {
 				return err // nothing could be cleaned up: say so now
 			}
@@ -590,7 +617,7 @@ func (e *engine) cleanup(owner string) error {
 	// Every Pod, deleted or not: a delete still in a worker's queue when
 	// the loop ended may not have been sent.
 	for _, p := range e.queue {
-		if !p.issued || p.gone {
+		if p.object == podUnsent || p.object == podDeleted {
 			continue
 		}
 		if err := deleteNow(ctx, e.c, e.o.Namespace, p.name); err != nil {
