@@ -54,9 +54,9 @@ credentials, or a call the identity may not make, it names the collect
 command to run by hand and the permission it needs. The whole diagnosis is
 bounded by --budget; progress goes to stderr on a terminal.
 
-Exit codes: the answer's repair direction, as probe and explain give them:
-0 nothing broken, ` + exitConditions() + `,
-2 a failure outside these directions, 1 usage or input error.`
+Exit codes: the answer's repair direction, as probe and explain give them;
+` + fmt.Sprint(exitOK) + ` nothing broken, ` + fmt.Sprint(exitOther) + ` a failure outside these directions, ` + fmt.Sprint(exitError) + ` usage or input error:
+` + exitHelp(conditionRows()...)
 
 const diagnoseExample = `  # the Pods of one deployment sit in ImagePullBackOff
   pullpath diagnose deployment web -n shop
@@ -134,9 +134,9 @@ func newDiagnoseCommand(s Streams) *cobra.Command {
 	f.StringVar(&o.o.Sweep.DockerCerts, "node-docker-certs-dir", "", "the nodes' docker certs.d, mounted into the walk's Pods (default /etc/docker/certs.d)")
 	f.StringArrayVar(&o.o.Sweep.PullSecrets, "pull-secret", nil, "imagePullSecret in --sweep-namespace: the canary's and the probe Pod's, and the probe's credentials; repeatable")
 	f.BoolVar(&o.o.UsePullSecrets, "use-pull-secrets", false, "also walk with the failing Pods' own pull identity: Pods in their namespace with their imagePullSecrets and ServiceAccount (no Secret leaves its namespace; needs deploy/sweep/workload-identity.yaml's verbs there)")
-	f.StringVar(&o.fromAWS, "from-aws", "", "a folder written by `pullpath aws collect` (or the AWS CLI outputs it reads): name the AWS objects to change")
-	f.StringVar(&o.fromGCP, "from-gcp", "", "a folder written by `pullpath gcp collect` (or the gcloud --format=json outputs it reads): name the Google Cloud objects to change")
-	f.StringVar(&o.fromAzure, "from-azure", "", "a folder written by `pullpath azure collect` (or the Azure CLI outputs it reads): name the Azure objects to change")
+	f.StringVar(&o.fromAWS, "from-aws", "", "the `DIR` pullpath aws collect wrote (or the AWS CLI outputs it reads): name the AWS objects to change")
+	f.StringVar(&o.fromGCP, "from-gcp", "", "the `DIR` pullpath gcp collect wrote (or the gcloud --format=json outputs it reads): name the Google Cloud objects to change")
+	f.StringVar(&o.fromAzure, "from-azure", "", "the `DIR` pullpath azure collect wrote (or the Azure CLI outputs it reads): name the Azure objects to change")
 	f.BoolVar(&o.noCloud, "no-cloud", false, "no live cloud audit: without a --from-* folder, the answer names the collect command instead")
 	f.StringVar(&o.live.AWS.Profile, "profile", "", "AWS shared config profile of the live audit (default: $AWS_PROFILE, then default)")
 	f.StringVar(&o.live.AWS.Region, "region", "", "AWS region of the live audit (default: the nodes' zone's region)")

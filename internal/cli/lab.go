@@ -169,8 +169,8 @@ node's namespace (with the node's resolv.conf, hosts file, CA and docker
 config), print its report and check it against the scenario's expect block,
 then tear everything down (also on failure and Ctrl-C).
 
-The exit code is the probe's (0 ok, 3-8 the verdict's condition); 1 when the
-lab itself could not run; ` + fmt.Sprint(exitMismatch) + ` when the verdict differs from expect.`,
+The exit code is the probe's (` + fmt.Sprint(exitOK) + ` ok, else the verdict's condition:
+` + exitConditions() + `); ` + fmt.Sprint(exitError) + ` when the lab itself could not run; ` + fmt.Sprint(exitMismatch) + ` when the verdict differs from expect.`,
 		Example: `  sudo pullpath lab run ecr-healthy
   sudo pullpath lab run ./my-network.yaml -o json
   sudo pullpath lab run acr-token-host-unreachable --keep-logs`,
@@ -227,8 +227,8 @@ func newLabTestCommand(s Streams) *cobra.Command {
 own namespaces, and check the probe's verdict against the scenario's expect
 block (status, condition, cause, stage, code, endpoint role, warnings).
 
-One line per scenario with its duration and verdict, then a summary. Exit 0
-when every verdict matched, ` + fmt.Sprint(exitMismatch) + ` when one differed, 1 when a scenario could not
+One line per scenario with its duration and verdict, then a summary. Exit ` + fmt.Sprint(exitOK) + `
+when every verdict matched, ` + fmt.Sprint(exitMismatch) + ` when one differed, ` + fmt.Sprint(exitError) + ` when a scenario could not
 run.`,
 		Example: `  sudo pullpath lab test
   sudo pullpath lab test --parallel 4 -o json

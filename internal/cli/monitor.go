@@ -112,9 +112,9 @@ explain groups nodes (pool and zone labels; subnet from a pullpath.io/subnet
 label or the InternalIP /24). Nodes without a monitor Event (agent not
 running, or the Event past the API server's --event-ttl) are "unknown".
 
-Exit code: 0 when no node fails, else the probe's code of the most common
-failing condition (3 route, 4 dns, 5 endpoint-set, 6 tls-identity, 7 image,
-8 registry, 2 other).`,
+Exit codes: ` + fmt.Sprint(exitOK) + ` when no node fails, else the probe's code of the most common
+failing condition (` + fmt.Sprint(exitOther) + ` other):
+` + exitHelp(conditionRows()...),
 		Example: monitorStatusExample,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
