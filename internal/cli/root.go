@@ -1,7 +1,10 @@
-// Package cli holds pullpath's commands: flags, validation and output
-// selection. It holds no diagnostic logic: commands call the engines
-// (internal/pull, internal/explain, internal/lab) and hand their reports to
-// internal/printers. Only this package decides what is printed and the exit code.
+// Package cli holds pullpath's commands, one file per command: flags,
+// validation and output selection, as kubectl's Complete, Validate and
+// Run. It holds no diagnostic logic: commands call the engines (pull,
+// explain, sweep, diagnose, the aws and azure audits, monitor, lab) and
+// hand their reports to internal/printers. Only this package decides what
+// is printed and exits, with the code each report's engine recorded from
+// internal/exitcode (exit.go).
 package cli
 
 import (
