@@ -1,7 +1,10 @@
 package diagnose
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -241,6 +244,20 @@ func TestDiagnoseNothingFailing(t *testing.T) {
 	}
 }
 
+// record writes r as DIR/valid-NAME.json when PULLPATH_DIAGNOSE_RECORD=DIR:
+// a real report for internal/printers' golden files.
+func record(t *testing.T, name string, r *report.DiagnoseReport) {
+	t.Helper()
+	dir := os.Getenv("PULLPATH_DIAGNOSE_RECORD")
+	if dir == "" {
+		return
+	}
+	b, _ := json.MarshalIndent(r, "", "  ")
+	if err := os.WriteFile(filepath.Join(dir, "valid-"+name+".json"), append(b, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func sweepOptions() sweep.Options {
 	return sweep.Options{ProbeImage: "registry.lab.test/pullpath:test", Namespace: "pullpath-sweep", RunID: "difftest"}
 }
@@ -265,6 +282,7 @@ func TestDiagnoseNamesTheAWSObject(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run = %v", err)
 	}
+	record(t, "diagnose-read-audit", r)
 	a := r.Answer
 	if a.Status != report.AnswerBroken || r.Audit == nil {
 		t.Fatalf("Answer = %+v, audit %v: want broken with the audit's report", a, r.Audit != nil)

@@ -2,6 +2,7 @@ package monitor_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -364,5 +365,22 @@ func TestAgentWithRealAPIServer(t *testing.T) {
 	}
 	if !strings.HasPrefix(ev[2].Message, "restored: ") {
 		t.Errorf("the third event's message = %q, want it to start with \"restored: \"", ev[2].Message)
+	}
+
+	// The fleet view now: node-t restored beside the two failing nodes.
+	// PULLPATH_MONITOR_RECORD=FILE writes it for internal/printers' golden
+	// files.
+	r, err = fleet.Status(ctx, cs, fleet.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := r.Summary; s.Nodes != 3 || s.OK != 1 || s.Failing != 2 || s.ExitCode != 4 {
+		t.Errorf("fleet summary after node-t's restore = %+v, want 3 nodes, 1 ok, 2 failing, exit 4", s)
+	}
+	if f := os.Getenv("PULLPATH_MONITOR_RECORD"); f != "" {
+		b, _ := json.MarshalIndent(r, "", "  ")
+		if err := os.WriteFile(f, append(b, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

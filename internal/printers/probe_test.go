@@ -38,6 +38,12 @@ var goldens = []struct {
 	{"lab-demo", "valid-lab-demo.json", func() any { return &report.LabReport{} }},
 	// sweep --canary on the lab cluster's scale-up-new-subnet (TestLabScaleUpNewSubnet, PULLPATH_SWEEP_RECORD)
 	{"sweep-scale-up", "valid-sweep-scale-up.json", func() any { return &report.SweepReport{} }},
+	// diagnose -n shop against a real apiserver without Pod rights, with the
+	// saved AWS folder (TestDiagnoseNamesTheAWSObject, PULLPATH_DIAGNOSE_RECORD=DIR)
+	{"diagnose-read-audit", "valid-diagnose-read-audit.json", func() any { return &report.DiagnoseReport{} }},
+	// monitor status against a real apiserver: two failing agents and one
+	// restored (TestAgentWithRealAPIServer, PULLPATH_MONITOR_RECORD=FILE)
+	{"monitor-status", "valid-monitor-status.json", func() any { return &report.MonitorFleetReport{} }},
 }
 
 // TestGolden renders each recorded report in every format against its
