@@ -226,7 +226,7 @@ func fromRead(a *report.DiagnoseAnswer, g *report.ExplainGroup, ex *report.Expla
 		a.Status = report.AnswerUnknown
 	}
 	a.Condition, a.Code, a.Cause, a.Source = g.Condition, g.Code, g.Cause, "read"
-	a.Where = firstSentence(g.Verdict)
+	a.Where = g.Where
 	var f *report.ExplainFinding
 	for i := range ex.Findings {
 		x := &ex.Findings[i]
@@ -265,15 +265,6 @@ func withoutAuditHint(look []string, cloud string) []string {
 		}
 	}
 	return out
-}
-
-// firstSentence is s up to its first ". " (explain's verdicts run long;
-// the evidence keeps the rest).
-func firstSentence(s string) string {
-	if i := strings.Index(s, ". "); i > 0 {
-		return s[:i+1]
-	}
-	return s
 }
 
 // relevantChanges are the audit's changes for the subnets of the failing

@@ -317,20 +317,27 @@ func judge(g *report.ExplainGroup, f Facts, failing, healthy []report.ExplainNod
 	if len(sep) == 0 {
 		if cached == len(healthy) {
 			g.Pattern = "cache-only"
-			g.Verdict = fmt.Sprintf("Every node that had to pull failed (%d node(s)) with %s.%s", len(failing), what, cacheNote)
+			says(g, fmt.Sprintf("Every node that had to pull failed (%d node(s)) with %s.", len(failing), what), cacheNote)
 			g.Advice = append(codeAdvice, "Treat this as all nodes failing: verify with a fresh pull on a node that does not have the image (a new node from scale-up or replacement).")
 			return
 		}
 		g.Pattern = "mixed"
-		g.Verdict = fmt.Sprintf("Failing and healthy nodes share subnet, zone and pool, and were not created apart: look at the failing nodes themselves (hand-made fixes, hosts-file entries, runtime config).%s", cacheNote)
+		says(g, "Failing and healthy nodes share subnet, zone and pool, and were not created apart: look at the failing nodes themselves (hand-made fixes, hosts-file entries, runtime config).", cacheNote)
 		g.Advice = append(codeAdvice, "Compare /etc/containerd/certs.d, /etc/hosts and /etc/resolv.conf of a failing node with a healthy one.")
 		return
 	}
 
 	// 4. The split.
 	g.Pattern = sep[0]
-	g.Verdict = fmt.Sprintf("%d failing node(s), %d healthy: %s. Failing with %s.%s", len(failing), len(healthy), splitSays(f, failing, healthy, sep, cutoff), what, cacheNote)
+	says(g, fmt.Sprintf("%d failing node(s), %d healthy: %s.", len(failing), len(healthy), splitSays(f, failing, healthy, sep, cutoff)), fmt.Sprintf(" Failing with %s.%s", what, cacheNote))
 	g.Advice = append(splitAdvice(g.Pattern, g.Condition), codeAdvice...)
+}
+
+// says sets the group's verdict: where (its first sentence, kept alone in
+// Where), then the rest.
+func says(g *report.ExplainGroup, where, rest string) {
+	g.Where = where
+	g.Verdict = where + rest
 }
 
 // nextProbes are the commands that prove the verdict: a probe on a
@@ -365,18 +372,18 @@ func groupCodeAdvice(g *report.ExplainGroup) []string {
 func judgeAlone(g *report.ExplainGroup, failing int, what string, codeAdvice []string) {
 	if failing == 1 {
 		g.Pattern = "single-node"
-		g.Verdict = fmt.Sprintf("One node fails %s and no node runs the image: nothing to compare with.", what)
+		says(g, fmt.Sprintf("One node fails %s and no node runs the image: nothing to compare with.", what), "")
 		g.Advice = append(codeAdvice, "Probe the failing node, then a node of another pool or subnet, to see whether the failure is the node's or everyone's.")
 		return
 	}
 	g.Pattern = "all-nodes"
 	switch g.Condition {
 	case verdict.ConditionTLSIdentity, verdict.ConditionImage:
-		g.Verdict = fmt.Sprintf("All %d nodes fail alike with %s: identity or image, not the network. A path problem would spare some subnets.", failing, what)
+		says(g, fmt.Sprintf("All %d nodes fail alike with %s: identity or image, not the network.", failing, what), " A path problem would spare some subnets.")
 	case verdict.ConditionRegistry:
-		g.Verdict = fmt.Sprintf("All %d nodes fail alike with %s: the registry side.", failing, what)
+		says(g, fmt.Sprintf("All %d nodes fail alike with %s: the registry side.", failing, what), "")
 	default:
-		g.Verdict = fmt.Sprintf("All %d nodes fail alike with %s: a path common to every node (the whole VNet/VPC, its DNS, or the registry side), not one subnet.", failing, what)
+		says(g, fmt.Sprintf("All %d nodes fail alike with %s: a path common to every node (the whole VNet/VPC, its DNS, or the registry side), not one subnet.", failing, what), "")
 	}
 	g.Advice = codeAdvice
 }

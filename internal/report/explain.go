@@ -63,9 +63,12 @@ type ExplainGroup struct {
 	// subnet | pool | zone | node-age | all-nodes | single-node | mixed | unknown.
 	Pattern     string   `json:"pattern"`
 	SeparatedBy []string `json:"separatedBy,omitempty"`
-	Verdict     string   `json:"verdict"`
-	Advice      []string `json:"advice,omitempty"`
-	Next        []string `json:"next,omitempty"` // commands to run next
+	// Where is the verdict's first sentence: which nodes fail, and what
+	// sets them apart from the healthy ones.
+	Where   string   `json:"where,omitempty"`
+	Verdict string   `json:"verdict"`
+	Advice  []string `json:"advice,omitempty"`
+	Next    []string `json:"next,omitempty"` // commands to run next
 }
 
 // Node evidence values.

@@ -197,6 +197,9 @@ func TestSubnetOnlyFailure(t *testing.T) {
 		if g.Code != verdict.ConnectTimeout || g.Stage != verdict.StageBlob || g.Condition != verdict.ConditionEndpointSet {
 			t.Errorf("%s: group %s/%s/%s, want CONNECT_TIMEOUT/blob/endpoint-set", r.Scope, g.Code, g.Stage, g.Condition)
 		}
+		if !strings.Contains(g.Where, " failing node(s), ") || !strings.Contains(g.Where, "only nodes in subnet subnet-0aaa fail") || !strings.HasSuffix(g.Where, ".") || strings.Contains(g.Where, "Failing with") || !strings.HasPrefix(g.Verdict, g.Where+" ") {
+			t.Errorf("%s: where %q, want the verdict's first sentence (the subnet split) alone; verdict %q", r.Scope, g.Where, g.Verdict)
+		}
 		if !strings.Contains(g.Verdict, "only nodes in subnet subnet-0aaa fail") {
 			t.Errorf("%s: verdict %q does not name the failing subnet", r.Scope, g.Verdict)
 		}
@@ -272,6 +275,9 @@ func TestAllNodesFailure(t *testing.T) {
 	g := groupFor(t, r, acrImage)
 	if g.Pattern != "all-nodes" || !strings.Contains(g.Verdict, "identity or image") {
 		t.Errorf("pattern %q verdict %q, want all-nodes / identity or image", g.Pattern, g.Verdict)
+	}
+	if g.Where != "All 3 nodes fail alike with "+string(g.Code)+" ("+string(g.Condition)+"): identity or image, not the network." {
+		t.Errorf("where %q, want the verdict's first sentence", g.Where)
 	}
 	if len(g.FailingPods) != 3 || len(g.HealthyPods) != 0 {
 		t.Errorf("failing pods %v healthy %v, want 3 and 0", g.FailingPods, g.HealthyPods)
