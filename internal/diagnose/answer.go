@@ -91,30 +91,37 @@ func Answer(r *report.DiagnoseReport, clouds []cloudNeed) report.DiagnoseAnswer 
 		}
 	}
 
-	// 4. The proof.
-	image := r.Image
-	if image == "" {
-		image = "IMAGE"
-	}
-	switch a.Status {
-	case report.AnswerBroken, report.AnswerUnknown:
-		a.Prove = []string{
-			"pullpath sweep " + image + " --canary --per pool",
-			"then on a node created after the fix (scale a pool up by one or replace a node): a node fixed by hand proves nothing",
-		}
-	default:
-		a.Prove = []string{"pullpath sweep " + image + " --canary --per pool"}
-	}
+	// 4. The proof. 5. The exit code.
+	a.Prove = proof(a.Status, r.Image)
 	if byIdentity {
 		a.Prove = identityProve(r)
 	}
-
-	// 5. The exit code: the repair direction's, 0 when nothing is broken.
-	a.Exit = exitcode.For(a.Condition)
-	if a.Status == report.AnswerOK || a.Status == report.AnswerNothing {
-		a.Exit = exitcode.OK
-	}
+	a.Exit = exitCode(a)
 	return a
+}
+
+// proof is the command that proves the fix: a fresh sweep of every pool
+// with the kubelet's canary, then, when something was broken, a node
+// created after the fix.
+func proof(status report.AnswerStatus, image string) []string {
+	if image == "" {
+		image = "IMAGE"
+	}
+	sweep := "pullpath sweep " + image + " --canary --per pool"
+	switch status {
+	case report.AnswerBroken, report.AnswerUnknown:
+		return []string{sweep, "then on a node created after the fix (scale a pool up by one or replace a node): a node fixed by hand proves nothing"}
+	}
+	return []string{sweep}
+}
+
+// exitCode is the answer's exit code (internal/exitcode): its repair
+// direction's, 0 when nothing is broken.
+func exitCode(a report.DiagnoseAnswer) int {
+	if a.Status == report.AnswerOK || a.Status == report.AnswerNothing {
+		return exitcode.OK
+	}
+	return exitcode.For(a.Condition)
 }
 
 // probeImageOnly is true when every failing node of the walk failed
