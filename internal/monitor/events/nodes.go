@@ -1,18 +1,13 @@
 package events
 
-import (
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+import "github.com/pullpath/pullpath/internal/nodeplace"
 
-	"github.com/pullpath/pullpath/internal/explain/cluster"
-)
-
-// groupOf reads a node's pool and zone from its labels exactly as explain
-// does (cluster.FactsOf: the platforms' pool labels, then the instance
-// type; the topology zone label).
+// groupOf reads a node's pool and zone from its labels with the one table
+// explain, sweep and monitor read them by (nodeplace.Of: the platforms'
+// pool labels, then the instance type; the topology zone label).
 func groupOf(labels map[string]string) group {
-	f := cluster.FactsOf(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Labels: labels}})
-	return group{Pool: f.Pool, Zone: f.Zone}
+	p := nodeplace.Of(labels, nil, "")
+	return group{Pool: p.Pool, Zone: p.Zone}
 }
 
 // setNode records a node's group and keeps the per-group node counts.
