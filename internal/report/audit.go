@@ -6,14 +6,16 @@ import (
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
-// CheckStatus is the outcome of one audit check on one subnet.
-type CheckStatus string
+// CheckStatus is the outcome of one audit check on one subnet: the same
+// type, and the same four values, as a walk's StepStatus, so an audit's
+// check and a probe's step compare and print alike.
+type CheckStatus = StepStatus
 
 const (
-	CheckPass CheckStatus = "pass"
-	CheckWarn CheckStatus = "warn" // could not decide (a file missing, a permission lacking), or a risk that does not break the pull today
-	CheckFail CheckStatus = "fail"
-	CheckSkip CheckStatus = "skip" // does not apply (an S3 interface endpoint makes the gateway check moot)
+	CheckPass = StepPass
+	CheckWarn = StepWarn // could not decide (a file missing, a permission lacking), or a risk that does not break the pull today
+	CheckFail = StepFail
+	CheckSkip = StepSkip // does not apply (an S3 interface endpoint makes the gateway check moot)
 )
 
 // AuditReport is what `pullpath aws audit` and `pullpath azure audit`
