@@ -6,7 +6,7 @@
 #   sudo bash bench/run.sh throughput             # one part; several may be named
 #   ROUNDS=5 OUT=/tmp/pullbench bash bench/run.sh throughput
 #   NODES=1000 PODS=10000 EVENTS=10000 bash bench/run.sh explain
-#   bash bench/run.sh aws azure agent sweep events  # the parts not run by default
+#   bash bench/run.sh aws azure agent sweep events northstar  # not run by default
 #
 # Parts: throughput, deadpath, explain (the default set, pullbench), and
 #   images pullbench images: the node-side and CLI images, size and containerd's
@@ -22,6 +22,10 @@
 #   events bench/cmd/eventsbench: `pullpath monitor events` beside a
 #          client-go informer, EVENTS_NODES (5000) Nodes and a burst of
 #          EVENTS_BURST (50000) Events on the real apiserver
+#   northstar bench/northstar: `pullpath diagnose deployment ...` on the
+#          lab cluster (root) with the AWS fake live, to an answer naming
+#          the endpoint and the route table, per step; beside `aws collect`
+#          then `diagnose --from-aws` (NORTHSTAR_ROUNDS, default 3)
 #
 # Each part prints its Markdown tables (also written to $OUT/PART.md) and
 # every figure as JSON ($OUT/PART.json). It exits non-zero only when a run
@@ -44,8 +48,8 @@ if [ "${#parts[@]}" -eq 0 ]; then
 fi
 for p in "${parts[@]}"; do
   case "$p" in
-    throughput|images|deadpath|explain|aws|azure|gcp|agent|sweep|events) ;;
-    *) echo "bench/run.sh: unknown part \"$p\", want throughput, images, deadpath, explain, aws, azure, gcp, agent, sweep or events" >&2; exit 1 ;;
+    throughput|images|deadpath|explain|aws|azure|gcp|agent|sweep|events|northstar) ;;
+    *) echo "bench/run.sh: unknown part \"$p\", want throughput, images, deadpath, explain, aws, azure, gcp, agent, sweep, events or northstar" >&2; exit 1 ;;
   esac
 done
 
@@ -63,7 +67,7 @@ for p in "${parts[@]}"; do
         exit 1
       fi
       crictl_ensure ;;
-    explain|sweep|events)
+    explain|sweep|events|northstar)
       bash hack/controlplane.sh ;;
   esac
 done
@@ -91,6 +95,10 @@ for p in "${parts[@]}"; do
     sweep)
       log "sweepbench --pullpath $bin/pullpath --nodes ${SWEEP_NODES:-5000}"
       go run ./bench/cmd/sweepbench --pullpath "$bin/pullpath" --nodes "${SWEEP_NODES:-5000}" | tee "$OUT/sweep.json"
+      continue ;;
+    northstar)
+      log "go test ./bench/northstar -bench NorthStar -rounds=${NORTHSTAR_ROUNDS:-3}"
+      go test ./bench/northstar/ -run '^$' -bench NorthStar -benchtime 1x -timeout 20m -args -rounds="${NORTHSTAR_ROUNDS:-3}" -pullpath="$bin/pullpath" | tee "$OUT/northstar.md"
       continue ;;
     events)
       log "eventsbench -pullpath $bin/pullpath -nodes ${EVENTS_NODES:-5000} -events ${EVENTS_BURST:-50000}"
