@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/pullpath/pullpath/internal/audit"
@@ -199,15 +198,13 @@ func contains(xs []string, s string) bool {
 }
 
 // deniedPermissions are the permissions a live audit was refused for the
-// calls it could go without (their checks warn), as its warnings name them.
+// calls it could go without (their checks warn), as its warnings carry them.
 func deniedPermissions(ar *report.AuditReport) []string {
 	var out []string
 	for _, w := range ar.Warnings {
-		if m := notAuthorizedRE.FindStringSubmatch(w.Message); m != nil && !contains(out, m[1]) {
-			out = append(out, m[1])
+		if w.Permission != "" && !contains(out, w.Permission) {
+			out = append(out, w.Permission)
 		}
 	}
 	return out
 }
-
-var notAuthorizedRE = regexp.MustCompile(`not authorized to perform:? ([a-z0-9-]+:[A-Za-z0-9*]+)`)

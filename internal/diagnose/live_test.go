@@ -95,6 +95,15 @@ func TestDiagnoseLiveAWS(t *testing.T) {
 		}
 	})
 
+	t.Run("a denied call it can go without", func(t *testing.T) {
+		awsEnv(t, srv)
+		srv.Deny("DescribeNetworkAcls")
+		_, step := diag(t, Options{Live: &Live{}})
+		if step.Status != report.DiagnoseRan || !strings.Contains(step.Summary, "1 call denied, the checks that read them warn: ec2:DescribeNetworkAcls") {
+			t.Errorf("audit step = %+v, want it ran, naming the denied permission from the audit's warning", step)
+		}
+	})
+
 	t.Run("a denied call", func(t *testing.T) {
 		awsEnv(t, srv)
 		srv.Deny("DescribeInstances")

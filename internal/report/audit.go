@@ -152,6 +152,9 @@ type AuditWarning struct {
 	Message string `json:"message"`
 	File    string `json:"file,omitempty"`
 	Command string `json:"command,omitempty"` // the command that would produce the missing input
+	// Permission is the permission a live call was refused for
+	// (ec2:DescribeRouteTables), when the warning is that refusal.
+	Permission string `json:"permission,omitempty"`
 }
 
 // CostEstimate compares the monthly cost of pulling layers through a NAT

@@ -44,7 +44,7 @@ func Build(raw *Raw) (*Model, error) {
 		m.ClusterSG = str(vc.ClusterSecurityGroupId)
 		m.ClusterSGs = vc.SecurityGroupIds
 	}
-	m.failed = raw.Failed
+	m.failed, m.denied = raw.Failed, raw.Denied
 	m.markHave(raw)
 	m.indexNodegroups(raw)
 	m.warnMissingFiles()
@@ -112,8 +112,10 @@ func (m *Model) warnMissingFiles() {
 
 func (m *Model) warnMissing(name string) {
 	if e, ok := m.failed[name]; ok {
-		m.Warnings = append(m.Warnings, warnFile(name, "the call for "+name+" failed: "+e+"; the checks that read it warn instead of deciding",
-			CommandFor(name, m.Cluster, m.VPC, m.Region, m.NodeRoleARN)))
+		w := warnFile(name, "the call for "+name+" failed: "+e+"; the checks that read it warn instead of deciding",
+			CommandFor(name, m.Cluster, m.VPC, m.Region, m.NodeRoleARN))
+		w.Permission = m.denied[name]
+		m.Warnings = append(m.Warnings, w)
 		return
 	}
 	m.Warnings = append(m.Warnings, warnFile(name, name+" not given: the checks that read it warn instead of deciding",

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strings"
 	"sync/atomic"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -17,6 +18,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	iamtypes "github.com/aws/aws-sdk-go-v2/service/iam/types"
 	"github.com/aws/smithy-go"
+
+	"github.com/pullpath/pullpath/internal/audit"
 )
 
 // LiveOptions say which cluster to read and how to reach the APIs.
@@ -100,7 +103,35 @@ func (c *collector) keep(file string, err error) bool {
 		return true
 	}
 	c.raw.Failed[file] = apiError(err)
+	var de *audit.DeniedError
+	if errors.As(deniedOr(err, file, iamAction(file), ""), &de) {
+		if c.raw.Denied == nil {
+			c.raw.Denied = map[string]string{}
+		}
+		c.raw.Denied[file] = de.Permission
+	}
 	return false
+}
+
+// iamAction is the IAM action of a contract file's call: the AWS CLI's
+// service and operation (aws ec2 describe-route-tables) as IAM names it
+// (ec2:DescribeRouteTables).
+func iamAction(file string) string {
+	f, ok := fileSpec(file)
+	if !ok {
+		return ""
+	}
+	words := strings.Fields(f.Command)
+	if len(words) < 3 || words[0] != "aws" {
+		return ""
+	}
+	var op strings.Builder
+	for _, part := range strings.Split(words[2], "-") {
+		if part != "" {
+			op.WriteString(strings.ToUpper(part[:1]) + part[1:])
+		}
+	}
+	return words[1] + ":" + op.String()
 }
 
 // inVPC filters a Describe to the cluster's VPC.

@@ -176,14 +176,17 @@ func TestLiveDeniedCallWarns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []struct{ file, code, check string }{
-		{awsaudit.FileNetworkACLs, "UnauthorizedOperation", awsaudit.CheckNACLNode},
-		{awsaudit.FileSimulate, "AccessDenied", awsaudit.CheckIdentity},
+	for _, f := range []struct{ file, code, permission, check string }{
+		{awsaudit.FileNetworkACLs, "UnauthorizedOperation", "ec2:DescribeNetworkAcls", awsaudit.CheckNACLNode},
+		{awsaudit.FileSimulate, "AccessDenied", "iam:SimulatePrincipalPolicy", awsaudit.CheckIdentity},
 	} {
 		found := false
 		for _, w := range r.Warnings {
 			if w.File == f.file && strings.Contains(w.Message, f.code) {
 				found = true
+				if w.Permission != f.permission {
+					t.Errorf("%s: warning's permission %q, want %q", f.file, w.Permission, f.permission)
+				}
 			}
 		}
 		if !found {

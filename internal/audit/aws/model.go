@@ -53,6 +53,7 @@ type Model struct {
 	Have     map[string]bool
 	Warnings []report.AuditWarning
 	failed   map[string]string
+	denied   map[string]string // by file, the IAM action a live call was refused for
 }
 
 // NodeSubnet is one subnet that has (or will have) nodes.

@@ -33,6 +33,9 @@ type Raw struct {
 	// Failed holds, by file, the API error of a live call that did not
 	// succeed (AccessDenied): the file is left out and the report says why.
 	Failed map[string]string
+	// Denied holds, by file, the IAM action a live call was refused for
+	// (AccessDenied, UnauthorizedOperation): a subset of Failed.
+	Denied map[string]string
 }
 
 // The output shapes, one per command (member names as the CLI prints them).
