@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/netip"
 	"sort"
-	"strings"
 
 	"github.com/pullpath/pullpath/internal/exitcode"
 	"github.com/pullpath/pullpath/internal/report"
@@ -46,7 +45,7 @@ func Answer(r *report.DiagnoseReport, clouds []cloudNeed) report.DiagnoseAnswer 
 	case g != nil:
 		fromRead(&a, g, r.Explain)
 		if sw != nil && sw.Verdict.Status == verdict.StatusOK {
-			a.Look = append(a.Look, fmt.Sprintf("The walk from %s pulls fully now: either the path was repaired since the events, or the failure is the kubelet's own (its identity, the runtime's config or proxy); run the walk with --canary to have the real kubelet pull beside the probe.", plural(sw.Verdict.OK, "node", "nodes")))
+			a.Look = append(a.Look, walkPullsNote(sw))
 		}
 	case sw != nil && sw.Verdict.Status == verdict.StatusOK:
 		a.Status = report.AnswerOK
@@ -262,12 +261,12 @@ func fromRead(a *report.DiagnoseAnswer, g *report.ExplainGroup, ex *report.Expla
 	a.Look = append(a.Look, g.Advice...)
 }
 
-// withoutAuditHint drops the advice that says to run the cloud's audit
-// when diagnose ran it.
+// withoutAuditHint drops the advice line that says to run the cloud's
+// audit (verdict.IsAuditHint) when diagnose ran it or names it itself.
 func withoutAuditHint(look []string, cloud string) []string {
 	var out []string
 	for _, l := range look {
-		if !strings.Contains(l, "pullpath "+cloud+" audit") {
+		if !verdict.IsAuditHint(cloud, l) {
 			out = append(out, l)
 		}
 	}

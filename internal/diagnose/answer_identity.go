@@ -49,7 +49,7 @@ func identityAnswer(a *report.DiagnoseAnswer, r *report.DiagnoseReport) bool {
 	case iw != nil && iw.Verdict.Status == verdict.StatusOK && a.Condition == verdict.ConditionTLSIdentity:
 		a.Look = append(a.Look, fmt.Sprintf("The walk with the Pods' own identity (%s) pulls fully from %s now: the identity was repaired since the events, or it differs by node (the nodes' credential providers).", secretsWords(id), plural(iw.Verdict.OK, "node", "nodes")))
 	case iw == nil && !id.Walked && a.Status == report.AnswerBroken && a.Condition == verdict.ConditionTLSIdentity && mainPulls:
-		a.Look = dropWalkPullsNote(a.Look)
+		a.Look = dropWalkPullsNote(a.Look, sw)
 		a.Where = fmt.Sprintf("The kubelet pulls with %s; the walk used %s and pulls fully from %s: the network is fine, and the registry refuses the Pods' own identity (the events: %s).",
 			secretsWords(id), id.WalkUsed, plural(sw.Verdict.OK, "node", "nodes"), a.Code)
 		a.Changes = identityChanges(id, nil, a.Code, r.Image)
@@ -173,15 +173,20 @@ func onNodes(l *report.BrokenLink) string {
 	return "on " + plural(len(l.Nodes), "node", "nodes")
 }
 
-// dropWalkPullsNote drops the generic note that the walk pulls fully
-// while the events fail (the identity says why).
-func dropWalkPullsNote(look []string) []string {
+// walkPullsNote is the generic note that the walk pulls fully while the
+// events fail.
+func walkPullsNote(sw *report.SweepReport) string {
+	return fmt.Sprintf("The walk from %s pulls fully now: either the path was repaired since the events, or the failure is the kubelet's own (its identity, the runtime's config or proxy); run the walk with --canary to have the real kubelet pull beside the probe.", plural(sw.Verdict.OK, "node", "nodes"))
+}
+
+// dropWalkPullsNote drops walkPullsNote (the identity says why).
+func dropWalkPullsNote(look []string, sw *report.SweepReport) []string {
+	note := walkPullsNote(sw)
 	var out []string
 	for _, l := range look {
-		if strings.HasPrefix(l, "The walk from ") && strings.Contains(l, "pulls fully now") {
-			continue
+		if l != note {
+			out = append(out, l)
 		}
-		out = append(out, l)
 	}
 	return out
 }

@@ -69,7 +69,7 @@ func TestAnswerTheWorkloadsOwnSecretIsStale(t *testing.T) {
 		IdentityWalk: walk("shop", []string{"secret web-pull"}, unauthorized())}
 	// the probe's advice for an identity failure on AWS, as on the lab cluster
 	r.IdentityWalk.Verdict.Advice = []string{"The pull identity: imagePullSecret or node credentials.",
-		"Next: `pullpath aws audit --cluster CLUSTER` (with `--probe-report` and this probe's JSON) names the object to change in the node's subnet, beside a healthy subnet."}
+		verdict.AWSAuditHint}
 	a := Answer(r, []cloudNeed{{Cloud: "aws", Nodes: 2, Next: auditCommands["aws"]}})
 	if a.Status != report.AnswerBroken || a.Source != "walk" || a.Code != verdict.RegistryUnauthorized || a.Condition != verdict.ConditionTLSIdentity {
 		t.Fatalf("Answer = %s from %s: %s %s, want broken from the walk: REGISTRY_UNAUTHORIZED tls-identity", a.Status, a.Source, a.Code, a.Condition)

@@ -306,7 +306,7 @@ var Rules = []Rule{
 		Says: "Cloud Storage refused the layer download (AccessDenied on storage.objects.get)",
 		Advice: []string{
 			"\"Anonymous caller\" means the node sent no credential: the node pool's access scopes lack devstorage.read_only or cloud-platform, so the kubelet's credential provider had no token to give; otherwise grant the node service account Storage Object Viewer on the registry's bucket (or Artifact Registry Reader on the gcr.io repository).",
-			"Next: `pullpath gcp audit IMAGE --project PROJECT --location LOCATION --cluster CLUSTER` checks the pool's scopes and the account's roles.",
+			verdict.GCPAuditScopesHint,
 		},
 		Source: "actions/runner-images#7659 (Anonymous caller does not have storage.objects.get access); hayorov/helm-gcs#162"},
 	{ID: "s3-access-denied", Any: []string{"<code>accessdenied</code>", "accessdenied"},
@@ -331,7 +331,7 @@ var Rules = []Rule{
 		Says:    "VPC Service Controls refused the request: the registry's project and the nodes' network are on two sides of a service perimeter",
 		Advice: []string{
 			"A perimeter that restricts artifactregistry.googleapis.com (or containerregistry/storage for gcr.io) must hold the nodes' project (and the Shared VPC host project) beside the registry's, or admit them by an ingress rule; the identifier in the message finds the denial in the audit logs.",
-			"Next: `pullpath gcp audit IMAGE --project PROJECT --location LOCATION --cluster CLUSTER` reads the perimeters and names the one to change.",
+			verdict.GCPAuditPerimeterHint,
 		},
 		Source: "GoogleCloudPlatform/cloud-sql-proxy#1686 (denied: Request is prohibited by organization's policy. vpcServiceControlsUniqueIdentifier); GoogleCloudPlatform/terraform-google-cloud-functions#109"},
 	{ID: "gar-unauthenticated", All: []string{"unauthenticated requests do not have permission", "artifactregistry."},

@@ -159,7 +159,7 @@ func Advise(code Code, host string, role Role) []string {
 			out = append(out, "ACR: the kubelet identity needs AcrPull on the registry (az aks check-acr), or the imagePullSecret's identity needs read on this repository.")
 		}
 		if c == ConditionRoute || c == ConditionDNS || c == ConditionEndpointSet || c == ConditionTLSIdentity {
-			out = append(out, "Next: `pullpath azure audit --resource-group RG --name CLUSTER --probe-report probe.json` checks every pool's effective routes, peering, NSG, zone link and records, private endpoint and the kubelet identity's pull role, and names the object to change.")
+			out = append(out, AzureAuditHint)
 		}
 	case PlatformGAR, PlatformGCR, PlatformGCS:
 		out = append(out, gcpAdvice(p, c)...)
@@ -169,7 +169,7 @@ func Advise(code Code, host string, role Role) []string {
 		}
 	}
 	if p == PlatformECR || p == PlatformS3 {
-		out = append(out, "Next: `pullpath aws audit --cluster CLUSTER` (with `--probe-report` and this probe's JSON) names the object to change in the node's subnet, beside a healthy subnet.")
+		out = append(out, AWSAuditHint)
 	}
 	return out
 }
@@ -191,7 +191,7 @@ func gcpAdvice(p Platform, c Condition) []string {
 		out = append(out, "GKE: the node pool's service account needs roles/artifactregistry.reader on the repository or project (new organizations no longer give the default compute account Editor), and the pool's access scopes must include devstorage.read_only or cloud-platform, or the kubelet's credential provider sends no usable token and the pull goes out anonymously; a VPC Service Controls perimeter must hold the nodes' project beside the registry's.")
 	}
 	if c == ConditionRoute || c == ConditionDNS || c == ConditionEndpointSet || c == ConditionTLSIdentity {
-		out = append(out, "Next: `pullpath gcp audit IMAGE --project PROJECT --location LOCATION --cluster CLUSTER` checks every node subnet's DNS zones, Private Google Access, routes, egress firewall, Cloud NAT, the node account's role and scopes and VPC Service Controls, and names the object to change.")
+		out = append(out, GCPAuditHint)
 	}
 	return out
 }
@@ -236,4 +236,31 @@ func Decide(o Outcome) Verdict {
 		Summary:   o.Summary,
 		Advice:    Advise(o.Code, o.Host, o.Role),
 	}
+}
+
+// The advice lines that name a cloud's audit. A caller that ran the audit
+// (diagnose) drops exactly these lines: IsAuditHint.
+const (
+	AWSAuditHint          = "Next: `pullpath aws audit --cluster CLUSTER` (with `--probe-report` and this probe's JSON) names the object to change in the node's subnet, beside a healthy subnet."
+	AzureAuditHint        = "Next: `pullpath azure audit --resource-group RG --name CLUSTER --probe-report probe.json` checks every pool's effective routes, peering, NSG, zone link and records, private endpoint and the kubelet identity's pull role, and names the object to change."
+	GCPAuditHint          = "Next: `pullpath gcp audit IMAGE --project PROJECT --location LOCATION --cluster CLUSTER` checks every node subnet's DNS zones, Private Google Access, routes, egress firewall, Cloud NAT, the node account's role and scopes and VPC Service Controls, and names the object to change."
+	GCPAuditScopesHint    = "Next: `pullpath gcp audit IMAGE --project PROJECT --location LOCATION --cluster CLUSTER` checks the pool's scopes and the account's roles."
+	GCPAuditPerimeterHint = "Next: `pullpath gcp audit IMAGE --project PROJECT --location LOCATION --cluster CLUSTER` reads the perimeters and names the one to change."
+)
+
+var auditHints = map[string][]string{
+	"aws":   {AWSAuditHint},
+	"azure": {AzureAuditHint},
+	"gcp":   {GCPAuditHint, GCPAuditScopesHint, GCPAuditPerimeterHint},
+}
+
+// IsAuditHint says whether line is one of the advice lines that name
+// cloud's audit (aws, azure, gcp).
+func IsAuditHint(cloud, line string) bool {
+	for _, h := range auditHints[cloud] {
+		if line == h {
+			return true
+		}
+	}
+	return false
 }
