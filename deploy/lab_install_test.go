@@ -16,7 +16,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/pullpath/pullpath/internal/lab/labtest"
-	"github.com/pullpath/pullpath/internal/monitor/agentimage"
 	"github.com/pullpath/pullpath/internal/selfimage"
 	"github.com/pullpath/pullpath/internal/testenv/kwait"
 )
@@ -41,18 +40,13 @@ func TestHelmInstallOnLabCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	agent, _, err := agentimage.LabTarball(ctx, root, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	labtest.ImportAgentImage(ctx, t, c)
 	cli, _, err := selfimage.Pullpath.LabTarball(ctx, root, t.TempDir(), "ghcr.io/pullpath/pullpath:v0.1.0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tar := range []string{agent, cli} {
-		if err := c.ImportImage(ctx, tar); err != nil {
-			t.Fatal(err)
-		}
+	if err := c.ImportImage(ctx, cli); err != nil {
+		t.Fatal(err)
 	}
 	off := []string{"--set", "metrics.podMonitor.enabled=false", "--set", "metrics.prometheusRule.enabled=false"}
 	want := len(render(t, off...))

@@ -244,7 +244,8 @@ func TestDiagnoseWorkloadStalePullSecret(t *testing.T) {
 	t.Parallel()
 	c := labtest.Require(t, "workload-stale-pull-secret")
 	ctx := t.Context()
-	if err := c.ImportImage(ctx, labtest.PullpathImage(t)); err != nil {
+	tar, _ := labtest.NodeImage(t) // the walk's Pods run the node-side image
+	if err := c.ImportImage(ctx, tar); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.RunWorkload(ctx); err != nil {

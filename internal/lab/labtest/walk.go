@@ -142,3 +142,16 @@ func StoreImage(t testing.TB, storageRoot, repository, tag string, img v1.Image)
 	}
 	return d
 }
+
+// ImportAgentImage builds the node-side image tagged as deploy/ names it
+// (agentimage.LabTarball) and imports it into every node of c.
+func ImportAgentImage(ctx context.Context, t testing.TB, c *cluster.Cluster) {
+	t.Helper()
+	tar, _, err := agentimage.LabTarball(ctx, ModuleRoot(t), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ImportImage(ctx, tar); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -26,7 +26,6 @@ import (
 
 	"github.com/pullpath/pullpath/internal/lab"
 	"github.com/pullpath/pullpath/internal/lab/labtest"
-	"github.com/pullpath/pullpath/internal/monitor/agentimage"
 	"github.com/pullpath/pullpath/internal/testenv/kwait"
 )
 
@@ -146,17 +145,7 @@ func TestDaemonSetRunsOnEveryLabNode(t *testing.T) {
 	c := labtest.Require(t, "cluster-healthy")
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
-	root, err := filepath.Abs("../../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tar, _, err := agentimage.LabTarball(ctx, root, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.ImportImage(ctx, tar); err != nil {
-		t.Fatal(err)
-	}
+	labtest.ImportAgentImage(ctx, t, c)
 	apply(ctx, t, c.Config, kustomizeResources(t), nil)
 
 	nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -45,17 +44,7 @@ func TestAgentEventsOnLabCluster(t *testing.T) {
 	c := labtest.Require(t, "cluster-healthy")
 	ctx, cancel := context.WithTimeout(t.Context(), 6*time.Minute)
 	defer cancel()
-	root, err := filepath.Abs("../../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tar, _, err := agentimage.LabTarball(ctx, root, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.ImportImage(ctx, tar); err != nil {
-		t.Fatal(err)
-	}
+	labtest.ImportAgentImage(ctx, t, c)
 	image := c.WorkloadImage()
 	apply(ctx, t, c.Config, kustomizeResources(t), agentsWalking(t, c, image))
 	nodes := c.NodeNames()
