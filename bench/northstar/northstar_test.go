@@ -63,12 +63,7 @@ func binary(b *testing.B) string {
 func timed(b *testing.B, bin string, env []string, args ...string) (time.Duration, []byte) {
 	b.Helper()
 	cmd := exec.CommandContext(b.Context(), bin, args...)
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "AWS_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, env...)
+	cmd.Env = fakeaws.ChildEnv(env)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	start := time.Now()

@@ -28,12 +28,7 @@ func diagnoseCmd(t *testing.T, c *cluster.Cluster, env []string, extra ...string
 		args = append(args, "--pull-secret", secretName)
 	}
 	cmd := exec.CommandContext(t.Context(), os.Args[0], args...)
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "AWS_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, env...)
+	cmd.Env = fakeaws.ChildEnv(env)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()

@@ -541,6 +541,19 @@ func (s *Server) Environ() []string {
 	}, NoCredentials()...)
 }
 
+// ChildEnv is this process's environment with every AWS_ variable
+// replaced by env (Environ or NoCredentials), for exec.Cmd.Env: the child
+// sees only the AWS settings the test gives it.
+func ChildEnv(env []string) []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "AWS_") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, env...)
+}
+
 // NoCredentials is the environment of a shell where the AWS default chain
 // finds nothing, fast: every variable it reads is empty or points
 // nowhere, and instance metadata is off.
