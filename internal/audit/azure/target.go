@@ -31,7 +31,8 @@ func (n *nodeSubnet) poolsString() string {
 	if len(n.Pools) == 1 {
 		return "pool " + n.Pools[0]
 	}
-	return "pools " + strings.Join(n.Pools, ", ")
+	// one subject for the sentence it starts: "subnet S (pools a, b) has ..."
+	return "subnet " + lastName(n.ID) + " (pools " + strings.Join(n.Pools, ", ") + ")"
 }
 
 func (n *nodeSubnet) cidr() string { return prefixesString(n.Prefixes) }
