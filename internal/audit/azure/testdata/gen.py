@@ -395,3 +395,47 @@ variant("warn-proxy-private-endpoint-through-proxy", proxy_private)
 def proxy_ok(f):
     f["aks-show.json"]["httpProxyConfig"] = proxy_cfg(["localhost", "127.0.0.1", "10.10.0.0/16", ".azurecr.io", ".svc", ".cluster.local"])
 variant("valid-proxy-noproxy-registry", proxy_ok)
+
+# The lab's AKS account (internal/diagnose/testdata): the account whose
+# cluster is the lab's pool-private-zone-not-linked scenario (its nodes'
+# providerIDs name subscription 0000..., node resource group
+# mc_lab_lab_koreacentral and the VMSS of pools system and user), so that
+# diagnose's live Azure audit against the ARM fake reads the account the lab
+# cluster runs in. The VNet 10.224.0.0/12 holds both pools' subnet
+# (aks-subnet; AKS puts every pool in one VNet) and the registry's private
+# endpoint (10.225.1.0/24); its DNS server is the custom one at 10.225.0.5,
+# which forwards to Azure DNS from the node VNet, and privatelink.azurecr.io
+# is linked to the hub only: the object to change is the zone's link to
+# vnet-lab. The same builders as above, with the lab's names and addresses.
+def lab_account():
+    global SUB, NODE_RG, VNET, HUB, SUBNETS, ACR, PE, ZONE, PE_ADDRS
+    SUB = "00000000-0000-0000-0000-000000000000"
+    NODE_RG = "mc_lab_lab_koreacentral"
+    VNET = rid("rg-net", "Microsoft.Network", "virtualNetworks", "vnet-lab")
+    HUB = rid("rg-hub", "Microsoft.Network", "virtualNetworks", "vnet-hub")
+    SUBNETS = {"system": ("aks-subnet", "10.224.0.0/24", "rt-aks", "nsg-aks"),
+               "apps": ("aks-subnet", "10.224.0.0/24", "rt-aks", "nsg-aks")}  # pool user (renamed below)
+    ACR = rid("rg-acr", "Microsoft.ContainerRegistry", "registries", "myacr")
+    PE = rid("rg-net", "Microsoft.Network", "privateEndpoints", "pe-myacr")
+    ZONE = rid("rg-dns", "Microsoft.Network", "privateDnsZones", "privatelink.azurecr.io")
+    PE_ADDRS = {"myacr.azurecr.io": "10.225.1.5", "myacr.koreacentral.data.azurecr.io": "10.225.1.6"}
+    f = healthy()
+    f["network-vnet-show.json"] = vnet([peering()], dns=["10.225.0.5"])
+    f["network-vnet-show.json"]["subnets"] = f["network-vnet-show.json"]["subnets"][:1]
+    f["network-private-dns-link-vnet-list-privatelink.azurecr.io.json"] = [link("link-vnet-hub", HUB)]
+    f["network-private-endpoint-show-pe-contosoacr.json"] = pe()
+    text = json.dumps(f)
+    for old, new in (("pe-contosoacr", "pe-myacr"), ("contosoacr", "myacr"), ("westeurope", "koreacentral"),
+                     ("eastus", "koreacentral"), ("aks-prod-agentpool", "lab-agentpool"), ("aks-prod-dns", "lab-dns"),
+                     ("managedClusters/aks-prod", "managedClusters/lab"), ('"aks-prod"', '"lab"'),
+                     ("resourceGroups/rg-aks/", "resourceGroups/lab/"), ('"rg-aks"', '"lab"'),
+                     ('"name": "apps"', '"name": "user"'), ("aks-apps-", "aks-user-"), ("10.10.0.0/16", "10.224.0.0/12"), ("10.50.0.0/16", "10.225.1.0/24")):
+        text = text.replace(old, new)
+    f = json.loads(text)
+    acr_show = f["acr-show.json"]
+    acr_show["dataEndpointHostNames"] = ["myacr.koreacentral.data.azurecr.io"]
+    files = {}
+    for name, body in f.items():
+        files[name.replace("contosoacr", "myacr").replace("aks-apps-", "aks-user-")] = body
+    write("../../../diagnose/testdata/azure-pool-private-zone-not-linked", files)
+lab_account()
