@@ -25,7 +25,9 @@
 #   northstar bench/northstar: `pullpath diagnose deployment ...` on the
 #          lab cluster (root) with the AWS fake live, to an answer naming
 #          the endpoint and the route table, per step; beside `aws collect`
-#          then `diagnose --from-aws` (NORTHSTAR_ROUNDS, default 3)
+#          then `diagnose --from-aws`; the same on the AKS private-zone
+#          cluster with the ARM fake live, to the zone's VNet link
+#          (NORTHSTAR_ROUNDS, default 3)
 #
 # Each part prints its Markdown tables (also written to $OUT/PART.md) and
 # every figure as JSON ($OUT/PART.json). It exits non-zero only when a run

@@ -4,7 +4,9 @@
 // (the loopback AWS fake through the real SDK's default chain), split per
 // step (read, identity, walk, audit). Beside it, in the same rounds, the
 // way it was done before: `pullpath aws collect` by hand, then `pullpath
-// diagnose --from-aws DIR`. Root, the lab's binaries
+// diagnose --from-aws DIR`. BenchmarkNorthStarAzure (azure_test.go) does
+// the same on the AKS private-zone cluster with the ARM fake. Root, the
+// lab's binaries
 // (PULLPATH_CONTROLPLANE_BIN or hack/controlplane.sh):
 //
 //	go test ./bench/northstar/ -run '^$' -bench NorthStar -benchtime 1x -args [-rounds=3] [-pullpath=BIN]
@@ -91,22 +93,34 @@ func answer(b *testing.B, way string, out []byte) (map[string]float64, string) {
 	a := r.Answer
 	named := "yes"
 	if len(a.Changes) == 0 || a.Changes[0].Resource != endpoint || !strings.Contains(a.Changes[0].Command, table) {
-		named = "no"
-		for _, s := range r.Steps {
-			if s.Name == "audit" {
-				named = "no: audit " + string(s.Status) + ": " + s.Summary + " " + s.Reason
-				if len(named) > 200 {
-					named = named[:200] + "..."
-				}
-			}
-		}
+		named = "no: " + auditReason(&r)
 		b.Logf("%s: the answer's changes %+v do not name %s and %s; steps %+v", way, a.Changes, endpoint, table, r.Steps)
 	}
+	return stepsOf(&r), named
+}
+
+// stepsOf is a diagnosis' steps' durations by name (ms), and its total.
+func stepsOf(r *report.DiagnoseReport) map[string]float64 {
 	steps := map[string]float64{"total": r.DurationMS}
 	for _, s := range r.Steps {
 		steps[s.Name] = s.DurationMS
 	}
-	return steps, named
+	return steps
+}
+
+// auditReason is the audit step's status and words, cut to 200 bytes: why
+// an answer did not name the object.
+func auditReason(r *report.DiagnoseReport) string {
+	for _, s := range r.Steps {
+		if s.Name == "audit" {
+			why := "audit " + string(s.Status) + ": " + s.Summary + " " + s.Reason
+			if len(why) > 200 {
+				why = why[:200] + "..."
+			}
+			return why
+		}
+	}
+	return "no audit step"
 }
 
 type row struct {
