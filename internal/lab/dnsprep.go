@@ -40,6 +40,9 @@ func prepareDNS(t *scenario.Scenario, cfg func(host string) *ServeConfig) error 
 			for _, a := range r.A {
 				c.Records[rn] = append(c.Records[rn], labsvc.DNSRecord{Type: "A", Value: a, TTL: ttl})
 			}
+			for _, a := range r.AAAA {
+				c.Records[rn] = append(c.Records[rn], labsvc.DNSRecord{Type: "AAAA", Value: a, TTL: ttl})
+			}
 			if r.CNAME != "" {
 				c.Records[rn] = append(c.Records[rn], labsvc.DNSRecord{Type: "CNAME", Value: r.CNAME, TTL: ttl})
 			}

@@ -143,8 +143,8 @@ func planOf(t *scenario.Scenario) plan {
 		br := fmt.Sprintf("br%d", i)
 		bridgeOf[sn] = br
 		p.bridges[s.Router] = append(p.bridges[s.Router],
-			"link add "+br+" type bridge",
-			fmt.Sprintf("addr add %s/%d dev %s", s.GatewayAddr(), s.Prefix().Bits(), br),
+			"link add "+br+" type bridge"+bridgeOpts(s.Prefix()),
+			fmt.Sprintf("addr add %s/%d dev %s%s", s.GatewayAddr(), s.Prefix().Bits(), br, addrOpts(s.Prefix().Addr())),
 			"link set "+br+" up")
 	}
 	ports := map[string]int{}
@@ -166,11 +166,21 @@ func planOf(t *scenario.Scenario) plan {
 }
 
 // sysctls for every lab namespace: forwarding only on routers, no
-// reverse-path filter (one-way routes must show as timeouts), no IPv6.
-func sysctls(forward bool) []string {
+// reverse-path filter (one-way routes must show as timeouts), no IPv6
+// unless the scenario has an IPv6 subnet (then sysctls6, family6.go).
+func sysctls(forward, ipv6 bool) []string {
 	f := "0"
 	if forward {
 		f = "1"
+	}
+	if ipv6 {
+		return append([]string{
+			"net.ipv4.ip_forward=" + f,
+			"net.ipv4.conf.all.rp_filter=0",
+			"net.ipv4.conf.default.rp_filter=0",
+			"net.ipv4.conf.all.send_redirects=0",
+			"net.ipv4.conf.default.send_redirects=0",
+		}, sysctls6(forward)...)
 	}
 	return []string{
 		"net.ipv4.ip_forward=" + f,
@@ -209,7 +219,7 @@ func Build(ctx context.Context, t *scenario.Scenario, prefix string) (*Network, 
 		// written through /proc/sys (which shows the writer's namespace), so
 		// no sysctl binary is needed
 		var script strings.Builder
-		for _, kv := range sysctls(fwd) {
+		for _, kv := range sysctls(fwd, t.UsesIPv6()) {
 			k, v, _ := strings.Cut(kv, "=")
 			fmt.Fprintf(&script, "echo %s > /proc/sys/%s\n", v, strings.ReplaceAll(k, ".", "/"))
 		}
@@ -242,7 +252,7 @@ func Build(ctx context.Context, t *scenario.Scenario, prefix string) (*Network, 
 		}
 		for _, l := range p.links {
 			if l.host == h {
-				b = append(b, fmt.Sprintf("addr add %s/%d dev %s", l.addr, l.bits, l.hostIf), "link set "+l.hostIf+" up")
+				b = append(b, fmt.Sprintf("addr add %s/%d dev %s%s", l.addr, l.bits, l.hostIf, addrOpts(l.addr)), "link set "+l.hostIf+" up")
 			}
 		}
 		for _, r := range t.Hosts[h].Routes {
@@ -291,12 +301,14 @@ func (n *Network) Verify(ctx context.Context) error {
 			}
 		}
 		total += len(links)
-		out, err = run(ctx, "", "ip", "-n", ns, "-4", "route", "show", "default")
-		if err != nil {
-			return fmt.Errorf("verify %s: %v", ns, err)
-		}
-		if s := strings.TrimSpace(string(out)); s != "" {
-			return fmt.Errorf("refusing to run: namespace %s has a default route (%s)", ns, oneLine(s))
+		for _, fam := range []string{"-4", "-6"} {
+			out, err = run(ctx, "", "ip", "-n", ns, fam, "route", "show", "default")
+			if err != nil {
+				return fmt.Errorf("verify %s: %v", ns, err)
+			}
+			if s := strings.TrimSpace(string(out)); s != "" {
+				return fmt.Errorf("refusing to run: namespace %s has a default route (%s)", ns, oneLine(s))
+			}
 		}
 	}
 	if total != n.VethEnds {

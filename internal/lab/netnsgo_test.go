@@ -9,13 +9,13 @@ import (
 
 func listenIn(ns, addr string) (net.Listener, error) {
 	var l net.Listener
-	err := testenv.InNetns(ns, func() (err error) { l, err = net.Listen("tcp4", addr); return })
+	err := testenv.InNetns(ns, func() (err error) { l, err = net.Listen("tcp", addr); return })
 	return l, err
 }
 
 func dialIn(ns, addr string, timeout time.Duration) error {
 	return testenv.InNetns(ns, func() error {
-		c, err := net.DialTimeout("tcp4", addr, timeout)
+		c, err := net.DialTimeout("tcp", addr, timeout)
 		if err == nil {
 			c.Close()
 		}

@@ -45,7 +45,7 @@ func nftRuleset(rules []scenario.Rule) string {
 func nftAddrs(s string) string {
 	ps, _ := scenario.ParseDest(s)
 	if len(ps) == 1 {
-		if ps[0].Bits() == 32 {
+		if ps[0].IsSingleIP() {
 			return ps[0].Addr().String()
 		}
 		return ps[0].String()
@@ -57,13 +57,22 @@ func nftAddrs(s string) string {
 	return "{ " + strings.Join(parts, ", ") + " }"
 }
 
+// nftFamily is the header a destination's addresses are matched in: ip
+// (IPv4) or ip6.
+func nftFamily(s string) string {
+	if ps, _ := scenario.ParseDest(s); len(ps) > 0 && ps[0].Addr().Is6() {
+		return "ip6"
+	}
+	return "ip"
+}
+
 func nftRule(r scenario.Rule) string {
 	var m []string
 	if r.From != "" {
-		m = append(m, "ip saddr "+nftAddrs(r.From))
+		m = append(m, nftFamily(r.From)+" saddr "+nftAddrs(r.From))
 	}
 	if r.To != "" {
-		m = append(m, "ip daddr "+nftAddrs(r.To))
+		m = append(m, nftFamily(r.To)+" daddr "+nftAddrs(r.To))
 	}
 	switch {
 	case r.Proto != "" && r.Port != 0:

@@ -109,7 +109,7 @@ func prepare(ctx context.Context, t *scenario.Scenario, n *Network, runDir strin
 	}
 
 	// the registry
-	addr, err := t.ListenAddr(reg.Host, reg.Address, reg.EffectivePort())
+	addr, err := t.ListenAddrs(reg.Host, reg.Address, reg.EffectivePort())
 	if err != nil {
 		return nil, nil, fmt.Errorf("registry: %v", err)
 	}
@@ -148,7 +148,7 @@ func prepare(ctx context.Context, t *scenario.Scenario, n *Network, runDir strin
 		rc.TokenService = reg.Name
 		rc.TokenIssuer = tok.Name
 		rc.TokenJWKSFile = jwks
-		taddr, err := t.ListenAddr(tok.Host, tok.Address, tok.EffectivePort())
+		taddr, err := t.ListenAddrs(tok.Host, tok.Address, tok.EffectivePort())
 		if err != nil {
 			return nil, nil, fmt.Errorf("token: %v", err)
 		}
@@ -177,7 +177,7 @@ func prepare(ctx context.Context, t *scenario.Scenario, n *Network, runDir strin
 	if t.Blob != nil {
 		b := t.Blob
 		rc.RedirectBaseURL = b.BaseURL()
-		baddr, err := t.ListenAddr(b.Host, b.Address, b.EffectivePort())
+		baddr, err := t.ListenAddrs(b.Host, b.Address, b.EffectivePort())
 		if err != nil {
 			return nil, nil, fmt.Errorf("blob: %v", err)
 		}

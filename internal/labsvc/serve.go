@@ -12,20 +12,31 @@ import (
 )
 
 // listenTCP listens on addr, which must name an IP literal and a port
-// ("127.0.0.2:5443", "127.0.0.1:0"): a lab service never listens on a
-// wildcard or a name.
+// ("127.0.0.2:5443", "[fd00::2]:5443", "127.0.0.1:0"), or several of them
+// comma separated (listen.go): a lab service never listens on a wildcard
+// or a name.
 func listenTCP(what, addr string) (net.Listener, error) {
 	if err := checkListenAddr(what, addr); err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("%s: listen on %s: %w", what, addr, err)
-	}
-	return ln, nil
+	return listenAll(what, splitAddrs(addr))
 }
 
+// checkListenAddr checks a listen address (or a comma-separated list).
 func checkListenAddr(what, addr string) error {
+	as := splitAddrs(addr)
+	if len(as) == 0 {
+		return fmt.Errorf("%s: listen address %q, want IP:PORT such as 127.0.0.1:0", what, addr)
+	}
+	for _, a := range as {
+		if err := checkOneListenAddr(what, a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkOneListenAddr(what, addr string) error {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("%s: listen address %q, want IP:PORT such as 127.0.0.1:0", what, addr)

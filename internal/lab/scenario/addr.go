@@ -30,7 +30,8 @@ func (s *Subnet) Prefix() netip.Prefix {
 	return p.Masked()
 }
 
-// ParseDest parses a route or rule destination: CIDR, address or "internet".
+// ParseDest parses a route or rule destination: an IPv4 or IPv6 CIDR or
+// address, or "internet" (IPv4: the lab's two documentation ranges).
 func ParseDest(s string) ([]netip.Prefix, error) {
 	if s == "internet" {
 		return internetPrefixes, nil
@@ -38,16 +39,16 @@ func ParseDest(s string) ([]netip.Prefix, error) {
 	if s == "default" {
 		return nil, fmt.Errorf("default routes are refused in the lab: use \"internet\" for the lab's stand-in for the internet")
 	}
-	if p, err := netip.ParsePrefix(s); err == nil && p.Addr().Is4() {
+	if p, err := netip.ParsePrefix(s); err == nil && plainAddr(p.Addr()) {
 		if p.Bits() == 0 {
-			return nil, fmt.Errorf("default routes are refused in the lab: use \"internet\" for the lab's stand-in for the internet")
+			return nil, fmt.Errorf("default routes are refused in the lab (0.0.0.0/0 and ::/0 alike): use \"internet\" for the lab's stand-in for the internet, or a prefix")
 		}
 		return []netip.Prefix{p.Masked()}, nil
 	}
-	if a, err := netip.ParseAddr(s); err == nil && a.Is4() {
-		return []netip.Prefix{netip.PrefixFrom(a, 32)}, nil
+	if a, err := netip.ParseAddr(s); err == nil && plainAddr(a) {
+		return []netip.Prefix{netip.PrefixFrom(a, a.BitLen())}, nil
 	}
-	return nil, fmt.Errorf("want an IPv4 CIDR, an address or \"internet\", got %q", s)
+	return nil, fmt.Errorf("want an IPv4 or IPv6 CIDR, an address or \"internet\", got %q", s)
 }
 
 // RoutedSubnets lists the subnets a host routes (owns the bridge of).

@@ -35,6 +35,11 @@ func TestLoadInvalid(t *testing.T) {
 		{"invalid-cluster-no-control-plane.yaml", "cluster.controlPlane: a cluster needs a control plane"},
 		{"invalid-cluster-duplicate-node-name.yaml", `cluster.nodes.node2.name: node name "worker-1" is also the name of node host node`},
 		{"invalid-cluster-pod-range.yaml", "cluster.podCIDR: 192.168.0.0/16 overlaps subnet lan (192.168.50.0/24)"},
+		{"invalid-default-route6.yaml", "hosts.node.routes[0].to: default routes are refused in the lab (0.0.0.0/0 and ::/0 alike)"},
+		{"invalid-route-family.yaml", "hosts.node.routes[0].via: next hop fd00:0:0:50::1 is IPv6 and the destination 10.0.0.0/8 IPv4"},
+		{"invalid-aaaa.yaml", `dns.corp.records.registry.corp.example.aaaa[0]: want an IPv6 address, got "192.168.50.20"`},
+		{"invalid-cidr6.yaml", `subnets.lan6.cidr: want an IPv4 CIDR between /8 and /30 such as 10.0.1.0/24, or an IPv6 one between /48 and /126`},
+		{"invalid-rule-family.yaml", "hosts.gw.firewall[0].to: 192.168.50.0/24 is IPv4 and from fd00:0:0:50::/64 IPv6"},
 	}
 	files, _ := filepath.Glob("testdata/invalid-*.yaml")
 	if len(files) != len(tests) {
@@ -101,7 +106,7 @@ func TestBuiltinsValid(t *testing.T) {
 			}
 			for _, h := range sortedKeys(topo.Hosts) {
 				for _, r := range topo.Hosts[h].Routes {
-					if r.To == "0.0.0.0/0" || r.To == "default" {
+					if r.To == "0.0.0.0/0" || r.To == "::/0" || r.To == "default" {
 						t.Errorf("%s: host %s has a default route", n, h)
 					}
 				}

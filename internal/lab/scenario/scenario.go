@@ -56,6 +56,7 @@ func (t *Scenario) Source() string { return t.source }
 // router holds the gateway address; every other host attached to the subnet
 // gets a veth pair whose far end is a port of that bridge.
 type Subnet struct {
+	// CIDR is IPv4 or IPv6 (family.go).
 	CIDR    string `json:"cidr"`
 	Router  string `json:"router"`
 	Gateway string `json:"gateway,omitempty"` // default: the first address of CIDR
@@ -114,7 +115,9 @@ type DNS struct {
 
 // Record is the answer for one name.
 type Record struct {
-	A     []string `json:"a,omitempty"`
+	A []string `json:"a,omitempty"`
+	// AAAA are IPv6 addresses (family.go); a and aaaa may go together.
+	AAAA  []string `json:"aaaa,omitempty"`
 	CNAME string   `json:"cname,omitempty"`
 	// Rcode answers this name with NXDOMAIN, SERVFAIL, REFUSED, NODATA (the
 	// name exists, no address) or drop (silence), instead of records.

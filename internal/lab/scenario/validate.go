@@ -85,11 +85,11 @@ func (v *validator) subnets() {
 		if !hostRE.MatchString(name) {
 			v.fail(f, "subnet name must be 1-15 lowercase letters, digits or dashes, starting with a letter")
 		}
-		p, err := netip.ParsePrefix(s.CIDR)
-		if err != nil || !p.Addr().Is4() || p.Bits() > 30 || p.Bits() < 8 {
-			v.fail(f+".cidr", "want an IPv4 CIDR between /8 and /30 such as 10.0.1.0/24, got %q", s.CIDR)
+		if msg := cidrProblem(s.CIDR); msg != "" {
+			v.fail(f+".cidr", "%s", msg)
 			continue
 		}
+		p, _ := netip.ParsePrefix(s.CIDR)
 		if p.Masked() != p {
 			v.fail(f+".cidr", "%s has host bits set; want %s", s.CIDR, p.Masked())
 		}
@@ -125,6 +125,9 @@ func overlapsInternet(p netip.Prefix) bool {
 
 // usable reports whether a is a host address of p (not network, not broadcast).
 func usable(p netip.Prefix, a netip.Addr) bool {
+	if p.Addr().Is6() {
+		return usable6(p, a)
+	}
 	if !a.Is4() || !p.Contains(a) || a == p.Masked().Addr() {
 		return false
 	}
@@ -196,13 +199,14 @@ func (v *validator) hosts() {
 			switch r.Type {
 			case "":
 				a, err := netip.ParseAddr(r.Via)
-				if err != nil || !a.Is4() {
-					v.fail(ff+".via", "want the next hop's IPv4 address, got %q", r.Via)
+				if err != nil || !plainAddr(a) {
+					v.fail(ff+".via", "want the next hop's IPv4 or IPv6 address, got %q", r.Via)
 					continue
 				}
 				if !inAny(connected, a) {
 					v.fail(ff+".via", "next hop %s is not on any subnet of host %s", a, name)
 				}
+				v.routeFamily(ff, r)
 			case "blackhole", "unreachable", "prohibit":
 				if r.Via != "" {
 					v.fail(ff+".via", "a %s route has no next hop", r.Type)
@@ -253,6 +257,7 @@ func (v *validator) rule(f string, r Rule) {
 			v.fail(f+"."+x.n, "%v", err)
 		}
 	}
+	v.ruleFamily(f, r)
 	switch r.Proto {
 	case "", "tcp", "udp", "icmp":
 	default:
@@ -303,7 +308,7 @@ func (v *validator) dns() {
 				continue
 			}
 			n := 0
-			if len(r.A) > 0 {
+			if len(r.A) > 0 || len(r.AAAA) > 0 {
 				n++
 			}
 			if r.CNAME != "" {
@@ -319,13 +324,14 @@ func (v *validator) dns() {
 				}
 			}
 			if n != 1 {
-				v.fail(ff, "want exactly one of a, cname or rcode")
+				v.fail(ff, "want exactly one of a, cname or rcode (a and aaaa go together)")
 			}
 			for i, a := range r.A {
 				if ip, err := netip.ParseAddr(a); err != nil || !ip.Is4() {
 					v.fail(fmt.Sprintf("%s.a[%d]", ff, i), "want an IPv4 address, got %q", a)
 				}
 			}
+			v.records6(ff, r)
 			if r.TTL < 0 {
 				v.fail(ff+".ttl", "want 0 or more seconds, got %d", r.TTL)
 			}
@@ -444,8 +450,8 @@ func (v *validator) node() {
 		v.fail("node.host", "want the name of the host that plays the node, got %q", n.Host)
 	}
 	for i, ns := range n.Nameservers {
-		if a, err := netip.ParseAddr(ns); err != nil || !a.Is4() {
-			v.fail(fmt.Sprintf("node.nameservers[%d]", i), "want an IPv4 address, got %q", ns)
+		if a, err := netip.ParseAddr(ns); err != nil || !plainAddr(a) {
+			v.fail(fmt.Sprintf("node.nameservers[%d]", i), "want an IPv4 or IPv6 address, got %q", ns)
 		}
 	}
 	for i, s := range n.Search {
