@@ -36,6 +36,8 @@ type Scenario struct {
 	Registry *Registry `json:"registry"`
 	Token    *Service  `json:"token,omitempty"`
 	Blob     *Blob     `json:"blob,omitempty"`
+	// Proxy is the node's egress proxy, a real squid (proxy.go).
+	Proxy *Proxy `json:"proxy,omitempty"`
 
 	Node   Node    `json:"node"`
 	Probe  Probe   `json:"probe"`
@@ -197,6 +199,8 @@ type Node struct {
 	CredentialProvider *CredentialProvider `json:"credentialProvider,omitempty"`
 	// TrustLabCA puts the lab CA in the node's certs dir (default true).
 	TrustLabCA *bool `json:"trustLabCA,omitempty"`
+	// Proxy is the proxy settings in the node's files (proxy.go).
+	Proxy *NodeProxy `json:"proxy,omitempty"`
 }
 
 // CredentialProvider is a credential provider plugin on the lab node: it

@@ -28,6 +28,7 @@ func (t *Scenario) Validate() error {
 	v.dns()
 	v.services()
 	v.node()
+	v.proxy()
 	v.probe()
 	v.expect()
 	v.cluster()
