@@ -37,6 +37,10 @@ type Options struct {
 	// StartTimeout bounds the wait for containerd's socket and CRI image
 	// service; default DefaultStartTimeout.
 	StartTimeout time.Duration
+	// Env is added to containerd's otherwise clean environment (KEY=VALUE):
+	// the node's proxy variables, which its CRI pull follows
+	// (http.ProxyFromEnvironment), as systemd would give them.
+	Env []string
 }
 
 // DefaultStartTimeout bounds Start's wait for containerd to serve CRI.
@@ -63,7 +67,8 @@ type Runtime struct {
 }
 
 // cleanPath is the only environment containerd and its clients get: no
-// proxy variables, no inherited DOCKER_CONFIG or CONTAINERD_* settings.
+// proxy variables (containerd gets only those of Options.Env), no
+// inherited DOCKER_CONFIG or CONTAINERD_* settings.
 const cleanPath = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 // Start writes the config, starts containerd inside o.Netns and waits,
@@ -118,7 +123,7 @@ func Start(ctx context.Context, o Options) (*Runtime, error) {
 		logw = io.MultiWriter(o.Log, r.tail)
 	}
 	cmd := exec.Command(ipBin, "netns", "exec", o.Netns, containerd, "--config", l.config)
-	cmd.Env = []string{cleanPath, "TMPDIR=" + l.dir}
+	cmd.Env = append([]string{cleanPath, "TMPDIR=" + l.dir}, o.Env...)
 	cmd.Dir = l.dir
 	cmd.Stdout = logw
 	cmd.Stderr = logw
@@ -154,6 +159,11 @@ func Start(ctx context.Context, o Options) (*Runtime, error) {
 func (o Options) validate() error {
 	if o.Netns == "" || strings.ContainsAny(o.Netns, "/\x00") || o.Netns == "." || o.Netns == ".." {
 		return fmt.Errorf("crirun: network namespace name %q, want the name of a namespace under /run/netns", o.Netns)
+	}
+	for _, kv := range o.Env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" || strings.ContainsRune(kv, 0) {
+			return fmt.Errorf("crirun: environment entry %q, want KEY=VALUE", kv)
+		}
 	}
 	if err := checkPath("work folder", o.WorkDir); err != nil {
 		return err

@@ -25,6 +25,7 @@ type Lab struct {
 
 	scenario *scenario.Scenario
 	svcs     *services
+	nodeRT   *nodeRuntime // the node's running containerd (node.proxy)
 }
 
 // StartOptions tune Start.
@@ -90,6 +91,11 @@ func Start(ctx context.Context, s *scenario.Scenario, o StartOptions) (*Lab, err
 	if err := l.Network.WaitLinks(ctx); err != nil {
 		return l, err
 	}
+	if s.Node.Proxy != nil {
+		if l.nodeRT, err = startNodeRuntime(ctx, l.Network.NS[s.Node.Host], sess.RunDir, env.RuntimeEnv, o.Keep); err != nil {
+			return l, err
+		}
+	}
 	l.ServicesMS = msSince(phase)
 	return l, nil
 }
@@ -115,12 +121,16 @@ func (l *Lab) SaveLogs(root string) string {
 }
 
 // StopServices kills the services (Close does too).
-func (l *Lab) StopServices() { l.svcs.stop() }
+func (l *Lab) StopServices() {
+	l.svcs.stop()
+	l.nodeRT.stop()
+	removeProxyDir(l.Session.RunDir)
+}
 
 // Close stops the services and tears down everything under the run's
 // prefix (namespaces, processes, mounts, cgroups) and its folder.
 func (l *Lab) Close() error {
-	l.svcs.stop()
+	l.StopServices()
 	return l.Session.Close()
 }
 

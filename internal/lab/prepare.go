@@ -215,6 +215,9 @@ func prepare(ctx context.Context, t *scenario.Scenario, n *Network, runDir strin
 			return nil, nil, err
 		}
 	}
+	if err := prepareProxy(t, n, runDir, p, env, cfg); err != nil {
+		return nil, nil, err
+	}
 	return env, configs, nil
 }
 

@@ -42,6 +42,10 @@ type Env struct {
 	Image        string
 	// Self is the pullpath binary the lab re-executes.
 	Self string
+	// RuntimeEnv is the node's running containerd's proxy environment
+	// (KEY=VALUE, from node.proxy): a runtime started beside the probe
+	// runs with it.
+	RuntimeEnv []string
 
 	credProvider *CredentialProviderFiles // written by CredentialProviderFiles
 }

@@ -19,6 +19,7 @@ type ServeConfig struct {
 	Blob     *labsvc.BlobHostConfig `json:"blob,omitempty"`
 	Token    *labsvc.TokenConfig    `json:"token,omitempty"`
 	DNS      []*labsvc.DNSConfig    `json:"dns,omitempty"`
+	Proxy    *ProxyServeConfig      `json:"proxy,omitempty"`
 }
 
 // ReadServeConfig reads a serve config file.
@@ -79,6 +80,14 @@ func Serve(ctx context.Context, c *ServeConfig, readyFile string, log io.Writer)
 		}
 		closers = append(closers, s)
 		fmt.Fprintf(log, "%s: registry on %s\n", c.Host, s.Addr())
+	}
+	if c.Proxy != nil {
+		s, err := startProxy(ctx, c.Proxy)
+		if err != nil {
+			return err
+		}
+		closers = append(closers, s)
+		fmt.Fprintf(log, "%s: proxy (squid) on %s\n", c.Host, s.Addr)
 	}
 	if readyFile != "" {
 		if err := os.WriteFile(readyFile, []byte("ready\n"), 0o644); err != nil {

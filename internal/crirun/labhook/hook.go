@@ -127,7 +127,7 @@ func (h *Hook) pull(ctx context.Context, env *lab.Env, timeout time.Duration) (c
 	defer logf.Close()
 	r, err := crirun.Start(ctx, crirun.Options{
 		Netns: env.NodeNS, WorkDir: filepath.Join(env.RunDir, "ctrd"), CertsDir: certs,
-		Crictl: h.Crictl, Log: logf,
+		Crictl: h.Crictl, Log: logf, Env: env.RuntimeEnv,
 	})
 	if err != nil {
 		return zero, "", err
