@@ -34,6 +34,9 @@ func checkEndpoint(m *Model, ns *NodeSubnet, svc string) report.CheckResult {
 			Command: fmt.Sprintf("aws ec2 create-vpc-endpoint --vpc-id %s --vpc-endpoint-type Interface --service-name %s --subnet-ids %s --security-group-ids SG --private-dns-enabled%s",
 				m.VPC, m.ServiceName(svc), strings.Join(m.onePerAZ(), " "), m.regionFlag())})
 	}
+	if svc == SvcECRDKR && m.RegistryDualStack {
+		return m.dualStackName(ns, p)
+	}
 	id := str(e.VpcEndpointId)
 	ev := []string{fmt.Sprintf("%s state=%s privateDns=%s subnets=%s enis=%d", id, e.State, boolString(e.PrivateDnsEnabled), strings.Join(e.SubnetIds, ","), len(e.NetworkInterfaceIds))}
 	sev := func(c report.CheckResult) report.CheckResult {
@@ -70,6 +73,26 @@ func checkEndpoint(m *Model, ns *NodeSubnet, svc string) report.CheckResult {
 	c := audit.Fail(verdict.ConditionRoute, fmt.Sprintf("%s (%s) has no subnet in %s (%s%s)", id, svc, ns.AZ, ns.ID, pools), ev...)
 	return sev(audit.WithChange(c, report.Change{Resource: id, Kind: "vpc-endpoint", Action: "add the subnet to the endpoint (one ENI per AZ)",
 		Command: fmt.Sprintf("aws ec2 modify-vpc-endpoint --vpc-endpoint-id %s --add-subnet-ids %s%s", id, ns.ID, m.regionFlag())}))
+}
+
+// dualStackName judges an image named by ECR's dual-stack registry name in
+// a VPC with an ecr.dkr interface endpoint: AWS PrivateLink does not serve
+// the dual-stack names (ECR's "Making requests to Amazon ECR registries"),
+// so the name resolves public and the pull leaves by the route table. With
+// a working route out that is a bypass of the endpoint (a warn); without
+// one the registry is unreachable (a fail); either way the IPv4-only name
+// is the one the endpoint serves.
+func (m *Model) dualStackName(ns *NodeSubnet, p *hostPath) report.CheckResult {
+	id := str(p.iface.VpcEndpointId)
+	v4 := verdict.ECRIPv4Name(p.host)
+	ev := []string{p.dnsWhy}
+	change := report.Change{Resource: id, Kind: "vpc-endpoint", Action: fmt.Sprintf("name the image by %s (the IPv4-only name %s serves) instead of %s", v4, id, p.host)}
+	if ok, via := m.internetOK(ns); ok {
+		c := audit.Warn(verdict.ConditionRoute, fmt.Sprintf("%s is ECR's dual-stack name, which AWS PrivateLink does not serve: the pull bypasses %s and goes out through %s", p.host, id, via), ev...)
+		return audit.WithChange(audit.WithResources(c, id, via), change)
+	}
+	c := audit.Fail(verdict.ConditionRoute, fmt.Sprintf("%s is ECR's dual-stack name, which AWS PrivateLink does not serve, and %s has no route out: the registry is unreachable; %s carries only %s", p.host, ns.ID, id, v4), ev...)
+	return audit.WithChange(audit.WithResources(c, id), change)
 }
 
 // checkECRPolicy: the ECR interface endpoints' policies must allow the

@@ -16,6 +16,9 @@ import (
 // reaches an internet gateway; or to an internet gateway, with public
 // addresses on the nodes. A blackhole there is the finding.
 func checkInternet(m *Model, ns *NodeSubnet) report.CheckResult {
+	if c, ok := ipv4Skip(ns); ok {
+		return c
+	}
 	var need, carried []string
 	for _, svc := range []string{SvcECRAPI, SvcECRDKR, SvcS3} {
 		p := m.path(ns, svc)

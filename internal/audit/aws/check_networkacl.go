@@ -63,9 +63,13 @@ func (m *Model) evalFlows(acl *ec2types.NetworkAcl, flows []aclFlow) (fails, war
 			if f.suggest.IsValid() {
 				cidr = f.suggest
 			}
+			cidrFlag := "--cidr-block"
+			if cidr.Addr().Is6() {
+				cidrFlag = "--ipv6-cidr-block"
+			}
 			change = &report.Change{Resource: id, Kind: "network-acl", Action: fmt.Sprintf("allow TCP %s %s %s %s before %s", portsString([][2]int32{{f.lo, f.hi}}), dir, map[bool]string{true: "to", false: "from"}[f.egress], cidr, ruleName(v.DenyRule)),
-				Command: fmt.Sprintf("aws ec2 create-network-acl-entry --network-acl-id %s %s --rule-number %d --protocol tcp --port-range From=%d,To=%d --cidr-block %s --rule-action allow%s",
-					id, flag, n, f.lo, f.hi, cidr, m.regionFlag())}
+				Command: fmt.Sprintf("aws ec2 create-network-acl-entry --network-acl-id %s %s --rule-number %d --protocol tcp --port-range From=%d,To=%d %s %s --rule-action allow%s",
+					id, flag, n, f.lo, f.hi, cidrFlag, cidr, m.regionFlag())}
 		}
 	}
 	return fails, warns, change
@@ -79,11 +83,11 @@ func freeRule(acl *ec2types.NetworkAcl, egress bool, below int32) int32 {
 			used[*e.RuleNumber] = true
 		}
 	}
-	if below == 32767 {
+	if below >= 32767 {
 		// After the last numbered rule, on the next multiple of ten.
 		top := int32(0)
 		for n := range used {
-			if n < 32767 && n > top {
+			if n < 32766 && n > top {
 				top = n
 			}
 		}
@@ -103,6 +107,9 @@ func freeRule(acl *ec2types.NetworkAcl, egress bool, below int32) int32 {
 // and the replies in on ephemeral ports, rule by rule in number order.
 // Traffic to an ENI in the same subnet never crosses the ACL.
 func checkNACLNode(m *Model, ns *NodeSubnet) report.CheckResult {
+	if c, ok := ipv4Skip(ns); ok {
+		return c
+	}
 	if !m.Have[FileNetworkACLs] {
 		return m.missing(FileNetworkACLs)
 	}
@@ -147,6 +154,9 @@ func checkNACLNode(m *Model, ns *NodeSubnet) report.CheckResult {
 // back to it; a NAT's subnet also lets 443 out and the replies in from the
 // internet.
 func checkNACLPath(m *Model, ns *NodeSubnet) report.CheckResult {
+	if c, ok := ipv4Skip(ns); ok {
+		return c
+	}
 	if !m.Have[FileNetworkACLs] {
 		return m.missing(FileNetworkACLs)
 	}

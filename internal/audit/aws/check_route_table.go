@@ -34,7 +34,7 @@ func checkRouteTable(m *Model, ns *NodeSubnet) report.CheckResult {
 	var holes, gone []string
 	for i := range ns.RouteTable.Routes {
 		r := &ns.RouteTable.Routes[i]
-		if r.State != ec2types.RouteStateBlackhole || str(r.DestinationCidrBlock) == "0.0.0.0/0" || str(r.DestinationPrefixListId) != "" {
+		if r.State != ec2types.RouteStateBlackhole || str(r.DestinationCidrBlock) == "0.0.0.0/0" || onFamilyPath(r) || str(r.DestinationPrefixListId) != "" {
 			continue
 		}
 		holes = append(holes, routeString(r))
@@ -49,4 +49,11 @@ func checkRouteTable(m *Model, ns *NodeSubnet) report.CheckResult {
 			Command: fmt.Sprintf("aws ec2 describe-route-tables --route-table-ids %s%s", id, m.regionFlag())})
 	}
 	return audit.WithResources(audit.Pass(fmt.Sprintf("%s (%s)", id, how), ev...), id)
+}
+
+// onFamilyPath: the IPv6 routes route-ipv6 and dns64-nat64 judge (::/0,
+// 64:ff9b::/96), not routes off the pull's path.
+func onFamilyPath(r *ec2types.Route) bool {
+	d := str(r.DestinationIpv6CidrBlock)
+	return d == anyIPv6.String() || d == nat64Prefix.String()
 }

@@ -27,6 +27,12 @@ func checkS3Route(m *Model, ns *NodeSubnet) report.CheckResult {
 	if p.captured {
 		return audit.WithResources(audit.Pass(fmt.Sprintf("layers through the S3 interface endpoint %s (private DNS)", str(p.iface.VpcEndpointId))), str(p.iface.VpcEndpointId))
 	}
+	if ns.family() == FamilyIPv6 {
+		// The nodes send IPv6 only: the gateway endpoint's IPv4 prefix-list
+		// route never sees their packets; S3's IPv4-only name is reached
+		// through DNS64 and NAT64.
+		return audit.Skip(fmt.Sprintf("%s is IPv6-only: layers from %s (A only) go through DNS64 and NAT64, not an IPv4 prefix-list route (see %s)", ns.ID, p.host, CheckDNS64))
+	}
 	if p.gateway != nil {
 		gw := str(p.gateway.VpcEndpointId)
 		return audit.WithResources(audit.Pass(fmt.Sprintf("%s routes %s to the S3 gateway endpoint %s", rtID, str(p.gwRoute.DestinationPrefixListId), gw), routeString(p.gwRoute)), rtID, gw)

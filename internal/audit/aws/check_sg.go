@@ -149,6 +149,9 @@ func (m *Model) destinations(ns *NodeSubnet) []dest {
 // checkSGNodeEgress: some security group of each node lets TCP 443 out to
 // every destination of the pull (the reply needs no rule: stateful).
 func checkSGNodeEgress(m *Model, ns *NodeSubnet) report.CheckResult {
+	if c, ok := ipv4Skip(ns); ok {
+		return c
+	}
 	if !m.Have[FileSecurityGroups] {
 		return m.missing(FileSecurityGroups)
 	}

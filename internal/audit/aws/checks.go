@@ -14,22 +14,26 @@ import (
 // endpoints and their guards, the layers' path, the internet path, the
 // subnet filters, the identity.
 const (
-	CheckRouteTable      = "route-table"
-	CheckDNSAttributes   = "dns-vpc-attributes"
-	CheckDHCPOptions     = "dns-dhcp-options"
-	CheckPrivateDNS      = "dns-private-dns"
-	CheckEndpointECRAPI  = "endpoint-ecr-api"
-	CheckEndpointECRDKR  = "endpoint-ecr-dkr"
-	CheckEndpointPolicy  = "endpoint-ecr-policy"
-	CheckSGEndpoint      = "sg-endpoint-ingress-443"
-	CheckSGNodeEgress    = "sg-node-egress-443"
-	CheckS3Route         = "s3-route"
-	CheckS3Policy        = "s3-endpoint-policy"
-	CheckInternet        = "route-internet"
-	CheckNACLNode        = "nacl-node-subnet"
-	CheckNACLPath        = "nacl-path-subnets"
-	CheckIdentity        = "identity-ecr-actions"
-	CheckSubnetDescribed = "subnet-described"
+	CheckRouteTable       = "route-table"
+	CheckDNSAttributes    = "dns-vpc-attributes"
+	CheckDHCPOptions      = "dns-dhcp-options"
+	CheckPrivateDNS       = "dns-private-dns"
+	CheckEndpointECRAPI   = "endpoint-ecr-api"
+	CheckEndpointECRDKR   = "endpoint-ecr-dkr"
+	CheckEndpointPolicy   = "endpoint-ecr-policy"
+	CheckSGEndpoint       = "sg-endpoint-ingress-443"
+	CheckSGNodeEgress     = "sg-node-egress-443"
+	CheckS3Route          = "s3-route"
+	CheckS3Policy         = "s3-endpoint-policy"
+	CheckInternet         = "route-internet"
+	CheckNACLNode         = "nacl-node-subnet"
+	CheckNACLPath         = "nacl-path-subnets"
+	CheckIPv6Route        = "route-ipv6"
+	CheckDNS64            = "dns64-nat64"
+	CheckNACLIPv6         = "nacl-node-ipv6"
+	CheckSGNodeEgressIPv6 = "sg-node-egress-443-ipv6"
+	CheckIdentity         = "identity-ecr-actions"
+	CheckSubnetDescribed  = "subnet-described"
 )
 
 // Checks are the audit's checks, in report order.
@@ -48,6 +52,10 @@ var Checks = []audit.Check[*Model, *NodeSubnet]{
 	audit.New(CheckInternet, "internet path (NAT gateway or internet gateway)", checkInternet),
 	audit.New(CheckNACLNode, "network ACL of the node subnet", checkNACLNode),
 	audit.New(CheckNACLPath, "network ACLs of the endpoint and NAT subnets", checkNACLPath),
+	audit.New(CheckIPv6Route, "IPv6 route out (::/0 to an egress-only or internet gateway)", checkIPv6Route),
+	audit.New(CheckDNS64, "DNS64 and NAT64 for the A-only hosts (64:ff9b::/96 to a NAT gateway)", checkDNS64),
+	audit.New(CheckNACLIPv6, "network ACL of the node subnet over IPv6", checkNACLIPv6),
+	audit.New(CheckSGNodeEgressIPv6, "node security groups let 443 out over IPv6", checkSGNodeEgressIPv6),
 	audit.New(CheckIdentity, "node role may pull from ECR", checkIdentity),
 }
 
@@ -70,7 +78,23 @@ func (m *Model) regionFlag() string {
 // internetOK reports whether the subnet has a working default route out:
 // to an available NAT gateway whose own subnet reaches an internet gateway,
 // or to an internet gateway with public addresses on the nodes.
+//
+// An IPv6-only subnet has no IPv4 route to use: its way out is NAT64 (a
+// NAT gateway for 64:ff9b::/96, which the A-only names need, with DNS64 on)
+// or ::/0 to an egress-only or internet gateway (the AAAA names); the
+// family checks judge which host needs which.
 func (m *Model) internetOK(ns *NodeSubnet) (bool, string) {
+	if ns.family() == FamilyIPv6 {
+		if nat, why := m.nat64(ns, []*hostPath{{internet: true}}); why == "" {
+			return true, nat + " (NAT64)"
+		}
+		if r := m.lookupRoute(ns.RouteTable, anyIPv6); r != nil && r.Route.State != ec2types.RouteStateBlackhole {
+			if t := routeTarget(r.Route); strings.HasPrefix(t, "eigw-") || strings.HasPrefix(t, "igw-") {
+				return true, t
+			}
+		}
+		return false, ""
+	}
 	r := m.lookupRoute(ns.RouteTable, anyIPv4)
 	if r == nil || r.Route.State == ec2types.RouteStateBlackhole {
 		return false, ""

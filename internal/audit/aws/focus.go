@@ -70,14 +70,14 @@ func focusHost(m *Model, s *report.AuditSubnet, host string) {
 		svc = SvcS3
 	case verdict.PlatformECR:
 		svc = SvcECRDKR
-		if strings.HasPrefix(host, "api.ecr.") {
+		if strings.HasPrefix(host, "api.ecr.") || strings.HasPrefix(host, "ecr.") && strings.HasSuffix(host, ".api.aws") {
 			svc = SvcECRAPI
 		}
 	}
 	about := map[string][]string{
-		SvcECRAPI: {CheckEndpointECRAPI, CheckPrivateDNS, CheckSGEndpoint, CheckInternet, CheckIdentity},
-		SvcECRDKR: {CheckEndpointECRDKR, CheckPrivateDNS, CheckSGEndpoint, CheckEndpointPolicy, CheckInternet, CheckIdentity},
-		SvcS3:     {CheckS3Route, CheckS3Policy, CheckInternet, CheckNACLNode},
+		SvcECRAPI: {CheckEndpointECRAPI, CheckPrivateDNS, CheckSGEndpoint, CheckInternet, CheckDNS64, CheckIdentity},
+		SvcECRDKR: {CheckEndpointECRDKR, CheckPrivateDNS, CheckSGEndpoint, CheckEndpointPolicy, CheckInternet, CheckIPv6Route, CheckDNS64, CheckIdentity},
+		SvcS3:     {CheckS3Route, CheckS3Policy, CheckInternet, CheckDNS64, CheckNACLNode},
 	}[svc]
 	var first, rest []report.CheckResult
 	for _, c := range s.Checks {
@@ -92,21 +92,27 @@ func focusHost(m *Model, s *report.AuditSubnet, host string) {
 }
 
 // applyRegistry takes the registry's account from an ECR host
-// (ACCOUNT.dkr.ecr.REGION.amazonaws.com[.cn]); a registry in another region
-// is not reached through this VPC's interface endpoints, which the report
-// says.
+// (ACCOUNT.dkr.ecr.REGION.amazonaws.com[.cn], or the dual-stack
+// ACCOUNT.dkr-ecr.REGION.on.aws); a registry in another region is not
+// reached through this VPC's interface endpoints, which the report says.
 func applyRegistry(m *Model, host string, r *report.AuditReport) {
 	h := strings.ToLower(host)
 	if i := strings.IndexByte(h, '/'); i >= 0 {
 		h = h[:i]
 	}
 	parts := strings.Split(h, ".")
-	if len(parts) < 5 || parts[1] != "dkr" || parts[2] != "ecr" {
+	dual := verdict.ECRDualStackName(h) && len(parts) >= 5
+	if !dual && (len(parts) < 5 || parts[1] != "dkr" || parts[2] != "ecr") {
 		r.Warnings = append(r.Warnings, report.AuditWarning{Message: fmt.Sprintf("%s is not an ECR registry (ACCOUNT.dkr.ecr.REGION.amazonaws.com): the audit checks the ECR and S3 path of the cluster's region", host)})
 		return
 	}
 	m.RegistryAccount = parts[0]
-	if parts[3] != m.Region {
-		r.Warnings = append(r.Warnings, report.AuditWarning{Message: fmt.Sprintf("the registry is in %s, the cluster in %s: this VPC's interface endpoints serve only %s, so the pull goes out by the route tables (NAT or internet gateway)", parts[3], m.Region, m.Region)})
+	m.RegistryDualStack = dual
+	region := parts[3]
+	if dual {
+		region = parts[2]
+	}
+	if region != m.Region {
+		r.Warnings = append(r.Warnings, report.AuditWarning{Message: fmt.Sprintf("the registry is in %s, the cluster in %s: this VPC's interface endpoints serve only %s, so the pull goes out by the route tables (NAT or internet gateway)", region, m.Region, m.Region)})
 	}
 }

@@ -59,7 +59,8 @@ func auditRaw(t *testing.T, raw *awsaudit.Raw) comparable {
 // audits the same again.
 func TestLiveMatchesOfflineAndCollectRoundTrips(t *testing.T) {
 	for _, fixture := range []string{"valid-healthy", "valid-healthy-nat", "fail-s3-route", "fail-identity", "fail-nacl-node",
-		"fail-sg-endpoint-ingress", "fail-nat-blackhole", "fail-endpoint-ecr-dkr-placement", "fail-dns-hostnames", "fail-s3-endpoint-policy"} {
+		"fail-sg-endpoint-ingress", "fail-nat-blackhole", "fail-endpoint-ecr-dkr-placement", "fail-dns-hostnames", "fail-s3-endpoint-policy",
+		"valid-healthy-ipv6", "fail-ipv6-dns64-off", "fail-ipv6-nat64-route", "fail-ipv6-nacl", "fail-ipv6-sg-egress"} {
 		t.Run(fixture, func(t *testing.T) {
 			dir := filepath.Join("testdata", fixture)
 			offline, err := awsaudit.LoadDir(dir)

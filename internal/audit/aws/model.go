@@ -26,6 +26,10 @@ type Model struct {
 	// RegistryAccount is the account of the image's registry when it is
 	// not the cluster's (cross-account pulls).
 	RegistryAccount string
+	// RegistryDualStack: the image names ECR's dual-stack registry name
+	// (ACCOUNT.dkr-ecr.REGION.on.aws), which has AAAA records and which
+	// AWS PrivateLink does not serve (ECR's "Making requests" page).
+	RegistryDualStack bool
 
 	Subnets     map[string]*ec2types.Subnet
 	RouteTables map[string]*ec2types.RouteTable
@@ -104,6 +108,13 @@ func (m *Model) Host(svc string) string {
 		}
 		if acct == "" {
 			acct = "ACCOUNT"
+		}
+		if m.RegistryDualStack {
+			ds := "on.aws"
+			if m.Partition == "aws-cn" {
+				ds = "on.amazonwebservices.com.cn"
+			}
+			return acct + ".dkr-ecr." + m.Region + "." + ds
 		}
 		return acct + ".dkr.ecr." + m.Region + "." + d
 	}

@@ -9,11 +9,28 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 )
 
-var anyIPv4 = netip.MustParsePrefix("0.0.0.0/0")
+var (
+	anyIPv4 = netip.MustParsePrefix("0.0.0.0/0")
+	anyIPv6 = netip.MustParsePrefix("::/0")
+	// nat64Prefix is RFC 6052's well-known prefix, the one Route 53
+	// Resolver's DNS64 synthesizes from an A record and a NAT gateway
+	// translates (the VPC guide's "DNS64 and NAT64").
+	nat64Prefix = netip.MustParsePrefix("64:ff9b::/96")
+)
 
 // covers reports whether outer holds every address of inner.
 func covers(outer, inner netip.Prefix) bool {
 	return outer.Bits() <= inner.Bits() && outer.Contains(inner.Addr())
+}
+
+// parseV6 parses an IPv6 CIDR (a route's DestinationIpv6CidrBlock, an ACL
+// entry's Ipv6CidrBlock, a rule's CidrIpv6).
+func parseV6(s string) (netip.Prefix, bool) {
+	p, err := netip.ParsePrefix(strings.TrimSpace(s))
+	if err != nil || !p.Addr().Is6() || p.Addr().Is4In6() {
+		return netip.Prefix{}, false
+	}
+	return p.Masked(), true
 }
 
 func parseV4(s string) (netip.Prefix, bool) {
@@ -36,10 +53,22 @@ type routeMatch struct {
 // the VPC router does: the longest prefix that holds all of dst wins; a
 // prefix-list route counts with the length of its CIDR that holds dst; on a
 // tie a static CIDR route wins over a prefix-list route. Only the S3
-// prefix list's CIDRs are known; other prefix-list routes are ignored.
+// prefix list's CIDRs are known; other prefix-list routes are ignored. An
+// IPv6 dst is looked up among the IPv6 routes (DestinationIpv6CidrBlock).
 func (m *Model) lookupRoute(rt *ec2types.RouteTable, dst netip.Prefix) *routeMatch {
 	if rt == nil {
 		return nil
+	}
+	if dst.Addr().Is6() {
+		var best *routeMatch
+		for i := range rt.Routes {
+			r := &rt.Routes[i]
+			d := str(r.DestinationIpv6CidrBlock)
+			if p, ok := parseV6(d); ok && covers(p, dst) && (best == nil || p.Bits() > best.Bits) {
+				best = &routeMatch{Route: r, Dest: d, Bits: p.Bits()}
+			}
+		}
+		return best
 	}
 	var best *routeMatch
 	consider := func(c routeMatch) {
@@ -94,6 +123,9 @@ func routeTarget(r *ec2types.Route) string {
 func routeString(r *ec2types.Route) string {
 	d := str(r.DestinationCidrBlock)
 	if d == "" {
+		d = str(r.DestinationIpv6CidrBlock)
+	}
+	if d == "" {
 		d = str(r.DestinationPrefixListId)
 	}
 	s := d + " -> " + routeTarget(r)
@@ -123,6 +155,11 @@ func sgPermits(perms []ec2types.IpPermission, port int32, p peer) (bool, string)
 		for _, r := range perm.IpRanges {
 			if c, ok := parseV4(str(r.CidrIp)); ok && p.prefix.IsValid() && covers(c, p.prefix) {
 				return true, permString(perm, str(r.CidrIp))
+			}
+		}
+		for _, r := range perm.Ipv6Ranges {
+			if c, ok := parseV6(str(r.CidrIpv6)); ok && p.prefix.IsValid() && covers(c, p.prefix) {
+				return true, permString(perm, str(r.CidrIpv6))
 			}
 		}
 		for _, g := range perm.UserIdGroupPairs {
@@ -184,11 +221,25 @@ type aclVerdict struct {
 // final * rule denies what nothing matched. NACLs are stateless: the caller
 // asks for each direction. The flow's far side is a range (a subnet, a
 // prefix-list CIDR); a rule decides it when its CIDR holds the whole range;
-// a deny rule that holds only part of it is noted.
+// a deny rule that holds only part of it is noted. An IPv6 far side is
+// decided by the IPv6 entries (Ipv6CidrBlock), an IPv4 one by the IPv4
+// entries: each entry names one family, and the final * rules are one per
+// family.
 func evalACL(acl *ec2types.NetworkAcl, egress bool, lo, hi int32, far netip.Prefix) aclVerdict {
+	v6 := far.Addr().Is6()
+	cidrOf := func(e ec2types.NetworkAclEntry) string {
+		if v6 {
+			return str(e.Ipv6CidrBlock)
+		}
+		return str(e.CidrBlock)
+	}
+	parse := parseV4
+	if v6 {
+		parse = parseV6
+	}
 	entries := make([]ec2types.NetworkAclEntry, 0, len(acl.Entries))
 	for _, e := range acl.Entries {
-		if e.Egress != nil && *e.Egress == egress && e.RuleNumber != nil && str(e.CidrBlock) != "" {
+		if e.Egress != nil && *e.Egress == egress && e.RuleNumber != nil && cidrOf(e) != "" {
 			entries = append(entries, e)
 		}
 	}
@@ -209,13 +260,13 @@ func evalACL(acl *ec2types.NetworkAcl, egress bool, lo, hi int32, far netip.Pref
 		default:
 			continue
 		}
-		c, ok := parseV4(str(e.CidrBlock))
+		c, ok := parse(cidrOf(e))
 		if !ok {
 			continue
 		}
 		if !covers(c, far) {
 			if c.Overlaps(far) && e.RuleAction == ec2types.RuleActionDeny {
-				v.Notes = append(v.Notes, fmt.Sprintf("rule %d denies part of %s (%s)", *e.RuleNumber, far, str(e.CidrBlock)))
+				v.Notes = append(v.Notes, fmt.Sprintf("rule %d denies part of %s (%s)", *e.RuleNumber, far, cidrOf(e)))
 			}
 			continue
 		}
@@ -264,8 +315,10 @@ func portsString(rs [][2]int32) string {
 	return strings.Join(parts, ",")
 }
 
+// ruleName names a rule; 32767 (IPv4) and 32768 (IPv6) are the final
+// deny-all rules AWS prints as *.
 func ruleName(n int32) string {
-	if n == 32767 {
+	if n >= 32767 {
 		return "rule * (deny all)"
 	}
 	return fmt.Sprintf("rule %d", n)

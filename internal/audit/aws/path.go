@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/pullpath/pullpath/internal/verdict"
 )
 
 // hostPath is how the nodes of a subnet reach one host of the pull, by the
@@ -46,6 +47,12 @@ func (m *Model) path(ns *NodeSubnet, svc string) *hostPath {
 	p.iface = pickInterface(m.endpointsFor(svc, ec2types.VpcEndpointTypeInterface))
 	if p.iface != nil {
 		p.captured, p.dnsWhy = m.captures(p.iface)
+		if svc == SvcECRDKR && m.RegistryDualStack {
+			// The endpoint's private zone holds only the IPv4 name: ECR
+			// does not serve its dual-stack names over AWS PrivateLink.
+			p.captured = false
+			p.dnsWhy = p.host + " is ECR's dual-stack name, which AWS PrivateLink does not serve: " + str(p.iface.VpcEndpointId) + " carries only " + verdict.ECRIPv4Name(p.host)
+		}
 	}
 	if svc == SvcS3 && p.captured && p.iface.DnsOptions != nil && p.iface.DnsOptions.PrivateDnsOnlyForInboundResolverEndpoint != nil &&
 		*p.iface.DnsOptions.PrivateDnsOnlyForInboundResolverEndpoint {
@@ -54,7 +61,7 @@ func (m *Model) path(ns *NodeSubnet, svc string) *hostPath {
 		p.captured = false
 		p.dnsWhy = str(p.iface.VpcEndpointId) + " answers its private name only to inbound Resolver endpoints"
 	}
-	if svc == SvcS3 && !p.captured {
+	if svc == SvcS3 && !p.captured && ns.family() != FamilyIPv6 {
 		p.gateway, p.gwRoute = m.s3Gateway(ns.RouteTable)
 	}
 	p.internet = !p.captured && p.gateway == nil

@@ -431,6 +431,147 @@ def write(name, files):
             f.write(json.dumps(doc, indent=4, ensure_ascii=False) + "\n")
 
 
+EIGW = "eigw-0123456789abcdef0"
+SG_V6 = "sg-0a6a6a6a6a6a6a6a6"
+V6 = "2600:1f18:1234:5600::/56"
+V6SUB = {"a": "2600:1f18:1234:5601::/64", "b": "2600:1f18:1234:5602::/64", "c": "2600:1f18:1234:5603::/64"}
+DUALSTACK_IMAGE = "%s.dkr-ecr.%s.on.aws/shop/checkout:1.4.2" % (ACCT, REGION)
+
+
+def v6_assoc(z):
+    return [{"AssociationId": "subnet-cidr-assoc-0%016x" % ord(z), "Ipv6CidrBlock": V6SUB[z],
+             "Ipv6CidrBlockState": {"State": "associated"}, "Ipv6AddressAttribute": "public", "IpSource": "amazon"}]
+
+
+def healthy_ipv6():
+    """The NAT account with subnet b dual-stack and subnet c IPv6-only (the
+    VPC guide's IPv6-only subnet: no IPv4 CIDR, DNS64 on, 64:ff9b::/96 to
+    the NAT gateway, ::/0 to the egress-only internet gateway); its nodes
+    in an IPv6 security group."""
+    f = account(nat=True)
+    f["eks-describe-cluster.json"]["cluster"]["kubernetesNetworkConfig"] = {"serviceIpv6Cidr": "fd30:1c53:5f8a::/108", "ipFamily": "ipv6"}
+    v = f["ec2-describe-vpcs.json"]["Vpcs"][0]
+    v["Ipv6CidrBlockAssociationSet"] = [{"AssociationId": "vpc-cidr-assoc-0fedcba9876543210", "Ipv6CidrBlock": V6,
+                                         "Ipv6CidrBlockState": {"State": "associated"}, "NetworkBorderGroup": REGION, "Ipv6Pool": "Amazon"}]
+    for s in f["ec2-describe-subnets.json"]["Subnets"]:
+        if s["SubnetId"] == SUB["b"]:
+            s["Ipv6CidrBlockAssociationSet"] = v6_assoc("b")
+            s["AssignIpv6AddressOnCreation"] = True
+        if s["SubnetId"] == SUB["c"]:
+            del s["CidrBlock"]
+            s["AvailableIpAddressCount"] = 0
+            s["Ipv6CidrBlockAssociationSet"] = v6_assoc("c")
+            s["AssignIpv6AddressOnCreation"] = True
+            s["EnableDns64"] = True
+            s["Ipv6Native"] = True
+            s["PrivateDnsNameOptionsOnLaunch"] = {"HostnameType": "resource-name", "EnableResourceNameDnsARecord": False, "EnableResourceNameDnsAAAARecord": True}
+    v6local = {"DestinationIpv6CidrBlock": V6, "GatewayId": "local", "Origin": "CreateRouteTable", "State": "active"}
+    eigw = {"DestinationIpv6CidrBlock": "::/0", "EgressOnlyInternetGatewayId": EIGW, "Origin": "CreateRoute", "State": "active"}
+    t = rtb(f, RTB["b"])
+    t["Routes"] += [dict(v6local), dict(eigw)]
+    t = rtb(f, RTB["c"])
+    t["Routes"] = [r for r in t["Routes"] if "DestinationPrefixListId" not in r and r.get("DestinationCidrBlock") != "0.0.0.0/0"]
+    t["Routes"] += [dict(v6local), dict(eigw),
+                    {"DestinationIpv6CidrBlock": "64:ff9b::/96", "NatGatewayId": NAT["c"], "Origin": "CreateRoute", "State": "active"}]
+    ep(f, VPCE_S3)["RouteTableIds"] = [RTB["a"], RTB["b"]]
+    # AWS's default ACL of a VPC with IPv6: rules 101 allow ::/0, * deny.
+    for a in f["ec2-describe-network-acls.json"]["NetworkAcls"]:
+        a["Entries"] = v6_entries(a["Entries"])
+    for g in f["ec2-describe-security-groups.json"]["SecurityGroups"]:
+        if g["GroupId"] == SG_CLUSTER:
+            g["IpPermissionsEgress"][0]["Ipv6Ranges"] = [{"CidrIpv6": "::/0"}]
+    f["ec2-describe-security-groups.json"]["SecurityGroups"].append(
+        {"Description": "IPv6-only nodes", "GroupName": "prod-ipv6-nodes",
+         "IpPermissions": [perm(groups=[SG_V6])],
+         "OwnerId": ACCT, "GroupId": SG_V6,
+         "IpPermissionsEgress": [dict(perm(cidrs=["0.0.0.0/0"]), Ipv6Ranges=[{"CidrIpv6": "::/0"}])],
+         "Tags": [], "VpcId": VPC})
+    for r in f["ec2-describe-instances.json"]["Reservations"]:
+        for i in r["Instances"]:
+            if i["SubnetId"] == SUB["b"]:
+                i["Ipv6Address"] = "2600:1f18:1234:5602::33"
+            if i["SubnetId"] == SUB["c"]:
+                del i["PrivateIpAddress"]
+                i["PrivateDnsName"] = "%s.ec2.internal" % i["InstanceId"]
+                i["Ipv6Address"] = "2600:1f18:1234:5603::17"
+                i["SecurityGroups"] = [{"GroupName": "prod-ipv6-nodes", "GroupId": SG_V6}]
+    return f
+
+
+def v6_entries(entries):
+    out = []
+    for e in entries:
+        out.append(e)
+        if e["RuleNumber"] == 100:
+            out.append({"Egress": e["Egress"], "Ipv6CidrBlock": "::/0", "Protocol": "-1", "RuleAction": "allow", "RuleNumber": 101})
+        if e["RuleNumber"] == 32767:
+            out.append({"Egress": e["Egress"], "Ipv6CidrBlock": "::/0", "Protocol": "-1", "RuleAction": "deny", "RuleNumber": 32768})
+    return out
+
+
+def subnet_of(files, sid):
+    for s in files["ec2-describe-subnets.json"]["Subnets"]:
+        if s["SubnetId"] == sid:
+            return s
+    raise KeyError(sid)
+
+
+def ipv6_fixtures():
+    yield "valid-healthy-ipv6", healthy_ipv6(), None
+
+    f = healthy_ipv6()
+    subnet_of(f, SUB["c"])["EnableDns64"] = False
+    yield "fail-ipv6-dns64-off", f, "dns64-nat64"
+
+    f = healthy_ipv6()
+    t = rtb(f, RTB["c"])
+    t["Routes"] = [r for r in t["Routes"] if r.get("DestinationIpv6CidrBlock") != "64:ff9b::/96"]
+    yield "fail-ipv6-nat64-route", f, "dns64-nat64"
+
+    f = healthy_ipv6()
+    subnet_of(f, SUB["b"])["EnableDns64"] = True
+    yield "warn-dualstack-dns64-no-nat64", f, "dns64-nat64"
+
+    f = healthy_ipv6()
+    acls = f["ec2-describe-network-acls.json"]["NetworkAcls"]
+    acls[0]["Associations"] = [a for a in acls[0]["Associations"] if a["SubnetId"] != SUB["c"]]
+    # An ACL written for IPv4 only: IPv6 meets its * deny.
+    acls.append(acl("acl-0c3c3c3c3c3c3c3c3", [SUB["c"]], [
+        entry(100, True, "allow"), entry(32767, True, "deny"), entry(100, False, "allow"), entry(32767, False, "deny"),
+        {"Egress": True, "Ipv6CidrBlock": "::/0", "Protocol": "-1", "RuleAction": "deny", "RuleNumber": 32768},
+        {"Egress": False, "Ipv6CidrBlock": "::/0", "Protocol": "-1", "RuleAction": "deny", "RuleNumber": 32768}]))
+    yield "fail-ipv6-nacl", f, "nacl-node-ipv6"
+
+    f = healthy_ipv6()
+    sg(f, SG_V6)["IpPermissionsEgress"] = [perm(cidrs=["0.0.0.0/0"])]
+    yield "fail-ipv6-sg-egress", f, "sg-node-egress-443-ipv6"
+
+    # With the dual-stack registry name (the test focuses these on
+    # DUALSTACK_IMAGE): the registry has AAAA records.
+    f = healthy_ipv6()
+    t = rtb(f, RTB["c"])
+    t["Routes"] = [r for r in t["Routes"] if r.get("DestinationIpv6CidrBlock") != "::/0"]
+    yield "fail-ipv6-route-dualstack-name", f, "route-ipv6"
+
+    f = healthy_ipv6()
+    t = rtb(f, RTB["b"])
+    t["Routes"] = [r for r in t["Routes"] if r.get("DestinationIpv6CidrBlock") != "::/0"]
+    yield "warn-dualstack-route-dualstack-name", f, "route-ipv6"
+
+    f = healthy_ipv6()
+    acls = f["ec2-describe-network-acls.json"]["NetworkAcls"]
+    acls[0]["Associations"] = [a for a in acls[0]["Associations"] if a["SubnetId"] != SUB["b"]]
+    acls.append(acl("acl-0b2b2b2b2b2b2b2b2", [SUB["b"]], [
+        entry(100, True, "allow"), entry(32767, True, "deny"), entry(100, False, "allow"), entry(32767, False, "deny"),
+        {"Egress": True, "Ipv6CidrBlock": "::/0", "Protocol": "-1", "RuleAction": "deny", "RuleNumber": 32768},
+        {"Egress": False, "Ipv6CidrBlock": "::/0", "Protocol": "-1", "RuleAction": "deny", "RuleNumber": 32768}]))
+    yield "warn-dualstack-nacl-dualstack-name", f, "nacl-node-ipv6"
+
+    # The dual-stack name in a private VPC: PrivateLink serves only the
+    # IPv4 name.
+    yield "fail-privatelink-dualstack-name", account(), "endpoint-ecr-dkr"
+
+
 def fixtures():
     yield "valid-healthy", account(), None
     yield "valid-healthy-nat", account(nat=True), None
@@ -565,6 +706,8 @@ def fixtures():
     f = account()
     f["iam-simulate-principal-policy.json"] = simulate({"ecr:GetAuthorizationToken": "explicitDeny"})
     yield "fail-identity-explicit-deny", f, "identity-ecr-actions"
+
+    yield from ipv6_fixtures()
 
 
 if __name__ == "__main__":
