@@ -116,7 +116,7 @@ func prepareProxy(t *scenario.Scenario, n *Network, runDir string, p *pki, env *
 			}
 		}
 		if px.Intercept != "" {
-			ca, err := labsvc.NewCA("Lab Corp TLS Inspection CA")
+			ca, err := labsvc.NewCA("Lab Corp Squid TLS Inspection CA")
 			if err != nil {
 				return err
 			}
