@@ -59,8 +59,13 @@ var Checks = []audit.Check[*Model, *NodeSubnet]{
 	audit.New(CheckIdentity, "node role may pull from ECR", checkIdentity),
 }
 
-// missing is the warn of a check whose input file was not given.
+// missing is the warn of a check whose input file was not given, or
+// whose live call failed (then the failure, not "not given": a call that
+// failed once under load must not read as a folder someone left short).
 func (m *Model) missing(file string) report.CheckResult {
+	if e, ok := m.failed[file]; ok {
+		return audit.Warn("", fmt.Sprintf("the call for %s failed (%s): cannot decide (%s)", file, e, m.command(file)))
+	}
 	return audit.Warn("", fmt.Sprintf("%s not given: cannot decide (%s)", file, m.command(file)))
 }
 

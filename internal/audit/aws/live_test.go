@@ -198,6 +198,12 @@ func TestLiveDeniedCallWarns(t *testing.T) {
 				if c.ID == f.check && c.Status != report.CheckWarn {
 					t.Errorf("%s %s = %s, want warn", s.ID, c.ID, c.Status)
 				}
+				// the check says the call failed and how, not that a
+				// file was not given
+				if c.ID == f.check && f.file == awsaudit.FileNetworkACLs &&
+					(!strings.Contains(c.Summary, "the call for "+f.file+" failed (") || !strings.Contains(c.Summary, f.code)) {
+					t.Errorf("%s %s summary %q: want the failed call and its error", s.ID, c.ID, c.Summary)
+				}
 			}
 		}
 	}
