@@ -352,6 +352,9 @@ func TeardownPrefix(prefix string) error {
 		}
 		time.Sleep(40 * time.Millisecond)
 	}
+	// 1a. squid's folder: outside the run folder, which squid's user
+	// cannot enter (proxy.go).
+	removeProxyDir(filepath.Join(StateDir, strings.TrimSuffix(prefix, "-")))
 	// 1b. a cluster's cgroups (v1 hierarchies and unified) and the
 	// containers in them, which live in pod namespaces of their own.
 	var errs []string
