@@ -108,6 +108,7 @@ type dest struct {
 	Addr    netip.Addr // valid for a private endpoint address
 	Service string     // "AzureContainerRegistry" or "Storage" for a public host
 	Host    string
+	V6      bool // a public host dialled over IPv6 (a dual-stack registry)
 }
 
 // tri is a three-valued match: a rule that names an application security
@@ -227,6 +228,10 @@ func (e *nsgEval) dstMatch(r nsgRule, d dest) tri {
 				if pf.Contains(d.Addr) {
 					return yes
 				}
+			} else if pf.Addr().Is6() != d.V6 {
+				continue // a prefix of the other family never matches
+			} else if pf.Bits() == 0 {
+				return yes // 0.0.0.0/0 or ::/0 holds every address of its family
 			} else if !pf.Addr().IsPrivate() {
 				best = maybe // a public prefix against a public host of unknown address
 			}

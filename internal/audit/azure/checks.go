@@ -29,6 +29,7 @@ var Checks = []audit.Check[*Model, *nodeSubnet]{
 	audit.New(CheckDNSRecords, "an A record for the registry and every data endpoint", checkRecords),
 	audit.New(CheckPrivateEndpoint, "private endpoint connections Approved, covering every host", checkPrivateEndpoint),
 	audit.New(CheckPublicAccess, "public network access and the network rule set", checkPublicAccess),
+	audit.New(CheckIPv6, "IPv6 from a dual-stack cluster to a dual-stack registry: ::/0 route and NSG", checkIPv6),
 	audit.New(CheckProxy, "the cluster's httpProxyConfig: which hosts containerd sends through the proxy", checkProxy),
 	audit.New(CheckIdentity, "the kubelet identity can pull", checkIdentity),
 }

@@ -204,7 +204,7 @@ func (c *collector) run(ctx context.Context) error {
 	}
 
 	// 4. The registry.
-	reg, mode, err := c.registry(ctx, m)
+	reg, extra, err := c.registry(ctx, m)
 	if err != nil {
 		return err
 	}
@@ -212,8 +212,13 @@ func (c *collector) run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%s: %v", FileACR, err)
 	}
-	if obj, ok := x.(map[string]any); ok && mode != "" {
-		obj["roleAssignmentMode"] = mode
+	if obj, ok := x.(map[string]any); ok {
+		if extra.Mode != "" {
+			obj["roleAssignmentMode"] = extra.Mode
+		}
+		if extra.Protocol != "" {
+			obj["endpointProtocol"] = extra.Protocol
+		}
 	}
 	if c.files[FileACR], err = encodeCLI(x); err != nil {
 		return fmt.Errorf("%s: %v", FileACR, err)
@@ -286,10 +291,13 @@ func (c *collector) nsg(ctx context.Context, id string) {
 // registry finds the registry: by --registry among the subscription's
 // registries, else the one the kubelet identity holds a role on, else the
 // only one.
-func (c *collector) registry(ctx context.Context, m *Model) (armcontainerregistry.Registry, string, error) {
+// registryExtra are the registry's fields this SDK version does not model.
+type registryExtra struct{ Mode, Protocol string }
+
+func (c *collector) registry(ctx context.Context, m *Model) (armcontainerregistry.Registry, registryExtra, error) {
 	af, err := c.acrFactory(c.o.Subscription)
 	if err != nil {
-		return armcontainerregistry.Registry{}, "", err
+		return armcontainerregistry.Registry{}, registryExtra{}, err
 	}
 	want := strings.ToLower(strings.TrimSuffix(c.o.Registry, ".azurecr.io"))
 	var all []*armcontainerregistry.Registry
@@ -297,7 +305,7 @@ func (c *collector) registry(ctx context.Context, m *Model) (armcontainerregistr
 	for pager.More() {
 		page, err := pager.NextPage(ctx)
 		if err != nil {
-			return armcontainerregistry.Registry{}, "", fmt.Errorf("az acr list: %s", armError(err))
+			return armcontainerregistry.Registry{}, registryExtra{}, fmt.Errorf("az acr list: %s", armError(err))
 		}
 		all = append(all, page.Value...)
 	}
@@ -310,12 +318,12 @@ func (c *collector) registry(ctx context.Context, m *Model) (armcontainerregistr
 			}
 		}
 		if pick == nil {
-			return armcontainerregistry.Registry{}, "", fmt.Errorf("--registry %s: no such registry in subscription %s", c.o.Registry, c.o.Subscription)
+			return armcontainerregistry.Registry{}, registryExtra{}, fmt.Errorf("--registry %s: no such registry in subscription %s", c.o.Registry, c.o.Subscription)
 		}
 	case len(all) == 1:
 		pick = all[0]
 	case len(all) == 0:
-		return armcontainerregistry.Registry{}, "", fmt.Errorf("subscription %s has no container registry: name one with --registry", c.o.Subscription)
+		return armcontainerregistry.Registry{}, registryExtra{}, fmt.Errorf("subscription %s has no container registry: name one with --registry", c.o.Subscription)
 	default:
 		scopes := c.kubeletScopes(ctx, m.KubeletObjectID())
 		for _, r := range all {
@@ -326,7 +334,7 @@ func (c *collector) registry(ctx context.Context, m *Model) (armcontainerregistr
 			}
 		}
 		if pick == nil {
-			return armcontainerregistry.Registry{}, "", fmt.Errorf("subscription %s has %d registries and the kubelet identity holds a role on none of them: name one with --registry", c.o.Subscription, len(all))
+			return armcontainerregistry.Registry{}, registryExtra{}, fmt.Errorf("subscription %s has %d registries and the kubelet identity holds a role on none of them: name one with --registry", c.o.Subscription, len(all))
 		}
 	}
 	// the list's entries can be partial: get it, keeping the raw answer for
@@ -334,20 +342,22 @@ func (c *collector) registry(ctx context.Context, m *Model) (armcontainerregistr
 	var resp *http.Response
 	r, err := af.NewRegistriesClient().Get(runtime.WithCaptureResponse(ctx, &resp), resourceGroupOf(str(pick.ID)), str(pick.Name), nil)
 	if err != nil {
-		return armcontainerregistry.Registry{}, "", fmt.Errorf("az acr show -n %s: %s", str(pick.Name), armError(err))
+		return armcontainerregistry.Registry{}, registryExtra{}, fmt.Errorf("az acr show -n %s: %s", str(pick.Name), armError(err))
 	}
-	mode := ""
+	mode, protocol := "", ""
 	if resp != nil && resp.Body != nil {
 		var body struct {
 			Properties struct {
 				RoleAssignmentMode string `json:"roleAssignmentMode"`
+				EndpointProtocol   string `json:"endpointProtocol"`
 			} `json:"properties"`
 		}
 		if data, err := io.ReadAll(io.LimitReader(resp.Body, maxFile)); err == nil && json.Unmarshal(data, &body) == nil {
 			mode = body.Properties.RoleAssignmentMode
+			protocol = body.Properties.EndpointProtocol
 		}
 	}
-	return r.Registry, mode, nil
+	return r.Registry, registryExtra{Mode: mode, Protocol: protocol}, nil
 }
 
 func (c *collector) kubeletScopes(ctx context.Context, obj string) []string {
@@ -675,8 +685,13 @@ func (m *Model) Files() (Files, error) {
 	if err != nil {
 		return nil, err
 	}
-	if obj, ok := x.(map[string]any); ok && m.RoleAssignmentMode != "" {
-		obj["roleAssignmentMode"] = m.RoleAssignmentMode
+	if obj, ok := x.(map[string]any); ok {
+		if m.RoleAssignmentMode != "" {
+			obj["roleAssignmentMode"] = m.RoleAssignmentMode
+		}
+		if m.EndpointProtocol != "" {
+			obj["endpointProtocol"] = m.EndpointProtocol
+		}
 	}
 	if c.files[FileACR], err = encodeCLI(x); err != nil {
 		return nil, err

@@ -72,7 +72,8 @@ func collect(t *testing.T, srv *armfake.Server, m *azaudit.Model, registry strin
 // serving the fixture's account) gives the same verdict as --from, and
 // collect writes exactly the files --from reads.
 func TestLiveMatchesFrom(t *testing.T) {
-	for _, dir := range []string{"valid-healthy", "invalid-route-disable-bgp", "invalid-dns-record-missing", "invalid-identity-abac-acrpull", "invalid-private-endpoint-pending", "invalid-nsg-deny-443"} {
+	for _, dir := range []string{"valid-healthy", "invalid-route-disable-bgp", "invalid-dns-record-missing", "invalid-identity-abac-acrpull", "invalid-private-endpoint-pending", "invalid-nsg-deny-443",
+		"valid-dualstack-public", "warn-ipv6-route-none", "warn-ipv6-nsg-v4-only"} {
 		t.Run(dir, func(t *testing.T) {
 			m := loadDir(t, dir)
 			want := verdicts(azaudit.Audit(m, "", audit.Focus{}))

@@ -96,6 +96,10 @@ func Load(fsys fs.FS) (*Model, error) {
 		if p, ok := obj["properties"].(map[string]any); ok && m.RoleAssignmentMode == "" {
 			m.RoleAssignmentMode = stringField(p, "roleAssignmentMode")
 		}
+		m.EndpointProtocol = stringField(obj, "endpointProtocol")
+		if p, ok := obj["properties"].(map[string]any); ok && m.EndpointProtocol == "" {
+			m.EndpointProtocol = stringField(p, "endpointProtocol")
+		}
 	}
 
 	// 3. The VNet of the node subnets, each subnet, its route table and NSG.

@@ -40,6 +40,10 @@ type Model struct {
 	// mode" (AbacRepositoryPermissions | LegacyRegistryPermissions), read
 	// from the JSON because the SDK version in use predates it.
 	RoleAssignmentMode string
+	// EndpointProtocol is the registry's endpoint protocol (IPv4 |
+	// IPv4AndIPv6, the dual-stack public endpoints), read from the JSON for
+	// the same reason.
+	EndpointProtocol string
 
 	PrivateEndpoints map[string]*armnetwork.PrivateEndpoint // by idKey
 

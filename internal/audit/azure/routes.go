@@ -150,6 +150,10 @@ func (m *Model) computeRoutes(sn *armnetwork.Subnet) *routeTable {
 	}
 	for _, p := range m.vnetPrefixes() {
 		t.Routes = append(t.Routes, route{Prefix: p, NextHop: hopVnetLocal, Source: "Default"})
+		if p.Addr().Is6() && !t.has(anyIPv6) {
+			// a dual-stack VNet's system routes send ::/0 to the Internet
+			t.Routes = append(t.Routes, route{Prefix: anyIPv6, NextHop: hopInternet, Source: "Default"})
+		}
 	}
 	for _, pr := range m.Peerings {
 		if pr == nil || pr.Properties == nil || !peeringConnected(pr) {
@@ -297,4 +301,28 @@ func describeRoute(r route, ok bool) string {
 		return "no route at all"
 	}
 	return fmt.Sprintf("route %s", r)
+}
+
+var anyIPv6 = netip.MustParsePrefix("::/0")
+
+func (t *routeTable) has(p netip.Prefix) bool {
+	for _, r := range t.Routes {
+		if r.Prefix == p {
+			return true
+		}
+	}
+	return false
+}
+
+// route6 is the route Azure uses for IPv6 to the internet: the ::/0 route
+// of the highest source (User over VirtualNetworkGateway over Default).
+func (t *routeTable) route6() (route, bool) {
+	var best route
+	found := false
+	for _, r := range t.Routes {
+		if r.Prefix == anyIPv6 && (!found || sourceRank(r.Source) > sourceRank(best.Source)) {
+			best, found = r, true
+		}
+	}
+	return best, found
 }

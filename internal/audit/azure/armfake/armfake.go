@@ -122,9 +122,13 @@ func (s *Server) load(m *azaudit.Model) {
 	if r := m.Registry; r != nil {
 		body := map[string]any{}
 		_ = json.Unmarshal(raw(r), &body)
-		if m.RoleAssignmentMode != "" {
-			if p, ok := body["properties"].(map[string]any); ok {
+		if p, ok := body["properties"].(map[string]any); ok {
+			// fields this SDK version does not model, where ARM puts them
+			if m.RoleAssignmentMode != "" {
 				p["roleAssignmentMode"] = m.RoleAssignmentMode
+			}
+			if m.EndpointProtocol != "" {
+				p["endpointProtocol"] = m.EndpointProtocol
 			}
 		}
 		s.resources[key(*r.ID)] = raw(body)

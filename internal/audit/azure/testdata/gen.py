@@ -395,6 +395,50 @@ variant("warn-proxy-private-endpoint-through-proxy", proxy_private)
 def proxy_ok(f):
     f["aks-show.json"]["httpProxyConfig"] = proxy_cfg(["localhost", "127.0.0.1", "10.10.0.0/16", ".azurecr.io", ".svc", ".cluster.local"])
 variant("valid-proxy-noproxy-registry", proxy_ok)
+# ipv6: a dual-stack cluster (networkProfile.ipFamilies [IPv4, IPv6], dual-stack node subnets)
+# pulling from a registry with the IPv6 dual-stack endpoint protocol over its public endpoints
+# (IPv6 is not served over private endpoints: the registry here has none).
+V6_SUBNETS = {"system": "fd00:10:10::/64", "apps": "fd00:10:11::/64"}
+def dualstack(f):
+    f["aks-show.json"]["networkProfile"].update({"ipFamilies": ["IPv4", "IPv6"], "podCidrs": ["10.244.0.0/16", "fd12:3456:789a::/64"],
+                                                 "serviceCidrs": ["172.16.0.0/16", "fd12:3456:789a:1::/108"]})
+    r = acr(pna="Enabled", conns=False)
+    r["networkRuleSet"] = {"defaultAction": "Allow", "ipRules": []}
+    r["endpointProtocol"] = "IPv4AndIPv6"
+    f["acr-show.json"] = r
+    del f["network-private-endpoint-show-pe-contosoacr.json"]
+    f["network-private-dns-record-set-a-list-privatelink.azurecr.io.json"] = []
+    v = f["network-vnet-show.json"]
+    v["addressSpace"]["addressPrefixes"].append("fd00:10:10::/48")
+    for pool in SUBNETS:
+        name = SUBNETS[pool][0]
+        s = f[f"network-vnet-subnet-show-{name}.json"]
+        s["addressPrefixes"] = [s.pop("addressPrefix"), V6_SUBNETS[pool]]
+        for vs in v["subnets"]:
+            if vs["name"] == name:
+                vs["addressPrefixes"] = [vs.pop("addressPrefix"), V6_SUBNETS[pool]]
+        rs = f[E + vmss(pool) + ".json"]["value"]
+        rs.insert(1, eroute(["fd00:10:10::/48"], "VnetLocal"))
+        rs.append(eroute(["::/0"], "Internet"))
+variant("valid-dualstack-public", dualstack)
+# ipv6: the apps pool's route table drops ::/0 (next hop None): IPv6 to the registry goes nowhere.
+def v6_route_none(f):
+    dualstack(f)
+    user = [("no-ipv6-egress", "::/0", "None", None)]
+    f["network-route-table-show-rt-apps.json"] = route_table("apps", routes=user)
+    rs = f[E + vmss("apps") + ".json"]["value"]
+    for r in rs:
+        if r["addressPrefix"] == ["::/0"]:
+            r["state"] = "Invalid"
+    rs.append(eroute(["::/0"], "None", "User", name="no-ipv6-egress"))
+variant("warn-ipv6-route-none", v6_route_none)
+# ipv6: the apps subnet's NSG allows 443 out to IPv4 only, then denies the rest: IPv6 meets the deny.
+def v6_nsg(f):
+    dualstack(f)
+    f["network-nsg-show-nsg-apps.json"] = nsg("apps", extra=[
+        ("allow-https-v4", 200, "Allow", "Outbound", "Tcp", "*", "0.0.0.0/0", "443"),
+        ("deny-internet", 300, "Deny", "Outbound", "*", "*", "Internet", "*")])
+variant("warn-ipv6-nsg-v4-only", v6_nsg)
 
 # The lab's AKS account (internal/diagnose/testdata): the account whose
 # cluster is the lab's pool-private-zone-not-linked scenario (its nodes'
