@@ -152,6 +152,8 @@ func checkFirewall(m *Model, ns *nodeSubnet) report.CheckResult {
 func firewallChange(m *Model, deny string, prio int64, p *nodeProfile, d dest) report.Change {
 	rng := "0.0.0.0/0"
 	switch {
+	case d.Public && d.V6:
+		rng = "::/0"
 	case !d.Public && privateVIP.Contains(d.Addr):
 		rng = privateVIP.String()
 	case !d.Public && restrictedVIP.Contains(d.Addr):
@@ -171,7 +173,7 @@ func firewallChange(m *Model, deny string, prio int64, p *nodeProfile, d dest) r
 	}
 	return report.Change{Resource: deny, Kind: "firewall-rule",
 		Action:  fmt.Sprintf("add an egress allow for TCP 443 to %s at a priority number below %s's %d (at equal priority the deny wins)", rng, deny, prio),
-		Command: fmt.Sprintf("gcloud compute firewall-rules create allow-egress-googleapis-443 --network %s --project %s --direction EGRESS --action ALLOW --rules tcp:443 --destination-ranges %s --priority %d%s", m.NetworkName(), m.NetworkProject(), rng, prio-1, target)}
+		Command: fmt.Sprintf("gcloud compute firewall-rules create allow-egress-googleapis-443%s --network %s --project %s --direction EGRESS --action ALLOW --rules tcp:443 --destination-ranges %s --priority %d%s", v6Suffix(d), m.NetworkName(), m.NetworkProject(), rng, prio-1, target)}
 }
 
 // checkNAT: when the nodes depend on Cloud NAT (no external IP, Private
@@ -272,4 +274,11 @@ func natCoverChange(m *Model, n natRef, ns *nodeSubnet) report.Change {
 	return report.Change{Resource: n.Router.Name, Kind: "cloud-nat",
 		Action:  fmt.Sprintf("add subnet %s to Cloud NAT %s (or enable Private Google Access on it)", ns.Name, n.NAT.Name),
 		Command: fmt.Sprintf("gcloud compute routers nats update %s --router %s --region %s --project %s --nat-custom-subnet-ip-ranges %s", n.NAT.Name, n.Router.Name, ns.Region, m.NetworkProject(), strings.Join(list, ","))}
+}
+
+func v6Suffix(d dest) string {
+	if d.V6 {
+		return "-ipv6"
+	}
+	return ""
 }

@@ -35,6 +35,7 @@ var Checks = []audit.Check[*Model, *nodeSubnet]{
 	audit.New(CheckRoute, "a route via the default internet gateway to each address", checkRoute),
 	audit.New(CheckFirewall, "VPC firewall lets TCP 443 out to each address", checkFirewall),
 	audit.New(CheckNAT, "Cloud NAT covers the subnet, with ports for its nodes", checkNAT),
+	audit.New(CheckIPv6, "IPv6 from a dual-stack cluster to Google's AAAA addresses: Private Google Access, ::/0 route, firewall", checkIPv6),
 	audit.New(CheckScopes, "node access scopes carry a storage or cloud-platform scope", checkScopes),
 	audit.New(CheckIdentity, "node service account reads the repository", checkIdentity),
 	audit.New(CheckVPCSC, "VPC Service Controls perimeters let the nodes' project reach the registry's", checkVPCSC),

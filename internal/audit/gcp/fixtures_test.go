@@ -49,6 +49,10 @@ var fixtures = []fixture{
 	{dir: "invalid-nat-ports", image: imageAR, want: map[string][]string{gcpaudit.CheckNAT: {"nodes-a", "nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionRoute},
 	{dir: "invalid-access-scopes", image: imageAR, want: map[string][]string{gcpaudit.CheckScopes: {"nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionTLSIdentity},
 	{dir: "invalid-identity-no-reader", image: imageAR, want: map[string][]string{gcpaudit.CheckIdentity: {"nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionTLSIdentity},
+	{dir: "valid-dualstack", image: imageAR},
+	{dir: "warn-ipv6-pga-off", image: imageAR, want: map[string][]string{gcpaudit.CheckIPv6: {"nodes-b"}}, status: report.CheckWarn},
+	{dir: "warn-ipv6-no-route", image: imageAR, want: map[string][]string{gcpaudit.CheckIPv6: {"nodes-a", "nodes-b"}}, status: report.CheckWarn},
+	{dir: "warn-ipv6-firewall-deny", image: imageAR, want: map[string][]string{gcpaudit.CheckIPv6: {"nodes-a", "nodes-b"}}, status: report.CheckWarn},
 	{dir: "invalid-vpc-sc-outside-perimeter", image: imageOther, want: map[string][]string{gcpaudit.CheckVPCSC: {"nodes-a", "nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionTLSIdentity},
 }
 

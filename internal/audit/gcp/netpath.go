@@ -14,6 +14,7 @@ import (
 // answers, or Google's public addresses (no private zone).
 type dest struct {
 	Public bool
+	V6     bool // Google's public IPv6 addresses (a dual-stack node's first try)
 	Addr   netip.Addr
 	// VIP is the /30 every address of the answer lies in (one dest
 	// stands for the four).
@@ -22,6 +23,8 @@ type dest struct {
 
 func (d dest) String() string {
 	switch {
+	case d.Public && d.V6:
+		return "Google's public IPv6 addresses"
 	case d.Public:
 		return "Google's public addresses"
 	case d.VIP.IsValid():
@@ -89,8 +92,8 @@ func routeApplies(r *compute.Route, p *nodeProfile) bool {
 
 // bestRoute is the route Google's VPC picks for d from the profile's nodes:
 // the most specific destination range, then the lowest priority number.
-// For Google's public addresses only a 0.0.0.0/0 route is known to cover
-// them. nil when no route covers d.
+// For Google's public addresses only a 0.0.0.0/0 route (::/0 for IPv6) is
+// known to cover them. nil when no route covers d.
 func (m *Model) bestRoute(p *nodeProfile, d dest) *compute.Route {
 	var best *compute.Route
 	bestBits := -1
@@ -99,7 +102,7 @@ func (m *Model) bestRoute(p *nodeProfile, d dest) *compute.Route {
 			continue
 		}
 		pfx, err := netip.ParsePrefix(r.DestRange)
-		if err != nil || !pfx.Addr().Is4() {
+		if err != nil || pfx.Addr().Is6() != d.V6 {
 			continue
 		}
 		if d.Public && pfx.Bits() != 0 || !d.Public && !pfx.Contains(d.Addr) {
@@ -233,8 +236,8 @@ func coversDest(ranges []string, d dest) (covers, partial bool) {
 				continue
 			}
 		}
-		if !pfx.Addr().Is4() {
-			continue
+		if pfx.Addr().Is6() != d.V6 {
+			continue // a rule's ranges are of one family; the other never matches
 		}
 		if d.Public {
 			if pfx.Bits() == 0 {

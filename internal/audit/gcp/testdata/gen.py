@@ -302,6 +302,37 @@ def shared_vpc():
     f["access-context-manager-perimeters-list.json"] = []
     return w, pools, f
 
+# --- IPv6: a dual-stack cluster (ipAllocationPolicy.stackType IPV4_IPV6) in dual-stack subnets with
+# internal IPv6; no private zones, so pkg.dev answers Google's public addresses, AAAA included: the nodes
+# dial IPv6 first. Private Google Access on, ::/0 to the default internet gateway; Cloud NAT for IPv4.
+V6_RANGES = {"nodes-a": "fd20:a1b:c2d:0:0:0:0:0/64", "nodes-b": "fd20:a1b:c2d:1:0:0:0:0/64"}
+def dualstack_world():
+    w, pools, f = nat_world()
+    pol = f["container-clusters-describe.json"]["ipAllocationPolicy"]
+    pol.update({"stackType": "IPV4_IPV6", "ipv6AccessType": "INTERNAL"})
+    for s in w.subnets:
+        sub = f[subnet_file(s)]
+        sub.update({"stackType": "IPV4_IPV6", "ipv6AccessType": "INTERNAL", "internalIpv6Prefix": V6_RANGES[s],
+                    "privateIpGoogleAccess": True})
+    f["compute-routes-list.json"].append(route(w, "default-route-v6-5e1d0c9b8a7f6e5d", "::/0", 1000, "Default route to the Internet.", nextHopGateway=w.dig()))
+    return w, pools, f
+
+def ipv6_fixtures(out):
+    w, pools, f = dualstack_world()
+    out["valid-dualstack"] = f
+    # nodes-b: Private Google Access off; IPv4 still leaves through Cloud NAT, IPv6 is dropped.
+    x = copy.deepcopy(f)
+    x[subnet_file("nodes-b")]["privateIpGoogleAccess"] = False
+    out["warn-ipv6-pga-off"] = x
+    # no ::/0 route: IPv6 to Google goes nowhere.
+    x = copy.deepcopy(f)
+    x["compute-routes-list.json"] = [r for r in x["compute-routes-list.json"] if r["destRange"] != "::/0"]
+    out["warn-ipv6-no-route"] = x
+    # an egress deny for ::/0 (written for IPv6 only): IPv4 is untouched, IPv6 meets the deny.
+    x = copy.deepcopy(f)
+    x["compute-firewall-rules-list.json"].append(fw(w, "deny-egress-ipv6", "EGRESS", 1000, denied=[{"IPProtocol": "all"}], dest=["::/0"]))
+    out["warn-ipv6-firewall-deny"] = x
+
 def main():
     out = {}
     w, pools, f = healthy()
@@ -395,6 +426,7 @@ def main():
     y = copy.deepcopy(x)
     y["access-context-manager-perimeters-list.json"][0]["status"]["resources"].append("projects/412345678901")
     out["valid-vpc-sc-both-inside"] = y
+    ipv6_fixtures(out)
     for name, files in out.items():
         write(name, files)
 
