@@ -305,7 +305,7 @@ func (c *Cluster) startScript(n *clusterNode) string {
 	p("mkdir -p %s", shq(c.RunDir))
 	p("mount --bind /var/lib/.stage %s", shq(c.RunDir))
 	p("umount /var/lib/.stage")
-	p("containerd --config %s >>%s 2>&1 &", shq(d+"/containerd/config.toml"), shq(filepath.Join(c.RunDir, "logs", n.host+"-containerd.log")))
+	p("%scontainerd --config %s >>%s 2>&1 &", c.containerdEnv(n), shq(d+"/containerd/config.toml"), shq(filepath.Join(c.RunDir, "logs", n.host+"-containerd.log")))
 	p("echo $! > %s", shq(d+"/containerd.pid"))
 	p("i=0; until [ -S %s ]; do i=$((i+1)); [ $i -lt 300 ] || { echo 'containerd did not start in 30s' >&2; exit 1; }; sleep 0.1; done", shq(n.sock()))
 	p("ctr -a %s -n k8s.io images import --snapshotter overlayfs %s >/dev/null", shq(n.sock()), shq(c.pauseTar))

@@ -172,3 +172,19 @@ func pidOf(file string) int {
 	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 	return n
 }
+
+// containerdEnv is the `env K=V ... ` prefix of a node's containerd: its
+// egress proxy variables (cluster.nodes.HOST.proxy), which its CRI pull
+// follows, as the node's drop-in gives them; "" without.
+func (c *Cluster) containerdEnv(n *clusterNode) string {
+	spec := c.scen.Cluster.Nodes[n.host]
+	if spec == nil || spec.Proxy == nil {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("env ")
+	for _, kv := range spec.Proxy.RunningEnv() {
+		b.WriteString(shq(kv) + " ")
+	}
+	return b.String()
+}

@@ -56,6 +56,9 @@ type ClusterNode struct {
 	// see the private zone).
 	Nameservers  []string `json:"nameservers,omitempty"`
 	HostsEntries []string `json:"hostsEntries,omitempty"`
+	// Proxy is this node's containerd proxy environment, as its drop-in
+	// gives it (proxy.go); none without it.
+	Proxy *NodeProxy `json:"proxy,omitempty"`
 }
 
 // Workload is a Deployment of the registry's image (made runnable by the

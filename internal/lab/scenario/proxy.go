@@ -161,12 +161,21 @@ func (v *validator) proxy() {
 			v.fail("proxy.down", "a proxy that is down has no users, deny, allow or intercept")
 		}
 	}
-	n := v.t.Node.Proxy
-	if n == nil {
-		return
+	if c := v.t.Cluster; c != nil {
+		for _, h := range sortedKeys(c.Nodes) {
+			if cn := c.Nodes[h]; cn != nil && cn.Proxy != nil {
+				v.nodeProxy("cluster.nodes."+h+".proxy", cn.Proxy)
+			}
+		}
 	}
+	if n := v.t.Node.Proxy; n != nil {
+		v.nodeProxy("node.proxy", n)
+	}
+}
+
+func (v *validator) nodeProxy(f string, n *NodeProxy) {
 	if len(n.Env) == 0 {
-		v.fail("node.proxy.env", "want at least one of HTTPS_PROXY, HTTP_PROXY, NO_PROXY")
+		v.fail(f+".env", "want at least one of HTTPS_PROXY, HTTP_PROXY, NO_PROXY")
 	}
 	for _, e := range []struct {
 		field string
@@ -175,16 +184,16 @@ func (v *validator) proxy() {
 		field, m := e.field, e.m
 		for _, k := range sortedKeys(m) {
 			if !proxyVars[k] {
-				v.fail("node.proxy."+field+"."+k, "want HTTPS_PROXY, HTTP_PROXY or NO_PROXY (or their lower-case names)")
+				v.fail(f+"."+field+"."+k, "want HTTPS_PROXY, HTTP_PROXY or NO_PROXY (or their lower-case names)")
 			}
 			if strings.ContainsAny(m[k], "\n\x00\"\\") {
-				v.fail("node.proxy."+field+"."+k, "a value without newlines, quotes or backslashes")
+				v.fail(f+"."+field+"."+k, "a value without newlines, quotes or backslashes")
 			}
 		}
 	}
 	switch n.Source {
 	case "", ProxySourceDropIn, ProxySourceEtcEnv:
 	default:
-		v.fail("node.proxy.source", "want %s or %s, got %q", ProxySourceDropIn, ProxySourceEtcEnv, n.Source)
+		v.fail(f+".source", "want %s or %s, got %q", ProxySourceDropIn, ProxySourceEtcEnv, n.Source)
 	}
 }
