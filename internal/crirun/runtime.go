@@ -34,6 +34,11 @@ type Options struct {
 	Containerd string
 	// Log receives containerd's own log (stdout and stderr).
 	Log io.Writer
+	// Debug runs containerd with --log-level debug: its resolver and
+	// fetcher then log every request to every host ("do request" with the
+	// URL, "fetch response received" with the status), which is how a lab
+	// hook learns which host of a mirror chain served.
+	Debug bool
 	// StartTimeout bounds the wait for containerd's socket and CRI image
 	// service; default DefaultStartTimeout.
 	StartTimeout time.Duration
@@ -122,7 +127,11 @@ func Start(ctx context.Context, o Options) (*Runtime, error) {
 	if o.Log != nil {
 		logw = io.MultiWriter(o.Log, r.tail)
 	}
-	cmd := exec.Command(ipBin, "netns", "exec", o.Netns, containerd, "--config", l.config)
+	argv := []string{"netns", "exec", o.Netns, containerd, "--config", l.config}
+	if o.Debug {
+		argv = append(argv, "--log-level", "debug")
+	}
+	cmd := exec.Command(ipBin, argv...)
 	cmd.Env = append([]string{cleanPath, "TMPDIR=" + l.dir}, o.Env...)
 	cmd.Dir = l.dir
 	cmd.Stdout = logw

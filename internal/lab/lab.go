@@ -96,6 +96,9 @@ func Start(ctx context.Context, s *scenario.Scenario, o StartOptions) (*Lab, err
 			return l, err
 		}
 	}
+	if err := breakUpstream(ctx, s, l.Network); err != nil {
+		return l, err
+	}
 	l.ServicesMS = msSince(phase)
 	return l, nil
 }

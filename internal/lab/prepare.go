@@ -218,6 +218,9 @@ func prepare(ctx context.Context, t *scenario.Scenario, n *Network, runDir strin
 	if err := prepareProxy(t, n, runDir, p, env, cfg); err != nil {
 		return nil, nil, err
 	}
+	if err := prepareMirrors(t, p, cfg, runDir, env.CAFile, env); err != nil {
+		return nil, nil, err
+	}
 	return env, configs, nil
 }
 

@@ -39,7 +39,10 @@ type Env struct {
 	// does not trust it); DockerConfig holds the node's credentials.
 	CAFile       string
 	DockerConfig string
-	Image        string
+	// CertsDir is the node's certs.d when the scenario writes one (its
+	// mirrors' hosts.toml); "" otherwise.
+	CertsDir string
+	Image    string
 	// Self is the pullpath binary the lab re-executes.
 	Self string
 	// RuntimeEnv is the node's running containerd's proxy environment
@@ -263,6 +266,10 @@ func probe(ctx context.Context, t *scenario.Scenario, env *Env) (*report.ProbeRe
 		"--certs-dir", empty, "--docker-certs-dir", empty,
 		"--docker-config", env.DockerConfig,
 		"--timeout", budget.String(),
+	}
+	if env.CertsDir != "" {
+		argv = withoutFlag(argv, "--certs-dir")
+		argv = append(argv, "--certs-dir", env.CertsDir)
 	}
 	if env.CAFile != "" {
 		argv = append(argv, "--registry-ca", env.CAFile)

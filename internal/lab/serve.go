@@ -20,6 +20,7 @@ type ServeConfig struct {
 	Token    *labsvc.TokenConfig    `json:"token,omitempty"`
 	DNS      []*labsvc.DNSConfig    `json:"dns,omitempty"`
 	Proxy    *ProxyServeConfig      `json:"proxy,omitempty"`
+	Mirrors  []*MirrorServe         `json:"mirrors,omitempty"`
 }
 
 // ReadServeConfig reads a serve config file.
@@ -88,6 +89,11 @@ func Serve(ctx context.Context, c *ServeConfig, readyFile string, log io.Writer)
 		}
 		closers = append(closers, s)
 		fmt.Fprintf(log, "%s: proxy (squid) on %s\n", c.Host, s.Addr)
+	}
+	ms, err := startMirrors(ctx, c.Host, c.Mirrors, log)
+	closers = append(closers, ms...)
+	if err != nil {
+		return err
 	}
 	if readyFile != "" {
 		if err := os.WriteFile(readyFile, []byte("ready\n"), 0o644); err != nil {

@@ -41,6 +41,8 @@ type MirrorConfig struct {
 	// UpstreamTLS its client TLS settings (nil: the system's).
 	Upstream    string
 	UpstreamTLS *tls.Config
+	// UpstreamAddr, when set, is the IP:PORT dialled for Upstream's host.
+	UpstreamAddr string
 }
 
 // Mirror is a running broken mirror.
@@ -82,7 +84,7 @@ func StartMirror(ctx context.Context, cfg MirrorConfig) (*Mirror, error) {
 			return nil, fmt.Errorf("mirror: upstream %q, want http(s)://HOST[:PORT]", cfg.Upstream)
 		}
 		rp := httputil.NewSingleHostReverseProxy(u)
-		rp.Transport = &http.Transport{TLSClientConfig: cfg.UpstreamTLS}
+		rp.Transport = &http.Transport{TLSClientConfig: cfg.UpstreamTLS, DialContext: dialAs(u.Host, cfg.UpstreamAddr)}
 		rp.ErrorLog = discardLogger()
 		h = m.headNotFound(rp)
 	default:

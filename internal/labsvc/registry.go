@@ -58,6 +58,14 @@ type RegistryConfig struct {
 	// fetches from there and keeps. The upstream is reached with Go's
 	// default transport (system trust): give it a plain-HTTP URL in a lab.
 	ProxyRemoteURL string `json:"proxyRemoteURL,omitempty"`
+	// ProxyRemoteCAFile and ProxyRemoteAddr, when set, are how the cache
+	// reaches its upstream in a lab: the CA it trusts for it and the
+	// IP:PORT it dials for the upstream's name (as a hosts-file line
+	// would). distribution's proxy uses http.DefaultTransport, so they
+	// replace it for the whole process: a cache runs in a `lab serve`
+	// process of its own host.
+	ProxyRemoteCAFile string `json:"proxyRemoteCAFile,omitempty"`
+	ProxyRemoteAddr   string `json:"proxyRemoteAddr,omitempty"`
 	// Debug lets distribution's logs through to stderr.
 	Debug bool `json:"debug,omitempty"`
 }
@@ -166,6 +174,9 @@ func (cfg RegistryConfig) distributionConfig() (*configuration.Configuration, er
 			return nil, fmt.Errorf("registry: proxy remote URL %q, want http(s)://HOST[:PORT]", cfg.ProxyRemoteURL)
 		}
 		dc.Proxy = configuration.Proxy{RemoteURL: cfg.ProxyRemoteURL}
+		if err := setUpstreamTransport(u.Host, cfg.ProxyRemoteCAFile, cfg.ProxyRemoteAddr); err != nil {
+			return nil, fmt.Errorf("registry: proxy remote: %v", err)
+		}
 	}
 	return dc, nil
 }

@@ -30,6 +30,11 @@ type RuntimePull struct {
 	// Note says why the readings were not compared (the probe plays a
 	// platform the machine's runtime does not pull for).
 	Note string `json:"note,omitempty"`
+	// ServedBy and Tried are read from containerd's debug log when the
+	// node has a mirror chain: the host that answered each step last with
+	// a 2xx, and every host containerd sent a request to, in order.
+	ServedBy *ServedBy `json:"servedBy,omitempty"`
+	Tried    []string  `json:"tried,omitempty"`
 }
 
 // RuntimeReading is explain's classification of a runtime message.

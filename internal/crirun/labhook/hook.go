@@ -97,6 +97,10 @@ func (h *Hook) Check(ctx context.Context, env *lab.Env, probe *report.ProbeRepor
 	} else {
 		rt.Against, rt.Mismatches = Compare(res.OK, cl, pv, want)
 	}
+	if env.CertsDir != "" {
+		// a mirror chain: which host served, from containerd's side
+		chainCheck(env, rt, probe)
+	}
 	if h.FixtureDir != "" && !res.OK && env.Scenario != nil {
 		if err := writeFixture(h.FixtureDir, env.Scenario, rt, res, expectLine(pv, want)); err != nil {
 			rt.Mismatches = append(rt.Mismatches, "fixture: "+err.Error())
@@ -127,7 +131,7 @@ func (h *Hook) pull(ctx context.Context, env *lab.Env, timeout time.Duration) (c
 	defer logf.Close()
 	r, err := crirun.Start(ctx, crirun.Options{
 		Netns: env.NodeNS, WorkDir: filepath.Join(env.RunDir, "ctrd"), CertsDir: certs,
-		Crictl: h.Crictl, Log: logf, Env: env.RuntimeEnv,
+		Crictl: h.Crictl, Log: logf, Env: env.RuntimeEnv, Debug: env.CertsDir != "",
 	})
 	if err != nil {
 		return zero, "", err
@@ -170,12 +174,17 @@ func platformNote(t *scenario.Scenario) string {
 	return fmt.Sprintf("the probe plays a %s node, containerd on this machine pulls for %s", p, host)
 }
 
-// NodeCertsDir writes the node's certs.d for containerd (what a runtime
-// started in the lab's node namespace reads): the lab CA the
+// NodeCertsDir is the node's certs.d for containerd: the scenario's own
+// when it writes one (its mirrors' hosts.toml, env.CertsDir), else one it
+// writes (what a runtime started in the lab's node namespace reads): the lab CA the
 // node trusts as ca.crt of the registry host (containerd uses that host's
 // TLS settings for the token and blob hosts it is sent to as well), and a
 // hosts.toml for a plain-HTTP registry.
 func NodeCertsDir(env *lab.Env) (string, error) {
+	if env.CertsDir != "" {
+		// the scenario's own certs.d (its mirrors' hosts.toml)
+		return env.CertsDir, nil
+	}
 	dir := filepath.Join(env.RunDir, "node", "containerd-certs.d")
 	host := imageHost(env.Image)
 	if host == "" {
@@ -312,6 +321,15 @@ func detail(rt *report.RuntimePull) string {
 	}
 	if e := rt.Explain; e != nil {
 		fmt.Fprintf(&b, "; explain: %s %s (%s)", e.Cause, e.Code, e.Condition)
+	}
+	if s := rt.ServedBy; s != nil && (s.Resolve != "" || s.Manifest != "" || s.Blobs != "") {
+		if s.Resolve == s.Manifest && s.Manifest == s.Blobs {
+			fmt.Fprintf(&b, "; served by %s", s.Resolve)
+		} else {
+			fmt.Fprintf(&b, "; served by: resolve %s, manifest %s, blobs %s", orNothing(s.Resolve), orNothing(s.Manifest), orNothing(s.Blobs))
+		}
+	} else if len(rt.Tried) > 0 {
+		fmt.Fprintf(&b, "; tried %s, none served", strings.Join(rt.Tried, ", "))
 	}
 	if rt.Note != "" {
 		b.WriteString("; not compared: " + rt.Note)

@@ -38,6 +38,8 @@ type Scenario struct {
 	Blob     *Blob     `json:"blob,omitempty"`
 	// Proxy is the node's egress proxy, a real squid (proxy.go).
 	Proxy *Proxy `json:"proxy,omitempty"`
+	// Mirrors are the registry's mirrors in the node's hosts.toml (mirror.go).
+	Mirrors *Mirrors `json:"mirrors,omitempty"`
 
 	Node   Node    `json:"node"`
 	Probe  Probe   `json:"probe"`

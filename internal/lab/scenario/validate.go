@@ -430,6 +430,7 @@ func (v *validator) services() {
 			v.fail("blob.fault", "want forbidden, corrupt, stall or truncate (or nothing), got %q", t.Blob.Fault)
 		}
 	}
+	v.mirrors(claim)
 	for _, dn := range sortedKeys(t.DNS) {
 		if d := t.DNS[dn]; d != nil {
 			port := d.Port

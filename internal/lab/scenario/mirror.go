@@ -1,0 +1,116 @@
+package scenario
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Mirror kinds: a real pull-through cache, or one of the broken mirrors of
+// internal/labsvc (mirror.go).
+const (
+	MirrorCache = "cache" // distribution/v3 as a pull-through cache of the registry
+)
+
+// mirrorKinds are the kinds a mirror may have, with what each does.
+var mirrorKinds = []string{MirrorCache, "silent", "hang", "head-404", "html", "429"}
+
+// Mirrors is the registry's mirror chain: the hosts of the node's
+// hosts.toml for the registry (certs.d/REGISTRY/hosts.toml), in
+// containerd's order, with the registry last as the server. prepare
+// writes the file; the probe and the real containerd both read it.
+type Mirrors struct {
+	// Hosts are the mirrors in hosts.toml order.
+	Hosts []*Mirror `json:"hosts"`
+	// UpstreamBreak are firewall rules the registry's host gets once every
+	// cache is warm: the upstream breaking behind a cache that holds the
+	// image (none: the upstream stays as it is).
+	UpstreamBreak []Rule `json:"upstreamBreak,omitempty"`
+}
+
+// Mirror is one mirror of the chain: a service on a lab host and what it
+// does.
+type Mirror struct {
+	Service
+	// Kind: cache (the reference registry as a pull-through cache of the
+	// scenario's registry), or a broken mirror: silent (accepts TCP, never
+	// a byte), hang (TLS, then no answer), head-404 (Harbor before 2.1.1:
+	// 404 to the manifest HEAD, the rest forwarded), html (200 with a web
+	// page), 429 (TOOMANYREQUESTS).
+	Kind string `json:"kind"`
+	// Capabilities of its [host] table (default pull, resolve).
+	Capabilities []string `json:"capabilities,omitempty"`
+	// Warm (cache only): the cache pulls the registry's image through
+	// itself once at start, so that it holds the tag.
+	Warm bool `json:"warm,omitempty"`
+}
+
+// EffectiveCapabilities are the mirror's capabilities (default pull,
+// resolve).
+func (m *Mirror) EffectiveCapabilities() []string {
+	if len(m.Capabilities) == 0 {
+		return []string{"pull", "resolve"}
+	}
+	return m.Capabilities
+}
+
+// HostPort is the mirror as hosts.toml names it: NAME[:PORT] (the port
+// unless it is the scheme's default).
+func (m *Mirror) HostPort() string {
+	u := m.BaseURL()
+	_, hp, _ := strings.Cut(u, "://")
+	return hp
+}
+
+// mirrors checks the mirrors section; claim records a service's host:port.
+func (v *validator) mirrors(claim func(f string, s *Service)) {
+	ms := v.t.Mirrors
+	if ms == nil {
+		return
+	}
+	if len(ms.Hosts) == 0 {
+		v.fail("mirrors.hosts", "want at least one mirror (kind, host, name)")
+	}
+	names := map[string]string{}
+	for i, m := range ms.Hosts {
+		f := fmt.Sprintf("mirrors.hosts[%d]", i)
+		if m == nil {
+			v.fail(f, "want a mapping with kind, host and name")
+			continue
+		}
+		if !oneOf(m.Kind, mirrorKinds) {
+			v.fail(f+".kind", "want one of %s, got %q", strings.Join(mirrorKinds, ", "), m.Kind)
+		}
+		v.service(f, &m.Service)
+		claim(f, &m.Service)
+		if other, ok := names[m.HostPort()]; ok {
+			v.fail(f+".name", "%s is also %s: hosts.toml names each host once", m.HostPort(), other)
+		}
+		names[m.HostPort()] = f
+		if m.HostPort() == v.t.RegistryKey() {
+			v.fail(f+".name", "%s is the registry itself, want the mirror's own name", m.HostPort())
+		}
+		for j, c := range m.Capabilities {
+			if !oneOf(c, []string{"pull", "resolve"}) {
+				v.fail(fmt.Sprintf("%s.capabilities[%d]", f, j), "want pull or resolve, got %q", c)
+			}
+		}
+		if m.Warm && m.Kind != MirrorCache {
+			v.fail(f+".warm", "only a cache can be warmed, this mirror is %s", m.Kind)
+		}
+		if m.Kind == MirrorCache && v.t.Registry.Auth.Mode != "" && v.t.Registry.Auth.Mode != "none" {
+			v.fail(f+".kind", "a cache of a registry with auth %s is not supported in the lab: give the registry auth none", v.t.Registry.Auth.Mode)
+		}
+	}
+	for i, r := range ms.UpstreamBreak {
+		v.rule(fmt.Sprintf("mirrors.upstreamBreak[%d]", i), r)
+	}
+}
+
+func oneOf(s string, set []string) bool {
+	for _, x := range set {
+		if s == x {
+			return true
+		}
+	}
+	return false
+}
