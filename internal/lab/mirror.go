@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -147,6 +148,12 @@ func startMirrors(ctx context.Context, host string, ms []*MirrorServe, log io.Wr
 	var out []io.Closer
 	for _, m := range ms {
 		if m.Cache != nil {
+			// distribution's proxy asks its upstream at start (and refuses
+			// to start without an answer); the registry's own `lab serve`
+			// may start after this one.
+			if err := waitListening(ctx, m.Cache.ProxyRemoteAddr, 15*time.Second); err != nil {
+				return out, fmt.Errorf("mirror %s: upstream %s: %v", m.Name, m.Cache.ProxyRemoteURL, err)
+			}
 			r, err := labsvc.StartRegistry(ctx, *m.Cache)
 			if err != nil {
 				return out, fmt.Errorf("mirror %s: %v", m.Name, err)
@@ -214,4 +221,25 @@ func caPool(file string) (*x509.CertPool, error) {
 		return nil, fmt.Errorf("CA file %s: no PEM certificate in it", file)
 	}
 	return pool, nil
+}
+
+// waitListening waits until addr accepts a TCP connection, or d passes.
+func waitListening(ctx context.Context, addr string, d time.Duration) error {
+	if addr == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	var dl net.Dialer
+	for {
+		c, err := dl.DialContext(ctx, "tcp", addr)
+		if err == nil {
+			return c.Close()
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("not listening after %s: %v", d, err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
