@@ -132,6 +132,7 @@ func newDiagnoseCommand(s Streams) *cobra.Command {
 	f.StringVar(&o.o.Sweep.ProbeImage, "image-for-probe", "", "pullpath's node-side image the probe Pods run (default: "+NodeImage+":VERSION); a registry the nodes reach")
 	f.StringVar(&o.o.Sweep.CertsDir, "node-certs-dir", "", "the nodes' containerd config_path, mounted into the walk's Pods (default /etc/containerd/certs.d)")
 	f.StringVar(&o.o.Sweep.DockerCerts, "node-docker-certs-dir", "", "the nodes' docker certs.d, mounted into the walk's Pods (default /etc/docker/certs.d)")
+	f.BoolVar(&o.o.Sweep.CheckUpstream, "check-upstream", true, "when a node's hosts.toml mirror or cache served, the walk also tries the upstream registry: a cache hiding a broken upstream is named")
 	f.StringArrayVar(&o.o.Sweep.PullSecrets, "pull-secret", nil, "imagePullSecret in --sweep-namespace: the canary's and the probe Pod's, and the probe's credentials; repeatable")
 	f.BoolVar(&o.o.UsePullSecrets, "use-pull-secrets", false, "also walk with the failing Pods' own pull identity: Pods in their namespace with their imagePullSecrets and ServiceAccount (no Secret leaves its namespace; needs deploy/sweep/workload-identity.yaml's verbs there)")
 	f.StringVar(&o.fromAWS, "from-aws", "", "the `DIR` pullpath aws collect wrote (or the AWS CLI outputs it reads): name the AWS objects to change")

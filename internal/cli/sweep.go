@@ -142,6 +142,7 @@ func newSweepCommand(s Streams) *cobra.Command {
 	f.StringVar(&o.o.DockerCerts, "node-docker-certs-dir", "", "the nodes' docker certs.d (default /etc/docker/certs.d)")
 	f.StringVar(&o.resolved, "systemd-resolved", "auto", "mount the node's /run/systemd/resolve: auto (by the node's OS image), yes, no")
 	f.BoolVar(&o.quick, "quick", false, "the probe fetches only the first bytes of each blob")
+	f.BoolVar(&o.o.CheckUpstream, "check-upstream", true, "when a node's hosts.toml mirror or cache served, its probe also walks the upstream registry: a cache hiding a broken upstream is named (--check-upstream=false: only the runtime's path)")
 	f.StringArrayVar(&o.probeArgs, "probe-arg", nil, "extra flag for the probe in each Pod (e.g. --probe-arg=--expect-private); repeatable")
 	f.BoolVar(&o.o.DryRun, "dry-run", false, "print the plan (which nodes, which are skipped and why) and create nothing")
 	f.BoolVar(&o.cleanup, "cleanup", false, "delete every object any sweep left in the namespace (by label), and exit")

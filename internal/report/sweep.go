@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"net"
+	"slices"
 	"time"
 	"unicode/utf8"
 
@@ -136,16 +137,18 @@ const (
 
 // SweepResult is what one Pod told.
 type SweepResult struct {
-	Pod        string          `json:"pod"`
-	Source     string          `json:"source"`
-	Status     SweepStatus     `json:"status"` // ok | fail | no-answer
-	Verdict    verdict.Verdict `json:"verdict"`
-	Hops       []SweepHop      `json:"hops,omitempty"`
-	Mirror     bool            `json:"mirror,omitempty"` // a hosts.toml mirror served (probe)
-	Cached     *bool           `json:"cached,omitempty"` // canary: the node already held the image
-	Evidence   string          `json:"evidence,omitempty"`
-	Message    string          `json:"message,omitempty"` // the kubelet's message (redacted) or why nothing came back
-	DurationMS float64         `json:"durationMs"`
+	Pod     string          `json:"pod"`
+	Source  string          `json:"source"`
+	Status  SweepStatus     `json:"status"` // ok | fail | no-answer
+	Verdict verdict.Verdict `json:"verdict"`
+	Hops    []SweepHop      `json:"hops,omitempty"`
+	Mirror  bool            `json:"mirror,omitempty"` // a hosts.toml mirror served (probe)
+	// Warnings are the codes of the probe's warnings (ProbeSummary.Warnings).
+	Warnings   []verdict.Code `json:"warnings,omitempty"`
+	Cached     *bool          `json:"cached,omitempty"` // canary: the node already held the image
+	Evidence   string         `json:"evidence,omitempty"`
+	Message    string         `json:"message,omitempty"` // the kubelet's message (redacted) or why nothing came back
+	DurationMS float64        `json:"durationMs"`
 
 	// Credentials are where the probe's credentials came from, in the
 	// kubelet's order (ProbeSummary.Credentials).
@@ -192,7 +195,7 @@ type SweepGroup struct {
 // SweepVerdict is the divergence between groups, as one answer.
 type SweepVerdict struct {
 	Status    verdict.Status    `json:"status"`  // ok | fail
-	Pattern   string            `json:"pattern"` // all-ok | subnet | zone | pool | all-nodes | mixed | no-answer | none
+	Pattern   string            `json:"pattern"` // all-ok | subnet | zone | pool | mirror (only the hosts.toml mirror separates) | all-nodes | mixed | no-answer | none
 	Condition verdict.Condition `json:"condition,omitempty"`
 	Code      verdict.Code      `json:"code,omitempty"`
 	Endpoint  string            `json:"endpoint,omitempty"`
@@ -230,9 +233,12 @@ type ProbeSummary struct {
 	Summary   string            `json:"summary,omitempty"`
 	Hops      []SweepHop        `json:"hops,omitempty"`
 	Mirror    bool              `json:"mirror,omitempty"`
-	Bytes     int64             `json:"bytes,omitempty"`
-	MS        float64           `json:"ms"`
-	Cut       bool              `json:"cut,omitempty"` // hops or summary were shortened to fit
+	// Warnings are the codes of the probe's warnings, each once, at most
+	// maxSummaryWarnings (MIRROR_HIDES_UPSTREAM, IPV6_PATH_BROKEN, ...).
+	Warnings []verdict.Code `json:"warnings,omitempty"`
+	Bytes    int64          `json:"bytes,omitempty"`
+	MS       float64        `json:"ms"`
+	Cut      bool           `json:"cut,omitempty"` // hops or summary were shortened to fit
 
 	// Credentials are where the credentials of each walk came from, in
 	// the kubelet's order ("secret NAME", "provider NAME", "anonymous"),
@@ -245,6 +251,10 @@ type ProbeSummary struct {
 	// were looked for.
 	Proxy string `json:"proxy,omitempty"`
 }
+
+// maxSummaryWarnings bounds the warning codes a summary carries (the
+// summary must fit a termination message: 4 KiB).
+const maxSummaryWarnings = 6
 
 // SummarizeProbe reads a ProbeReport into its compact summary.
 func SummarizeProbe(r *ProbeReport) ProbeSummary {
@@ -265,6 +275,11 @@ func SummarizeProbe(r *ProbeReport) ProbeSummary {
 		}
 	}
 	s.Proxy = summarizeProxy(r)
+	for _, w := range r.Warnings {
+		if len(s.Warnings) < maxSummaryWarnings && !slices.Contains(s.Warnings, w.Code) {
+			s.Warnings = append(s.Warnings, w.Code)
+		}
+	}
 	failStep := map[string]string{}
 	for _, st := range r.Steps {
 		if st.Status == StepFail && st.Endpoint != "" {

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -283,6 +284,17 @@ func divergence(r *report.SweepReport) report.SweepVerdict {
 		if n := len(r.Plan.Skipped); n > 0 {
 			v.Summary += fmt.Sprintf(" %d node(s) skipped (see the plan).", n)
 		}
+		if names := hiddenUpstream(r.Nodes); len(names) > 0 {
+			mirrors := map[string]bool{}
+			for _, n := range healthy {
+				if slices.Contains(names, n.Name) {
+					mirrors[mirrorOf(n)] = true
+				}
+			}
+			s, a := hiddenUpstreamNote(names, setList(mirrors))
+			v.Summary += s
+			v.Advice = append(v.Advice, a)
+		}
 		return v
 	}
 
@@ -400,11 +412,18 @@ func divergence(r *report.SweepReport) report.SweepVerdict {
 		v.Summary = fmt.Sprintf("Every node of %s %s fails %s; the other %d group(s) (%s %s) pull fully.%s",
 			d.name, joinSet(fv), what, groupsOf(healthy), d.name, joinSet(hv), other)
 		v.Advice = append([]string{separationAdvice(d.name)}, v.Advice...)
+		if m := mirrorDivergence(failing, healthy); m != "" {
+			v.Advice = append([]string{m}, v.Advice...)
+		}
 		v.Next = nextSteps(r, failing)
 		return v
 	}
 	v.Pattern = "mixed"
 	v.Summary = fmt.Sprintf("%d node(s) fail with %s and %d pull fully, in the same subnets, zones and pools: look at the failing nodes themselves (hand fixes, hosts-file entries, runtime config).%s", len(failing), what, len(healthy), other)
+	if m := mirrorDivergence(failing, healthy); m != "" {
+		v.Pattern = "mirror"
+		v.Advice = append([]string{m}, v.Advice...)
+	}
 	v.Next = nextSteps(r, failing)
 	return v
 }

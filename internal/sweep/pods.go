@@ -76,7 +76,9 @@ type PodOptions struct {
 	CanaryImage string // default Image
 	Deadline    int64  // activeDeadlineSeconds
 	ProbeArgs   []string
-	Owner       *batchv1.Job
+	// CheckUpstream passes --check-upstream to the probe.
+	CheckUpstream bool
+	Owner         *batchv1.Job
 	// CertsDir and DockerCertsDir override the node paths of the registry
 	// directories (a runtime configured with another config_path).
 	CertsDir, DockerCertsDir string
@@ -203,6 +205,9 @@ func (o PodOptions) ProbePod(name string, n report.PlannedNode) *corev1.Pod {
 		in := path.Join(pullSecretRoot, name)
 		mounts = append(mounts, corev1.VolumeMount{Name: vol, MountPath: in, ReadOnly: true})
 		args = append(args, "--pull-secret", in)
+	}
+	if o.CheckUpstream {
+		args = append(args, "--check-upstream")
 	}
 	args = append(args, o.ProbeArgs...)
 	for _, s := range o.PullSecrets {

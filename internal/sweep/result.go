@@ -141,6 +141,7 @@ func fillFromSummary(res *report.SweepResult, s report.ProbeSummary) {
 	res.Verdict = s.Verdict()
 	res.Hops = s.Hops
 	res.Mirror = s.Mirror
+	res.Warnings = s.Warnings
 	res.Credentials = s.Credentials
 	res.Proxy = s.Proxy
 	res.DurationMS = s.MS

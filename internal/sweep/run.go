@@ -42,7 +42,12 @@ type Options struct {
 	// image not pulled) before its node is "no answer". Default 3m.
 	StartTimeout time.Duration
 	ProbeArgs    []string
-	PullSecrets  []string // imagePullSecrets of the canary and the probe Pods; the probe's credentials, in order
+	// CheckUpstream makes each node's probe also walk the upstream
+	// registry when a hosts.toml mirror or cache served
+	// (--check-upstream): a cache hiding a broken upstream is a warning of
+	// the node (MIRROR_HIDES_UPSTREAM). On in sweep and diagnose.
+	CheckUpstream bool
+	PullSecrets   []string // imagePullSecrets of the canary and the probe Pods; the probe's credentials, in order
 	// ServiceAccount is the canary's serviceAccountName (a workload's own
 	// identity, when the walk runs in the workload's namespace).
 	ServiceAccount string
@@ -174,7 +179,7 @@ func (o *Options) podOptions() PodOptions {
 	return PodOptions{
 		RunID: o.RunID, Namespace: o.Namespace, Image: o.Image, ProbeImage: o.ProbeImage,
 		CanaryImage: o.CanaryImage, Deadline: int64(o.Timeout / time.Second), ProbeArgs: o.ProbeArgs,
-		CertsDir: o.CertsDir, DockerCertsDir: o.DockerCerts, PullSecrets: o.PullSecrets, ServiceAccount: o.ServiceAccount,
+		CheckUpstream: o.CheckUpstream, CertsDir: o.CertsDir, DockerCertsDir: o.DockerCerts, PullSecrets: o.PullSecrets, ServiceAccount: o.ServiceAccount,
 	}
 }
 
