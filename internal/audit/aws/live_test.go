@@ -29,13 +29,31 @@ func staticConfig() *aws.Config {
 	}
 }
 
+// collect reads the fake's account live. One thing is collected again,
+// once and said in the log: a call whose 200 answer could not be read
+// because the client's own connection was closed under it ("use of closed
+// network connection"), a race of the SDK's transport on loopback
+// (aws-sdk-go-v2#2737, #1825; 3 in 60 runs of this package at load 20),
+// not of the account. The product keeps one attempt and shows it; twice
+// in a row fails the test.
 func collect(t *testing.T, srv *fakeaws.Server, cluster string, calls *atomic.Int64) *awsaudit.Raw {
 	t.Helper()
-	raw, err := awsaudit.Collect(context.Background(), awsaudit.LiveOptions{Cluster: cluster, EndpointURL: srv.URL, Config: staticConfig(), Calls: calls})
-	if err != nil {
-		t.Fatalf("Collect = %v", err)
+	for attempt := 1; ; attempt++ {
+		raw, err := awsaudit.Collect(context.Background(), awsaudit.LiveOptions{Cluster: cluster, EndpointURL: srv.URL, Config: staticConfig(), Calls: calls})
+		if err != nil {
+			t.Fatalf("Collect = %v", err)
+		}
+		closed := ""
+		for file, e := range raw.Failed {
+			if strings.Contains(e, "use of closed network connection") {
+				closed = file + ": " + e
+			}
+		}
+		if closed == "" || attempt == 2 {
+			return raw
+		}
+		t.Logf("collect again: the client's connection closed under a read (the SDK transport's race, not the account): %s", closed)
 	}
-	return raw
 }
 
 // comparable is what two audits of the same account must agree on.
