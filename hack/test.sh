@@ -19,6 +19,7 @@ trap phase_times EXIT # the wall time of each phase below, at the end of the log
 #    (promtool and a real Prometheus) for the monitor's metrics and alert rules.
 phase apt
 apt_ensure nftables iproute2 containerd containernetworking-plugins time prometheus
+apt_ensure_nostart tayga # the lab's NAT64 (ipv6-only-nat64): userspace, a tun device in a lab namespace; its init script would start one in the root namespace
 apt_ensure_nostart squid-openssl openssl # the node's egress proxy of the proxy tests and labs
 
 # 2. crictl, the kubelet's way of asking containerd for a pull.

@@ -215,7 +215,7 @@ func Build(ctx context.Context, t *scenario.Scenario, prefix string) (*Network, 
 	}
 	// 2. sysctls before any interface exists, so "default" applies to all.
 	err := parallel(hosts, func(h string) error {
-		fwd := t.Hosts[h].Forward || len(t.RoutedSubnets(h)) > 0
+		fwd := t.Hosts[h].Forward || len(t.RoutedSubnets(h)) > 0 || t.IsNAT64Host(h)
 		// written through /proc/sys (which shows the writer's namespace), so
 		// no sysctl binary is needed
 		var script strings.Builder

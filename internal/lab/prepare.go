@@ -202,6 +202,9 @@ func prepare(ctx context.Context, t *scenario.Scenario, n *Network, runDir strin
 	if err := prepareDNS(t, cfg); err != nil {
 		return nil, nil, err
 	}
+	if err := prepareNAT64(t, runDir, cfg); err != nil {
+		return nil, nil, err
+	}
 
 	// the node: docker config and trusted CA
 	env := &Env{Scenario: t, Network: n, NodeNS: n.NS[t.Node.Host], RunDir: runDir, Image: t.ProbeImage()}

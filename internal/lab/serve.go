@@ -21,6 +21,7 @@ type ServeConfig struct {
 	DNS      []*labsvc.DNSConfig    `json:"dns,omitempty"`
 	Proxy    *ProxyServeConfig      `json:"proxy,omitempty"`
 	Mirrors  []*MirrorServe         `json:"mirrors,omitempty"`
+	NAT64    *NAT64ServeConfig      `json:"nat64,omitempty"`
 }
 
 // ReadServeConfig reads a serve config file.
@@ -57,6 +58,14 @@ func Serve(ctx context.Context, c *ServeConfig, readyFile string, log io.Writer)
 		}
 		closers = append(closers, s)
 		fmt.Fprintf(log, "%s: dns on %s\n", c.Host, s.Addr())
+	}
+	if c.NAT64 != nil {
+		p, err := startNAT64(ctx, c.NAT64)
+		if err != nil {
+			return err
+		}
+		closers = append(closers, p)
+		fmt.Fprintf(log, "%s: nat64 (tayga) %s to pool %s\n", c.Host, c.NAT64.Prefix, c.NAT64.Pool)
 	}
 	if c.Token != nil {
 		s, err := labsvc.StartTokenServer(ctx, *c.Token)

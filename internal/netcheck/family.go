@@ -104,10 +104,15 @@ func (c *Checker) Families(ctx context.Context, res *report.Resolution, results 
 // familyFinding names what the families say, if anything.
 func familyFinding(f *report.Families) (verdict.Code, string) {
 	v4, v6 := &f.IPv4, &f.IPv6
+	// A family the node has no address of (and no route in) is not a
+	// broken path: an IPv6-only node behind DNS64 sees the registry's A
+	// record too, and an IPv4-only node a dual-stack registry's AAAA; Go's
+	// dialer fails those at once and uses the other family at no cost.
+	nodeHas := func(p *report.FamilyPath) bool { return p.NodeAddress != "" || p.Source != "" }
 	switch {
-	case v6.Result == "ok" && v4.HostAddresses > 0 && v4.Result != "ok":
+	case v6.Result == "ok" && v4.HostAddresses > 0 && v4.Result != "ok" && nodeHas(v4):
 		return verdict.IPv4PathBroken, fmt.Sprintf("IPv4 fails (%s) while IPv6 connects: pulls work over IPv6 only", v4.Result)
-	case v4.Result == "ok" && v6.HostAddresses > 0 && v6.Result != "ok":
+	case v4.Result == "ok" && v6.HostAddresses > 0 && v6.Result != "ok" && nodeHas(v6):
 		d := fmt.Sprintf("IPv6 fails (%s) while IPv4 connects", v6.Result)
 		switch dl := f.Dial; {
 		case dl == nil || !dl.FellBack:

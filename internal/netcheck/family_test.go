@@ -295,3 +295,40 @@ func TestFamilyOf(t *testing.T) {
 		}
 	}
 }
+
+// TestFamilyFindingSingleStackNode: a family the node has no address of is
+// not a broken path (an IPv6-only node behind DNS64 sees the registry's A
+// record too; an IPv4-only node a dual-stack registry's AAAA), while the
+// same results on a node that has the family are.
+func TestFamilyFindingSingleStackNode(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		f    report.Families
+		want verdict.Code
+	}{
+		{"IPv6-only node, A record unreachable, DNS64 AAAA connects",
+			report.Families{
+				IPv4: report.FamilyPath{HostAddresses: 1, Result: "unreachable", NoRoute: "network is unreachable"},
+				IPv6: report.FamilyPath{HostAddresses: 1, Result: "ok", NodeAddress: "2001:db8:61:1::10", Source: "2001:db8:61:1::10"},
+			}, ""},
+		{"IPv4-only node, AAAA unreachable, A connects",
+			report.Families{
+				IPv4: report.FamilyPath{HostAddresses: 1, Result: "ok", NodeAddress: "10.0.1.10", Source: "10.0.1.10"},
+				IPv6: report.FamilyPath{HostAddresses: 1, Result: "unreachable", NoRoute: "network is unreachable"},
+			}, ""},
+		{"dual-stack node, IPv4 times out, IPv6 connects",
+			report.Families{
+				IPv4: report.FamilyPath{HostAddresses: 1, Result: "timeout", NodeAddress: "10.0.1.10", Source: "10.0.1.10"},
+				IPv6: report.FamilyPath{HostAddresses: 1, Result: "ok", NodeAddress: "2001:db8:61:1::10", Source: "2001:db8:61:1::10"},
+			}, verdict.IPv4PathBroken},
+		{"dual-stack node, IPv6 times out, IPv4 connects",
+			report.Families{
+				IPv4: report.FamilyPath{HostAddresses: 1, Result: "ok", NodeAddress: "10.0.1.10", Source: "10.0.1.10"},
+				IPv6: report.FamilyPath{HostAddresses: 1, Result: "timeout", NodeAddress: "2001:db8:61:1::10", Source: "2001:db8:61:1::10"},
+			}, verdict.IPv6PathBroken},
+	} {
+		if got, d := familyFinding(&tt.f); got != tt.want {
+			t.Errorf("%s: familyFinding = %q (%s), want %q", tt.name, got, d, tt.want)
+		}
+	}
+}

@@ -41,6 +41,9 @@ type Scenario struct {
 	// Mirrors are the registry's mirrors in the node's hosts.toml (mirror.go).
 	Mirrors *Mirrors `json:"mirrors,omitempty"`
 
+	// NAT64 is a real NAT64 (tayga) on a host (nat64.go).
+	NAT64 *NAT64 `json:"nat64,omitempty"`
+
 	Node   Node    `json:"node"`
 	Probe  Probe   `json:"probe"`
 	Expect *Expect `json:"expect,omitempty"`

@@ -26,6 +26,7 @@ func (t *Scenario) Validate() error {
 	v.subnets()
 	v.hosts()
 	v.dns()
+	v.nat64()
 	v.services()
 	v.node()
 	v.proxy()

@@ -1,0 +1,117 @@
+package lab
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/pullpath/pullpath/internal/childproc"
+	"github.com/pullpath/pullpath/internal/lab/scenario"
+)
+
+// The scenario's NAT64 (scenario/nat64.go): Debian's tayga, userspace, on
+// a tun device in the NAT64 host's namespace, started by that host's `lab
+// serve` and dying with it.
+
+// taygaBinary is Debian's tayga (apt package tayga).
+const taygaBinary = "/usr/sbin/tayga"
+
+// NAT64ServeConfig is tayga's part of a serve config.
+type NAT64ServeConfig struct {
+	Prefix string `json:"prefix"` // the NAT64 /96
+	Pool   string `json:"pool"`   // tayga's IPv4 pool; its first address is tayga's
+	Dir    string `json:"dir"`    // tayga's config and data dir
+}
+
+// prepareNAT64 adds tayga to the NAT64 host's serve config.
+func prepareNAT64(t *scenario.Scenario, runDir string, cfg func(host string) *ServeConfig) error {
+	n := t.NAT64
+	if n == nil {
+		return nil
+	}
+	if _, err := os.Stat(taygaBinary); err != nil {
+		return fmt.Errorf("nat64: %s not found: install Debian's tayga (apt-get install tayga)", taygaBinary)
+	}
+	dir := filepath.Join(runDir, "nat64")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	cfg(n.Host).NAT64 = &NAT64ServeConfig{Prefix: n.PrefixOrDefault().String(), Pool: n.PoolOrDefault().String(), Dir: dir}
+	return nil
+}
+
+// nat64Proc is a running tayga.
+type nat64Proc struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// startNAT64 writes tayga's config, makes its tun device (nat64), routes the
+// prefix and the pool to it, and starts tayga in the foreground. This
+// process is in the NAT64 host's namespace.
+func startNAT64(ctx context.Context, c *NAT64ServeConfig) (*nat64Proc, error) {
+	pool, err := netip.ParsePrefix(c.Pool)
+	if err != nil {
+		return nil, fmt.Errorf("nat64 pool %q: %v", c.Pool, err)
+	}
+	conf := filepath.Join(c.Dir, "tayga.conf")
+	body := strings.Join([]string{
+		"tun-device nat64",
+		"ipv4-addr " + pool.Masked().Addr().Next().String(),
+		"prefix " + c.Prefix,
+		"dynamic-pool " + c.Pool,
+		"data-dir " + c.Dir,
+	}, "\n") + "\n"
+	if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
+		return nil, err
+	}
+	if _, err := run(ctx, "", taygaBinary, "-c", conf, "--mktun"); err != nil {
+		return nil, fmt.Errorf("nat64: %v", err)
+	}
+	if err := ipBatch(ctx, "", []string{
+		"link set nat64 up",
+		"route add " + c.Pool + " dev nat64",
+		"route add " + c.Prefix + " dev nat64",
+	}); err != nil {
+		return nil, fmt.Errorf("nat64: %v", err)
+	}
+	logf, err := os.Create(filepath.Join(c.Dir, "tayga.log"))
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(taygaBinary, "-d", "-c", conf)
+	cmd.Env = CleanEnv()
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = childproc.SysProcAttr(false)
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("nat64: start tayga: %v", err)
+	}
+	p := &nat64Proc{cmd: cmd, done: make(chan struct{})}
+	go func() { cmd.Wait(); logf.Close(); close(p.done) }()
+	// tayga reads the tun at once; a quick exit is a bad config
+	select {
+	case <-p.done:
+		b, _ := os.ReadFile(filepath.Join(c.Dir, "tayga.log"))
+		return nil, fmt.Errorf("nat64: tayga exited: %s", oneLine(string(b)))
+	case <-time.After(100 * time.Millisecond):
+	}
+	return p, nil
+}
+
+// Close stops tayga; the tun device goes with the namespace.
+func (p *nat64Proc) Close() error {
+	if p.cmd.Process != nil {
+		p.cmd.Process.Kill()
+	}
+	select {
+	case <-p.done:
+	case <-time.After(3 * time.Second):
+	}
+	return nil
+}
