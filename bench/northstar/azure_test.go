@@ -3,7 +3,6 @@ package northstar_test
 import (
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -109,18 +108,7 @@ func BenchmarkNorthStarAzure(b *testing.B) {
 	t = strings.Replace(t, "north star, AWS:", "north star, Azure (in process):", 1)
 	t = strings.NewReplacer("names rtb + vpce", "names zone link", "aws collect", "azure collect", "--from-aws", "--from-azure").Replace(t)
 	fmt.Print(t)
-	med := func(f func(row) float64) float64 {
-		var xs []float64
-		for _, r := range rows {
-			xs = append(xs, f(r))
-		}
-		slices.Sort(xs)
-		return xs[len(xs)/2]
-	}
-	b.ReportMetric(med(func(r row) float64 { return r.live.Seconds() }), "live-s")
-	b.ReportMetric(med(func(r row) float64 { return (r.collect + r.folder).Seconds() }), "byhand-s")
-	b.ReportMetric(med(func(r row) float64 { return r.walk / 1000 }), "walk-s")
-	b.ReportMetric(med(func(r row) float64 { return r.audit / 1000 }), "audit-s")
+	reportMedians(b, rows)
 }
 
 // namesZoneLink says whether the answer's first change links the private

@@ -191,6 +191,12 @@ func BenchmarkNorthStarAWS(b *testing.B) {
 	}
 	report := northStarTable(c, rows, strings.TrimSpace(string(load)))
 	fmt.Print(report)
+	reportMedians(b, rows)
+}
+
+// reportMedians reports the rounds' medians: the live diagnosis, the way
+// by hand, and the live one's walk and audit steps.
+func reportMedians(b *testing.B, rows []row) {
 	med := func(f func(row) float64) float64 {
 		var xs []float64
 		for _, r := range rows {

@@ -329,19 +329,30 @@ func (m *Model) nat64(ns *NodeSubnet, hosts []*hostPath) (string, string) {
 	return nat, ""
 }
 
-// checkNACLIPv6: the node subnet's ACL lets TCP 443 out and the replies in
-// over IPv6, by its IPv6 entries, for every IPv6 destination of the pull.
-func checkNACLIPv6(m *Model, ns *NodeSubnet) report.CheckResult {
+// v6Pull is what an IPv6 rule check of ns starts from: the subnet's family
+// and the IPv6 destinations of the pull; ok false with the result that ends
+// the check early (no IPv6 CIDR, no IPv6 packet out, file not given).
+func (m *Model) v6Pull(ns *NodeSubnet, file string) (Family, []dest, report.CheckResult, bool) {
 	f := ns.family()
 	if f == FamilyIPv4 {
-		return audit.Skip(ns.ID + " has no IPv6 CIDR: the pull is IPv4")
+		return f, nil, audit.Skip(ns.ID + " has no IPv6 CIDR: the pull is IPv4"), false
 	}
 	dests := m.v6Flows(ns)
 	if len(dests) == 0 {
-		return audit.Skip(fmt.Sprintf("the pull sends no IPv6 packet out of %s (%s: every host is A-only, DNS64 off)", ns.ID, f))
+		return f, nil, audit.Skip(fmt.Sprintf("the pull sends no IPv6 packet out of %s (%s: every host is A-only, DNS64 off)", ns.ID, f)), false
 	}
-	if !m.Have[FileNetworkACLs] {
-		return m.missing(FileNetworkACLs)
+	if !m.Have[file] {
+		return f, nil, m.missing(file), false
+	}
+	return f, dests, report.CheckResult{}, true
+}
+
+// checkNACLIPv6: the node subnet's ACL lets TCP 443 out and the replies in
+// over IPv6, by its IPv6 entries, for every IPv6 destination of the pull.
+func checkNACLIPv6(m *Model, ns *NodeSubnet) report.CheckResult {
+	f, dests, done, ok := m.v6Pull(ns, FileNetworkACLs)
+	if !ok {
+		return done
 	}
 	if ns.ACL == nil {
 		return audit.Warn(verdict.ConditionRoute, fmt.Sprintf("no network ACL for %s in %s", ns.ID, FileNetworkACLs))
@@ -356,36 +367,17 @@ func checkNACLIPv6(m *Model, ns *NodeSubnet) report.CheckResult {
 		}
 	}
 	fails, warns, change := m.evalFlows(ns.ACL, flows)
-	var c report.CheckResult
-	switch {
-	case len(fails) > 0:
-		c = sevByFamily(f, fails[0], append(fails[1:], warns...)...)
-	case len(warns) > 0:
-		c = audit.Warn(verdict.ConditionRoute, warns[0], warns[1:]...)
-	default:
-		c = audit.Pass(fmt.Sprintf("%s allows 443 out and the replies in over IPv6 for every IPv6 destination of the pull", id))
-	}
-	c = audit.WithResources(c, id)
-	if change != nil {
-		c = audit.WithChange(c, *change)
-	}
-	return c
+	fail := func(s string, ev ...string) report.CheckResult { return sevByFamily(f, s, ev...) }
+	return aclResult(id, fails, warns, change, fail, fmt.Sprintf("%s allows 443 out and the replies in over IPv6 for every IPv6 destination of the pull", id))
 }
 
 // checkSGNodeEgressIPv6: some security group of each node lets TCP 443 out
 // to every IPv6 destination of the pull, by an IPv6 range (Ipv6Ranges) or
 // the endpoint's group.
 func checkSGNodeEgressIPv6(m *Model, ns *NodeSubnet) report.CheckResult {
-	f := ns.family()
-	if f == FamilyIPv4 {
-		return audit.Skip(ns.ID + " has no IPv6 CIDR: the pull is IPv4")
-	}
-	dests := m.v6Flows(ns)
-	if len(dests) == 0 {
-		return audit.Skip(fmt.Sprintf("the pull sends no IPv6 packet out of %s (%s: every host is A-only, DNS64 off)", ns.ID, f))
-	}
-	if !m.Have[FileSecurityGroups] {
-		return m.missing(FileSecurityGroups)
+	f, dests, done, ok := m.v6Pull(ns, FileSecurityGroups)
+	if !ok {
+		return done
 	}
 	var c report.CheckResult
 	var bad, unknown []string

@@ -133,14 +133,26 @@ func checkNACLNode(m *Model, ns *NodeSubnet) report.CheckResult {
 		}
 	}
 	fails, warns, change := m.evalFlows(ns.ACL, flows)
+	return aclResult(id, fails, warns, change, failRoute, fmt.Sprintf("%s allows 443 out and the replies in for every host of the pull", id))
+}
+
+// failRoute is a failing route-condition result.
+func failRoute(summary string, evidence ...string) report.CheckResult {
+	return audit.Fail(verdict.ConditionRoute, summary, evidence...)
+}
+
+// aclResult is a node ACL check's result from its flows' evaluation: the
+// first failing flow (with fail, which may soften it), else the first
+// warning, else pass; the ACL as its resource and the entry to add.
+func aclResult(id string, fails, warns []string, change *report.Change, fail func(string, ...string) report.CheckResult, pass string) report.CheckResult {
 	var c report.CheckResult
 	switch {
 	case len(fails) > 0:
-		c = audit.Fail(verdict.ConditionRoute, fails[0], append(fails[1:], warns...)...)
+		c = fail(fails[0], append(fails[1:], warns...)...)
 	case len(warns) > 0:
 		c = audit.Warn(verdict.ConditionRoute, warns[0], warns[1:]...)
 	default:
-		c = audit.Pass(fmt.Sprintf("%s allows 443 out and the replies in for every host of the pull", id))
+		c = audit.Pass(pass)
 	}
 	c = audit.WithResources(c, id)
 	if change != nil {
