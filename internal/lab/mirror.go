@@ -104,22 +104,29 @@ func prepareMirrors(t *scenario.Scenario, p *pki, cfg func(host string) *ServeCo
 // every TLS host trusts caFile (when set): with a hosts.toml, containerd
 // reads no ca.crt beside it.
 func HostsToml(t *scenario.Scenario, caFile string) string {
+	return MirrorsHostsToml(t, t.Mirrors.Hosts, caFile)
+}
+
+// MirrorsHostsToml is HostsToml with the given mirrors only (a cluster
+// node's cluster.nodes.HOST.mirrors); ca may be relative to the file's
+// folder, as containerd reads it (config/hosts.go makeAbsPath).
+func MirrorsHostsToml(t *scenario.Scenario, mirrors []*scenario.Mirror, ca string) string {
 	var b strings.Builder
-	ca := func(s *scenario.Service, indent string) {
-		if caFile != "" && s.TLS != "none" {
-			fmt.Fprintf(&b, "%sca = %q\n", indent, caFile)
+	caLine := func(s *scenario.Service, indent string) {
+		if ca != "" && s.TLS != "none" {
+			fmt.Fprintf(&b, "%sca = %q\n", indent, ca)
 		}
 	}
 	fmt.Fprintf(&b, "# written by pullpath lab for scenario %s\nserver = %q\n", t.Name, t.Registry.BaseURL())
-	ca(&t.Registry.Service, "")
-	for _, m := range t.Mirrors.Hosts {
+	caLine(&t.Registry.Service, "")
+	for _, m := range mirrors {
 		caps := m.EffectiveCapabilities()
 		q := make([]string, len(caps))
 		for i, c := range caps {
 			q[i] = fmt.Sprintf("%q", c)
 		}
 		fmt.Fprintf(&b, "\n[host.%q]\n  capabilities = [%s]\n", m.BaseURL(), strings.Join(q, ", "))
-		ca(&m.Service, "  ")
+		caLine(&m.Service, "  ")
 	}
 	return b.String()
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"net"
 	"os"
 	"os/exec"
@@ -37,10 +38,17 @@ import (
 	"github.com/pullpath/pullpath/internal/testenv/kwait"
 )
 
-// clusterScenarios are the built-in scenarios with a cluster section.
+var scenarioFilter = flag.String("scenarios", "", "comma-separated built-in cluster scenarios TestClusterScenarios runs (default all)")
+
+// clusterScenarios are the built-in scenarios with a cluster section (those
+// of -scenarios when given).
 func clusterScenarios(t *testing.T) []*scenario.Scenario {
 	t.Helper()
-	topos, err := scenario.LoadAll(nil)
+	var names []string
+	if *scenarioFilter != "" {
+		names = strings.Split(*scenarioFilter, ",")
+	}
+	topos, err := scenario.LoadAll(names)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +58,10 @@ func clusterScenarios(t *testing.T) []*scenario.Scenario {
 			out = append(out, tp)
 		}
 	}
-	if len(out) < 4 {
+	if len(names) > 0 && len(out) != len(names) {
+		t.Fatalf("-scenarios %s: %d of them have a cluster section", *scenarioFilter, len(out))
+	}
+	if len(names) == 0 && len(out) < 4 {
 		t.Fatalf("%d built-in cluster scenarios, want at least 4", len(out))
 	}
 	return out

@@ -101,6 +101,14 @@ func (c *Cluster) writeNodeFiles(n *clusterNode) error {
 		if err := w("certs.d/"+host+"/ca.crt", string(b), 0o644); err != nil {
 			return err
 		}
+		// the mirrors of its hosts.toml (cluster.nodes.HOST.mirrors), the
+		// CA named relative to the file, so that a sweep Pod mounting
+		// /etc/containerd/certs.d reads it too
+		if ms := t.NodeMirrors(n.host); len(ms) > 0 {
+			if err := w("certs.d/"+host+"/hosts.toml", lab.MirrorsHostsToml(t, ms, "ca.crt"), 0o644); err != nil {
+				return err
+			}
+		}
 	}
 	// the kubelet's docker config: /var/lib/kubelet/config.json
 	if t.Node.Credentials != nil && (t.Cluster.Workload == nil || !t.Cluster.Workload.PullSecret) {

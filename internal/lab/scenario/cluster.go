@@ -59,6 +59,10 @@ type ClusterNode struct {
 	// Proxy is this node's containerd proxy environment, as its drop-in
 	// gives it (proxy.go); none without it.
 	Proxy *NodeProxy `json:"proxy,omitempty"`
+	// Mirrors are the mirrors.hosts (by name) this node's certs.d
+	// hosts.toml for the registry lists, in this order (mirror.go); none:
+	// the node's certs.d has no hosts.toml, and it pulls from the registry.
+	Mirrors []string `json:"mirrors,omitempty"`
 }
 
 // Workload is a Deployment of the registry's image (made runnable by the
@@ -392,6 +396,7 @@ func (v *validator) cluster() {
 	if len(c.Nodes) > 0 && first == 0 {
 		v.fail("cluster.nodes", "every node is later: at least one must start with the cluster")
 	}
+	v.clusterMirrors()
 	if w := c.Workload; w != nil {
 		if w.Name != "" && !nodeNameRE.MatchString(w.Name) {
 			v.fail("cluster.workload.name", "want a DNS-1123 name, got %q", w.Name)

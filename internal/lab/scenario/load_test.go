@@ -45,6 +45,8 @@ func TestLoadInvalid(t *testing.T) {
 		{"invalid-rule-family.yaml", "hosts.gw.firewall[0].to: 192.168.50.0/24 is IPv4 and from fd00:0:0:50::/64 IPv6"},
 		{"invalid-proxy-intercept.yaml", `proxy.intercept: want untrusted or trusted (or nothing), got "always"`},
 		{"invalid-node-proxy-var.yaml", "node.proxy.env.ALL_PROXY: want HTTPS_PROXY, HTTP_PROXY or NO_PROXY"},
+		{"invalid-cluster-node-mirror.yaml", `cluster.nodes.node2.mirrors[0]: want a mirror of mirrors.hosts (by name), once; got "cache.corp.example"`},
+		{"invalid-cluster-probe-node-mirrors.yaml", "cluster.nodes.node.mirrors: node.host node is where the lab's probe walks with every mirror of mirrors.hosts: list them all, in order"},
 	}
 	files, _ := filepath.Glob("testdata/invalid-*.yaml")
 	if len(files) != len(tests) {

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -113,4 +114,64 @@ func oneOf(s string, set []string) bool {
 		}
 	}
 	return false
+}
+
+// NodeMirrors are the mirrors of node host h's hosts.toml, in its order:
+// cluster.nodes.HOST.mirrors on a cluster node, every mirror on the netns
+// lab's node.
+func (t *Scenario) NodeMirrors(h string) []*Mirror {
+	if t.Mirrors == nil {
+		return nil
+	}
+	if t.Cluster == nil {
+		return t.Mirrors.Hosts
+	}
+	cn := t.Cluster.Nodes[h]
+	if cn == nil {
+		return nil
+	}
+	var out []*Mirror
+	for _, name := range cn.Mirrors {
+		for _, m := range t.Mirrors.Hosts {
+			if m != nil && (name == m.Name || name == m.HostPort()) {
+				out = append(out, m)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// clusterMirrors checks cluster.nodes.HOST.mirrors: each a mirror of
+// mirrors.hosts, once; and node.host, whose certs.d the lab's probe reads
+// (every mirror, in order), lists them all.
+func (v *validator) clusterMirrors() {
+	t := v.t
+	for _, h := range sortedKeys(t.Cluster.Nodes) {
+		cn := t.Cluster.Nodes[h]
+		if cn == nil || len(cn.Mirrors) == 0 {
+			continue
+		}
+		f := "cluster.nodes." + h + ".mirrors"
+		if t.Mirrors == nil {
+			v.fail(f, "names mirrors, but the scenario has no mirrors: section")
+			return
+		}
+		seen := map[string]bool{}
+		for i, name := range cn.Mirrors {
+			found := false
+			for _, m := range t.Mirrors.Hosts {
+				if m != nil && (name == m.Name || name == m.HostPort()) {
+					found = !seen[m.HostPort()]
+					seen[m.HostPort()] = true
+				}
+			}
+			if !found {
+				v.fail(fmt.Sprintf("%s[%d]", f, i), "want a mirror of mirrors.hosts (by name), once; got %q", name)
+			}
+		}
+	}
+	if t.Mirrors != nil && !slices.Equal(t.NodeMirrors(t.Node.Host), t.Mirrors.Hosts) {
+		v.fail("cluster.nodes."+t.Node.Host+".mirrors", "node.host %s is where the lab's probe walks with every mirror of mirrors.hosts: list them all, in order", t.Node.Host)
+	}
 }
