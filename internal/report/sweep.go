@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net"
 	"slices"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -195,7 +196,7 @@ type SweepGroup struct {
 // SweepVerdict is the divergence between groups, as one answer.
 type SweepVerdict struct {
 	Status    verdict.Status    `json:"status"`  // ok | fail
-	Pattern   string            `json:"pattern"` // all-ok | subnet | zone | pool | mirror (only the hosts.toml mirror separates) | all-nodes | mixed | no-answer | none
+	Pattern   string            `json:"pattern"` // all-ok | subnet | zone | pool | mirror (only the hosts.toml mirror separates) | proxy (only the runtime's proxy separates) | all-nodes | mixed | no-answer | none
 	Condition verdict.Condition `json:"condition,omitempty"`
 	Code      verdict.Code      `json:"code,omitempty"`
 	Endpoint  string            `json:"endpoint,omitempty"`
@@ -315,6 +316,15 @@ func summarizeProxy(r *ProbeReport) string {
 	for _, e := range r.Endpoints {
 		if e != nil && e.Proxy != nil && e.Proxy.Via == "proxy" && e.Proxy.Proxy != "" {
 			via = "proxy " + e.Proxy.Proxy
+			if v := e.Proxy.Variable; v != "" {
+				// the file line that set it, when the origin does not say
+				for _, src := range r.Proxy.Sources {
+					if src.Name == v && src.From != "" && !strings.Contains(r.Proxy.Origin, src.From) {
+						via += " (" + v + " in " + src.From + ")"
+						break
+					}
+				}
+			}
 			break
 		}
 	}

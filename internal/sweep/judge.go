@@ -415,6 +415,10 @@ func divergence(r *report.SweepReport) report.SweepVerdict {
 		if m := mirrorDivergence(failing, healthy); m != "" {
 			v.Advice = append([]string{m}, v.Advice...)
 		}
+		if m := proxyDivergence(failing, healthy); m != "" {
+			v.Summary += proxySeparates(failing, healthy)
+			v.Advice = append([]string{m}, v.Advice...)
+		}
 		v.Next = nextSteps(r, failing)
 		return v
 	}
@@ -422,6 +426,11 @@ func divergence(r *report.SweepReport) report.SweepVerdict {
 	v.Summary = fmt.Sprintf("%d node(s) fail with %s and %d pull fully, in the same subnets, zones and pools: look at the failing nodes themselves (hand fixes, hosts-file entries, runtime config).%s", len(failing), what, len(healthy), other)
 	if m := mirrorDivergence(failing, healthy); m != "" {
 		v.Pattern = "mirror"
+		v.Advice = append([]string{m}, v.Advice...)
+	}
+	if m := proxyDivergence(failing, healthy); m != "" {
+		v.Pattern = "proxy"
+		v.Summary += proxySeparates(failing, healthy)
 		v.Advice = append([]string{m}, v.Advice...)
 	}
 	v.Next = nextSteps(r, failing)

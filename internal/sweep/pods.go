@@ -67,6 +67,35 @@ var hostMounts = []hostMount{
 
 var resolvedMount = hostMount{"systemd-resolve", "/run/systemd/resolve", corev1.HostPathDirectory, ""}
 
+// nodeRoot is where the node's /etc and /usr appear in the probe
+// container, for the runtime's proxy settings: the probe's --host-root.
+const nodeRoot = "/node"
+
+// proxyMounts are the node's files that make containerd's environment
+// (runtimecfg.DiscoverProxy reads them under --host-root): the systemd
+// unit and its drop-ins in /etc/systemd/system and /usr/lib/systemd/system,
+// the manager's DefaultEnvironment= (/etc/systemd/system.conf.d), the
+// EnvironmentFile= files (/etc/environment, /etc/sysconfig, ...), k3s's and
+// rke2's /etc/default files. Whole /etc and /usr, each HostPathDirectory:
+// both exist on every Linux node, so the check never blocks the Pod, and
+// nothing is created on the node. A single file or a deeper directory
+// (/etc/environment, /etc/default, /etc/systemd) may be missing, and then
+// no HostPathType works: File or Directory refuses the Pod, and unset
+// makes containerd's CRI create the missing source as an empty directory
+// on the node (containerd internal/cri/opts/spec_linux_opts.go,
+// WithMounts: os.MkdirAll of a missing host path).
+// The probe runs as uid 65532 without capabilities: it reads only the
+// world-readable files of both, which the unit files and drop-ins are.
+// The running containerd's own environment (/proc/PID/environ) is not
+// read: that takes the host's PID namespace and CAP_SYS_PTRACE as root
+// (ptrace's PTRACE_MODE_READ_FSCREDS check), far more than reading files;
+// a drop-in changed without a restart shows in the files, not in what
+// runs (the report says the proxy came from the files).
+var proxyMounts = []hostMount{
+	{"node-etc", "/etc", corev1.HostPathDirectory, ""},
+	{"node-usr", "/usr", corev1.HostPathDirectory, ""},
+}
+
 // PodOptions shape the Pods.
 type PodOptions struct {
 	RunID       string
@@ -101,7 +130,11 @@ func (o PodOptions) Mounts() []string {
 	for _, m := range o.mounts(false) {
 		out = append(out, m.path)
 	}
-	return append(out, resolvedMount.path+" (where the OS runs systemd-resolved)")
+	out = append(out, resolvedMount.path+" (where the OS runs systemd-resolved)")
+	for _, m := range proxyMounts {
+		out = append(out, m.path+" (for containerd's proxy settings)")
+	}
+	return out
 }
 
 func (o PodOptions) mounts(resolved bool) []hostMount {
@@ -191,6 +224,14 @@ func (o PodOptions) ProbePod(name string, n report.PlannedNode) *corev1.Pod {
 			args = append(args, m.flag, in)
 		}
 	}
+	// containerd's proxy settings, from its unit files under /node: the
+	// walk goes through the proxy the node's runtime goes through.
+	for _, m := range proxyMounts {
+		t := m.kind
+		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: m.name, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: m.path, Type: &t}}})
+		mounts = append(mounts, corev1.VolumeMount{Name: m.name, MountPath: path.Join(nodeRoot, m.path), ReadOnly: true})
+	}
+	args = append(args, "--host-root", nodeRoot)
 	// The credentials a Pod of this namespace pulls with: every pull
 	// secret, in order, each a Secret volume the probe reads as the
 	// kubelet reads the Secret (its .dockerconfigjson or .dockercfg). The

@@ -37,7 +37,7 @@ func TestProbePodSpec(t *testing.T) {
 		args := strings.Join(c.Args, " ")
 		for _, want := range []string{"probe reg.example/app:1 -o json", "--verdict-file /dev/termination-log", "--hosts-file /host/etc/hosts",
 			"--resolv-conf /host/etc/resolv.conf", "--certs-dir /host/etc/containerd/certs.d", "--docker-certs-dir /host/etc/docker/certs.d",
-			"--pull-secret /pull-secrets/creds --pull-secret /pull-secrets/more-creds", "--node $(NODE_NAME)"} {
+			"--pull-secret /pull-secrets/creds --pull-secret /pull-secrets/more-creds", "--node $(NODE_NAME)", "--host-root /node"} {
 			if !strings.Contains(args, want) {
 				t.Errorf("args %q lack %q", args, want)
 			}
@@ -47,6 +47,12 @@ func TestProbePodSpec(t *testing.T) {
 		for _, v := range s.Volumes {
 			if v.HostPath != nil {
 				hostPaths[v.HostPath.Path] = true
+				// containerd's proxy settings: whole /etc and /usr,
+				// which exist on every node (a missing file or deeper
+				// directory would block the Pod or be created on the node)
+				if p := v.HostPath.Path; (p == "/etc" || p == "/usr") && *v.HostPath.Type != corev1.HostPathDirectory {
+					t.Errorf("host path %s type %q, want Directory (never created on the node)", p, *v.HostPath.Type)
+				}
 			}
 			if sv := v.Secret; sv != nil {
 				if sv.Optional == nil || !*sv.Optional || len(sv.Items) != 0 {
@@ -63,7 +69,14 @@ func TestProbePodSpec(t *testing.T) {
 				t.Errorf("mount %s is writable", m.MountPath)
 			}
 		}
-		for _, want := range []string{"/etc/hosts", "/etc/resolv.conf", "/etc/containerd/certs.d", "/etc/docker/certs.d", "/etc/ssl/certs"} {
+		at := map[string]string{}
+		for _, m := range c.VolumeMounts {
+			at[m.Name] = m.MountPath
+		}
+		if at["node-etc"] != "/node/etc" || at["node-usr"] != "/node/usr" {
+			t.Errorf("mounts %v, want the node's /etc and /usr under /node (--host-root /node)", at)
+		}
+		for _, want := range []string{"/etc/hosts", "/etc/resolv.conf", "/etc/containerd/certs.d", "/etc/docker/certs.d", "/etc/ssl/certs", "/etc", "/usr"} {
 			if !hostPaths[want] {
 				t.Errorf("host paths %v lack %s", hostPaths, want)
 			}

@@ -63,3 +63,75 @@ func TestSummaryProxy(t *testing.T) {
 		t.Errorf("no proxy settings: Proxy = %q, want empty", got)
 	}
 }
+
+// withProxy sets how node n's walk went with its runtime's proxy (its
+// ProbeSummary.Proxy).
+func withProxy(n report.SweepNode, proxy string) report.SweepNode {
+	n.Probe.Proxy = proxy
+	return n
+}
+
+const (
+	viaDropIn = "proxy 10.0.40.10:3128 (HTTPS_PROXY in /etc/systemd/system/containerd.service.d/http-proxy.conf:3 (Environment=)), from the files of containerd.service (no running runtime's environment could be read)"
+	noProxy   = "direct, from none found: no proxy variable in the running runtime's environment or its files"
+)
+
+// A pool whose containerd has the proxy drop-in the other pool's lacks,
+// with no direct path: the pool separates them, and the summary and the
+// first advice name the proxy on one side and its absence on the other.
+func TestSweepNamesTheProxyAPoolLacks(t *testing.T) {
+	r := &report.SweepReport{Nodes: []report.SweepNode{
+		withProxy(node("a-1", "ng-proxy", "z1", "s1", "", verdict.OK), viaDropIn),
+		withProxy(node("b-1", "ng-new", "z1", "s1", "", verdict.ConnectRefused), noProxy),
+		withProxy(node("b-2", "ng-new", "z2", "s2", "", verdict.ConnectRefused), noProxy),
+	}}
+	judge(r)
+	v := r.Verdict
+	if v.Pattern != "pool" || v.Code != verdict.ConnectRefused {
+		t.Fatalf("verdict %s %s, want pool CONNECT_REFUSED: %s", v.Pattern, v.Code, v.Summary)
+	}
+	if !strings.Contains(v.Summary, "the failing nodes go direct (no proxy settings for containerd), the healthy ones through proxy 10.0.40.10:3128") {
+		t.Errorf("summary %q, want the proxy named as what separates them", v.Summary)
+	}
+	a := first(v.Advice)
+	for _, want := range []string{"The healthy nodes' containerd goes through proxy 10.0.40.10:3128", "http-proxy.conf:3", "their pool lacks the proxy drop-in"} {
+		if !strings.Contains(a, want) {
+			t.Errorf("advice[0] = %q, want %q", a, want)
+		}
+	}
+}
+
+// Only the proxy separates (same pool, zone, subnet): pattern proxy; the
+// failing side is the one through the proxy. Both sides alike, or a side
+// that did not say: the proxy is not named.
+func TestSweepProxyOnTheFailingPath(t *testing.T) {
+	r := &report.SweepReport{Nodes: []report.SweepNode{
+		withProxy(node("n-1", "p", "z", "s", "", verdict.OK), noProxy),
+		withProxy(node("n-2", "p", "z", "s", "", verdict.ProxyDenied), viaDropIn),
+	}}
+	judge(r)
+	if r.Verdict.Pattern != "proxy" || !strings.Contains(first(r.Verdict.Advice), "The failing nodes' containerd goes through proxy 10.0.40.10:3128") {
+		t.Errorf("pattern %q advice %q, want proxy and the failing nodes' proxy", r.Verdict.Pattern, first(r.Verdict.Advice))
+	}
+	for _, tt := range []struct{ name, a, b string }{{"same proxy", viaDropIn, viaDropIn}, {"both direct", noProxy, noProxy}, {"one side unknown", viaDropIn, ""}} {
+		r = &report.SweepReport{Nodes: []report.SweepNode{
+			withProxy(node("n-1", "p", "z", "s", "", verdict.OK), tt.a),
+			withProxy(node("n-2", "p", "z", "s", "", verdict.ConnectTimeout), tt.b),
+		}}
+		judge(r)
+		if r.Verdict.Pattern != "mixed" || strings.Contains(r.Verdict.Summary, "proxy separates") {
+			t.Errorf("%s: pattern %q summary %q, want mixed without the proxy", tt.name, r.Verdict.Pattern, r.Verdict.Summary)
+		}
+	}
+}
+
+// The summary names the file line behind the proxy when the origin does
+// not (the files, not the running process).
+func TestSummaryProxyNamesTheFile(t *testing.T) {
+	rep := &report.ProbeReport{Proxy: &report.ProxyConfig{Origin: "the files of containerd.service (no running runtime's environment could be read)",
+		Sources: []report.ProxyVar{{Name: "HTTPS_PROXY", Value: "http://10.0.40.10:3128", From: "/etc/systemd/system/containerd.service.d/http-proxy.conf:3 (Environment=)"}}},
+		Endpoints: []*report.Endpoint{{Host: "registry.lab.test", Role: verdict.RoleRegistry, Proxy: &report.EndpointProxy{Via: "proxy", Proxy: "10.0.40.10:3128", Variable: "HTTPS_PROXY"}}}}
+	if got := report.SummarizeProbe(rep).Proxy; got != viaDropIn {
+		t.Errorf("Proxy = %q, want %q", got, viaDropIn)
+	}
+}
