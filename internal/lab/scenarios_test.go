@@ -12,6 +12,7 @@ import (
 	"github.com/pullpath/pullpath/internal/lab/scenario"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/testenv"
+	"github.com/pullpath/pullpath/internal/verdict"
 )
 
 var scenarioFilter = flag.String("scenarios", "", "comma-separated built-in scenarios to run (default all)")
@@ -48,6 +49,20 @@ func TestBuiltinScenarios(t *testing.T) {
 					v = string(r.Verdict.Status) + " " + string(r.Verdict.Condition) + " " + string(r.Verdict.Code) + " " + string(r.Verdict.Role) + ": " + r.Verdict.Summary
 				}
 				t.Errorf("lab run %s = %s (%s; verdict %s), want pass: %v", r.Scenario, r.Result, r.Error, v, r.Mismatches)
+			}
+			// the failing step says what the verdict says (an IPv6-only
+			// node's connect step once said CONNECT_UNREACHABLE under an
+			// ADDRESS_FAMILY_UNUSABLE verdict)
+			if r.Verdict != nil && r.Probe != nil && r.Verdict.Code == verdict.AddressFamilyUnusable {
+				var codes []verdict.Code
+				for _, st := range r.Probe.Steps {
+					if st.Status == report.StepFail {
+						codes = append(codes, st.Code)
+					}
+				}
+				if len(codes) == 0 || codes[len(codes)-1] != r.Verdict.Code {
+					t.Errorf("lab run %s: failing steps' codes %v, want the last to be the verdict's %s", r.Scenario, codes, r.Verdict.Code)
+				}
 			}
 		})
 	}

@@ -156,10 +156,10 @@ func TestResolve(t *testing.T) {
 		want resolution
 	}{
 		{"a.example.test", resolution{Source: "dns", Name: "a.example.test", Rcode: "NOERROR",
-			Answers: []report.Answer{{Address: "198.51.100.7", Scope: "public"}, {Address: "2001:db8::7", Scope: "public"}},
+			Answers: []report.Answer{{Address: "198.51.100.7", Scope: "public"}, {Address: "2001:db8::7", Scope: "documentation"}},
 			Queried: ok("a.example.test")}},
 		{"A.Example.Test.", resolution{Source: "dns", Name: "A.Example.Test", Rcode: "NOERROR",
-			Answers: []report.Answer{{Address: "198.51.100.7", Scope: "public"}, {Address: "2001:db8::7", Scope: "public"}},
+			Answers: []report.Answer{{Address: "198.51.100.7", Scope: "public"}, {Address: "2001:db8::7", Scope: "documentation"}},
 			Queried: ok("A.Example.Test")}},
 		{"v4.example.test", resolution{Source: "dns", Name: "v4.example.test", Rcode: "NOERROR",
 			Answers: []report.Answer{{Address: "10.1.2.3", Scope: "private"}}, Queried: ok("v4.example.test")}},
@@ -169,7 +169,7 @@ func TestResolve(t *testing.T) {
 			Answers: []report.Answer{{Address: "100.64.1.1", Scope: "cgnat"}}, Queried: ok("cgnat.example.test")}},
 		{"alias.example.test", resolution{Source: "dns", Name: "alias.example.test", Rcode: "NOERROR",
 			CNAMEs:  []string{"mid.example.test", "a.example.test"},
-			Answers: []report.Answer{{Address: "198.51.100.7", Scope: "public"}, {Address: "2001:db8::7", Scope: "public"}},
+			Answers: []report.Answer{{Address: "198.51.100.7", Scope: "public"}, {Address: "2001:db8::7", Scope: "documentation"}},
 			Queried: ok("alias.example.test")}},
 		{"dangling.example.test", resolution{Source: "dns", Name: "dangling.example.test", Rcode: "NOERROR", Code: verdict.DNSNoAnswer,
 			CNAMEs: []string{"registry.privatelink.test"}, Queried: ok("dangling.example.test")}},

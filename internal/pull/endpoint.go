@@ -142,14 +142,17 @@ func (w *walker) connect(ctx context.Context, ep *endpoint, res *report.Resoluti
 		if len(bad) > 0 {
 			first = bad[0]
 		}
-		w.step(stepConnect, name, report.StepFail, first.Code, connectDetail(r.Addresses), ms, 0)
-		if len(public) > 0 && privateExpected {
-			return "", ep.fail(verdict.DNSPublicAnswer, nil, "%s resolves to public %s (it should be private: %s) and the node cannot connect to it (%s): private DNS is off or the private zone is not linked", name, strings.Join(public, ", "), privateReason(name, res), first.Result)
+		// the step carries the code the walk stops with, so a report's
+		// failing step and its verdict agree
+		code := connectFailCode(first.Code, famCode, len(public) > 0 && privateExpected)
+		w.step(stepConnect, name, report.StepFail, code, connectDetail(r.Addresses), ms, 0)
+		switch code {
+		case verdict.DNSPublicAnswer:
+			return "", ep.fail(code, nil, "%s resolves to public %s (it should be private: %s) and the node cannot connect to it (%s): private DNS is off or the private zone is not linked", name, strings.Join(public, ", "), privateReason(name, res), first.Result)
+		case verdict.AddressFamilyUnusable:
+			return "", ep.fail(code, nil, "%s (%s) cannot be reached from this node: %s (%s)", name, r.Role, r.Families.Detail, connectDetail(r.Addresses))
 		}
-		if famCode == verdict.AddressFamilyUnusable {
-			return "", ep.fail(famCode, nil, "%s (%s) cannot be reached from this node: %s (%s)", name, r.Role, r.Families.Detail, connectDetail(r.Addresses))
-		}
-		return "", ep.fail(first.Code, nil, "%s (%s) %s: %s", name, r.Role, connectPhrase(first), connectDetail(r.Addresses))
+		return "", ep.fail(code, nil, "%s (%s) %s: %s", name, r.Role, connectPhrase(first), connectDetail(r.Addresses))
 	}
 	cstatus := report.StepPass
 	switch {
@@ -165,6 +168,21 @@ func (w *walker) connect(ctx context.Context, ep *endpoint, res *report.Resoluti
 	}
 	w.step(stepConnect, name, cstatus, "", connectDetail(r.Addresses), ms, 0)
 	return ok[0].Address, nil
+}
+
+// connectFailCode is the code of a connect step where no address
+// connected: a public answer where a private one was expected, else the
+// family finding when the host has no address of a family the node can
+// use (the dials' own code is CONNECT_UNREACHABLE then: network is
+// unreachable), else the first address's dial code.
+func connectFailCode(dial, family verdict.Code, publicNotPrivate bool) verdict.Code {
+	switch {
+	case publicNotPrivate:
+		return verdict.DNSPublicAnswer
+	case family == verdict.AddressFamilyUnusable:
+		return family
+	}
+	return dial
 }
 
 // handshake is step 4: TLS with the runtime's trust (nothing for plain

@@ -57,3 +57,25 @@ func TestProbeConfigErrorKeepsItsType(t *testing.T) {
 		t.Errorf("bad input came back as a walk failure: %v", we)
 	}
 }
+
+// TestConnectFailCode: a connect step where nothing connected carries the
+// code the walk stops with. An IPv6-only node dialing an A-only host gets
+// network is unreachable (CONNECT_UNREACHABLE) from every dial, and the
+// verdict is the family finding: the step must say the same.
+func TestConnectFailCode(t *testing.T) {
+	for _, tt := range []struct {
+		dial, family verdict.Code
+		public       bool
+		want         verdict.Code
+	}{
+		{verdict.ConnectUnreachable, verdict.AddressFamilyUnusable, false, verdict.AddressFamilyUnusable},
+		{verdict.ConnectUnreachable, "", false, verdict.ConnectUnreachable},
+		{verdict.ConnectRefused, "", false, verdict.ConnectRefused},
+		{verdict.ConnectTimeout, verdict.AddressFamilyUnusable, true, verdict.DNSPublicAnswer},
+		{verdict.ConnectTimeout, "", true, verdict.DNSPublicAnswer},
+	} {
+		if got := connectFailCode(tt.dial, tt.family, tt.public); got != tt.want {
+			t.Errorf("connectFailCode(%s, %q, public %v) = %s, want %s", tt.dial, tt.family, tt.public, got, tt.want)
+		}
+	}
+}

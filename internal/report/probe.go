@@ -115,7 +115,7 @@ type DNSQuery struct {
 // Answer is one resolved address and its scope.
 type Answer struct {
 	Address string `json:"address"`
-	Scope   string `json:"scope"` // private | public | loopback | link-local | cgnat | other
+	Scope   string `json:"scope"` // private | public | loopback | link-local | cgnat | documentation | other
 }
 
 // AddrResult is one TCP connect attempt to one address.
