@@ -2,7 +2,6 @@ package sweep
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
@@ -284,14 +283,7 @@ func divergence(r *report.SweepReport) report.SweepVerdict {
 		if n := len(r.Plan.Skipped); n > 0 {
 			v.Summary += fmt.Sprintf(" %d node(s) skipped (see the plan).", n)
 		}
-		if names := hiddenUpstream(r.Nodes); len(names) > 0 {
-			mirrors := map[string]bool{}
-			for _, n := range healthy {
-				if slices.Contains(names, n.Name) {
-					mirrors[mirrorOf(n)] = true
-				}
-			}
-			s, a := hiddenUpstreamNote(names, setList(mirrors))
+		if s, a := hiddenUpstreamOf(r.Nodes, healthy); s != "" {
 			v.Summary += s
 			v.Advice = append(v.Advice, a)
 		}
@@ -419,6 +411,10 @@ func divergence(r *report.SweepReport) report.SweepVerdict {
 			v.Summary += proxySeparates(failing, healthy)
 			v.Advice = append([]string{m}, v.Advice...)
 		}
+		// the healthy side's OK may be a cache's: say so
+		if s, _ := hiddenUpstreamOf(r.Nodes, healthy); s != "" {
+			v.Summary += s
+		}
 		v.Next = nextSteps(r, failing)
 		return v
 	}
@@ -432,6 +428,9 @@ func divergence(r *report.SweepReport) report.SweepVerdict {
 		v.Pattern = "proxy"
 		v.Summary += proxySeparates(failing, healthy)
 		v.Advice = append([]string{m}, v.Advice...)
+	}
+	if s, _ := hiddenUpstreamOf(r.Nodes, healthy); s != "" {
+		v.Summary += s
 	}
 	v.Next = nextSteps(r, failing)
 	return v

@@ -65,6 +65,23 @@ func hiddenUpstream(nodes []report.SweepNode) []string {
 	return out
 }
 
+// hiddenUpstreamOf is hiddenUpstreamNote for the nodes of a report whose
+// walk a mirror served while the upstream fails, naming the mirrors that
+// served the healthy ones among them ("", "" when there are none).
+func hiddenUpstreamOf(nodes []report.SweepNode, healthy []*report.SweepNode) (string, string) {
+	names := hiddenUpstream(nodes)
+	if len(names) == 0 {
+		return "", ""
+	}
+	mirrors := map[string]bool{}
+	for _, n := range healthy {
+		if slices.Contains(names, n.Name) {
+			mirrors[mirrorOf(n)] = true
+		}
+	}
+	return hiddenUpstreamNote(names, setList(mirrors))
+}
+
 // hiddenUpstreamNote is the sentence and the advice for those nodes.
 func hiddenUpstreamNote(names []string, mirror string) (string, string) {
 	sort.Strings(names)

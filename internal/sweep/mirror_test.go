@@ -46,6 +46,23 @@ func TestSweepNamesTheMirrorAPoolLacks(t *testing.T) {
 	}
 }
 
+// The same, the cached pool's probes with --check-upstream: their OK is
+// the cache's, and the verdict says so beside the failing pool.
+func TestSweepMirrorPoolHidesUpstream(t *testing.T) {
+	r := &report.SweepReport{Nodes: []report.SweepNode{
+		node("a-1", "cached", "z1", "s1", "mirror.lab.test:5000", verdict.OK, verdict.MirrorHidesUpstream),
+		node("b-1", "plain", "z1", "s1", "", verdict.ConnectRefused),
+	}}
+	judge(r)
+	v := r.Verdict
+	if v.Pattern != "pool" || !strings.Contains(v.Summary, "A mirror hides a broken upstream on 1 node(s) (a-1, MIRROR_HIDES_UPSTREAM): mirror.lab.test:5000 served") {
+		t.Errorf("verdict %s %q, want pool and the cached node's hidden upstream", v.Pattern, v.Summary)
+	}
+	if !strings.Contains(first(v.Advice), "which the failing nodes do not use") {
+		t.Errorf("advice[0] = %q, want the mirror the failing pool lacks", first(v.Advice))
+	}
+}
+
 // The same subnets, zones and pools on both sides: only the mirror
 // separates them, and the failing side is the one through the mirror.
 func TestSweepMirrorOnTheFailingPath(t *testing.T) {

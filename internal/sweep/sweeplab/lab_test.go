@@ -414,3 +414,39 @@ func applyDeploy(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 }
+
+// TestLabMirrorPool: the nodes' 443 to the registry is rejected; pool
+// ng-cache's certs.d has a hosts.toml with the real pull-through cache,
+// pool ng-new's node (same subnet and zone) has none. The sweep (with the
+// canary, and --check-upstream as the CLI's default) names pool ng-new,
+// the divergence names the mirror ng-new lacks, and ng-cache's OK carries
+// MIRROR_HIDES_UPSTREAM: the cache hides the refused registry.
+func TestLabMirrorPool(t *testing.T) {
+	e := start(t, "cluster-mirror-pool-no-hosts-toml")
+	o := e.options()
+	o.Canary, o.CheckUpstream = true, true
+	r := e.sweep(o)
+	v := r.Verdict
+	const mirror = "mirror.corp.example"
+	if v.Pattern != "pool" || v.Code != verdict.ConnectRefused || v.OK != 1 || v.Failed != 1 || !strings.Contains(v.Summary, "ng-new") {
+		t.Errorf("verdict = %s %s (ok %d, failed %d) %q, want pool ng-new failing CONNECT_REFUSED, ng-cache ok", v.Pattern, v.Code, v.OK, v.Failed, v.Summary)
+	}
+	if !strings.Contains(v.Summary, "A mirror hides a broken upstream on 1 node(s) ("+e.c.NodeName("node-a")+", MIRROR_HIDES_UPSTREAM): "+mirror+" served") {
+		t.Errorf("summary = %q, want ng-cache's OK named as the cache's (MIRROR_HIDES_UPSTREAM)", v.Summary)
+	}
+	if len(v.Advice) == 0 || !strings.Contains(v.Advice[0], "The healthy nodes pull through hosts.toml mirror "+mirror+", which the failing nodes do not use") {
+		t.Errorf("advice = %q, want first the mirror pool ng-new lacks (%s)", v.Advice, mirror)
+	}
+	cached, plain := node(r, e.c.NodeName("node-a")), node(r, e.c.NodeName("node-b"))
+	if cached == nil || cached.Status != report.SweepOK || cached.Probe == nil || !slices.Contains(cached.Probe.Warnings, verdict.MirrorHidesUpstream) {
+		t.Errorf("node-a (ng-cache) = %+v, want ok with MIRROR_HIDES_UPSTREAM", cached)
+	} else if !cached.Probe.Mirror {
+		t.Errorf("node-a's walk was not served by the mirror: %+v", cached.Probe)
+	}
+	if cached != nil && cached.Agreement != "agree-ok" {
+		t.Errorf("node-a agreement = %q, want agree-ok (the canary's CRI pull through the cache)", cached.Agreement)
+	}
+	if plain == nil || plain.Status != report.SweepFail || plain.Agreement != "agree-fail" {
+		t.Errorf("node-b (ng-new) = %+v, want failing, the canary agreeing", plain)
+	}
+}
