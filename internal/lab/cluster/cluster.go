@@ -198,7 +198,7 @@ func Start(ctx context.Context, s *scenario.Scenario, o Options) (cl *Cluster, e
 	if c.pki, err = newClusterPKI(filepath.Join(c.dir, "pki")); err != nil {
 		return nil, err
 	}
-	c.apiserverIP = s.HostAddrs(s.Cluster.ControlPlane)[0]
+	c.apiserverIP = s.APIServerAddr(netip.IPv4Unspecified())
 	if c.pauseTar, err = writeSandboxImage(filepath.Join(bin, "pause"), filepath.Join(c.dir, "pause.tar")); err != nil {
 		return nil, err
 	}
@@ -302,8 +302,13 @@ func (c *Cluster) startNode(ctx context.Context, host string) error {
 			idx = i
 		}
 	}
-	n := &clusterNode{host: host, name: t.NodeName(host), ip: t.HostAddrs(host)[0], podCIDR: t.Cluster.NodePodCIDR(idx),
+	n := &clusterNode{host: host, name: t.NodeName(host), ip: t.NodeIP(host), podCIDR: t.Cluster.NodePodCIDR(idx),
 		dir: c.NodeDir(host), cgroup: "/" + lab.CgroupParent + "/" + c.Prefix + host}
+	if n.ip.Is6() {
+		// an IPv6-only node: its Pods are IPv6 too, so the node has no
+		// IPv4 address anywhere (cni0 included)
+		n.podCIDR = t.Cluster.NodePodCIDR6(idx)
+	}
 	if err := lab.MakeNodeCgroup(c.Prefix + host); err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"time"
@@ -40,7 +41,7 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 	p := c.pki
 	srvCert, srvKey, err := p.issue("apiserver", "kube-apiserver", nil,
 		[]string{"kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local", "localhost"},
-		[]net.IP{net.ParseIP(ip), net.IPv4(127, 0, 0, 1), net.IP(t.Cluster.APIServiceIP().AsSlice())})
+		append(cpIPs(t.HostAddrs(t.Cluster.ControlPlane)), net.IPv4(127, 0, 0, 1), net.IP(t.Cluster.APIServiceIP().AsSlice())))
 	if err != nil {
 		return err
 	}
@@ -159,4 +160,14 @@ func (c *Cluster) waitAPIServer(ctx context.Context, api, etcd *childproc.Proc) 
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// cpIPs are the control plane's addresses for the serving certificate's
+// SANs: every one, so a node of either family verifies the apiserver.
+func cpIPs(addrs []netip.Addr) []net.IP {
+	out := make([]net.IP, 0, len(addrs))
+	for _, a := range addrs {
+		out = append(out, net.IP(a.AsSlice()))
+	}
+	return out
 }

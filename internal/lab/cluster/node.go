@@ -131,12 +131,17 @@ func (c *Cluster) writeNodeFiles(n *clusterNode) error {
 				"dataDir": filepath.Join(n.dir, "cni", "data")},
 		}},
 	}
+	if n.podCIDR.Addr().Is6() {
+		// an IPv6-only node's Pods: no route to the IPv4 Service range
+		// (an IPv6 cluster's Services are IPv6; the lab's are IPv4)
+		delete(cni["plugins"].([]any)[0].(map[string]any)["ipam"].(map[string]any), "routes")
+	}
 	b, _ := json.MarshalIndent(cni, "", "  ")
 	if err := w("cni/net.d/10-lab.conflist", string(b), 0o644); err != nil {
 		return err
 	}
 	// the kubelet's identity: system:node:NAME in system:nodes
-	if err := c.pki.kubeconfig(filepath.Join(n.dir, "kubelet.kubeconfig"), c.internalServer(), "node-"+n.host,
+	if err := c.pki.kubeconfig(filepath.Join(n.dir, "kubelet.kubeconfig"), c.internalServer(n), "node-"+n.host,
 		"system:node:"+n.name, []string{"system:nodes"}); err != nil {
 		return err
 	}
@@ -156,8 +161,11 @@ func (c *Cluster) writeNodeFiles(n *clusterNode) error {
 	return w("start.sh", c.startScript(n), 0o755)
 }
 
-func (c *Cluster) internalServer() string {
-	return fmt.Sprintf("https://%s:%d", c.apiserverIP, apiserverPort)
+// internalServer is the apiserver's URL for node n: the control plane's
+// address in the node address's family (an IPv6-only node's kubelet and
+// kube-proxy reach it over IPv6).
+func (c *Cluster) internalServer(n *clusterNode) string {
+	return "https://" + netip.AddrPortFrom(c.scen.APIServerAddr(n.ip), apiserverPort).String()
 }
 
 func (c *Cluster) containerdConfig(n *clusterNode) string {
@@ -209,7 +217,7 @@ cgroupDriver: cgroupfs
 cgroupRoot: %s
 containerRuntimeEndpoint: unix://%s
 providerID: %q
-address: %s
+address: %q
 readOnlyPort: 0
 healthzBindAddress: 127.0.0.1
 healthzPort: 10248
@@ -232,7 +240,7 @@ nodeLeaseDurationSeconds: 8
 evictionHard: {memory.available: 100Mi, nodefs.available: 1%%, imagefs.available: 1%%, nodefs.inodesFree: 1%%}
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
-`, n.name, n.cgroup, n.sock(), t.ProviderID(n.host), n.ip, c.pki.CAFile, filepath.Join(n.dir, "resolv.conf"), dns)
+`, n.name, n.cgroup, n.sock(), t.ProviderID(n.host), n.ip.String(), c.pki.CAFile, filepath.Join(n.dir, "resolv.conf"), dns)
 }
 
 func (c *Cluster) kubeletArgs(n *clusterNode) []string {

@@ -50,7 +50,7 @@ mode: nftables
 clientConnection:
   kubeconfig: %s
 hostnameOverride: %s
-bindAddress: %s
+bindAddress: %q
 healthzBindAddress: %s
 metricsBindAddress: 127.0.0.1:10249
 clusterCIDR: %s
@@ -64,14 +64,14 @@ conntrack:
   min: 0
   tcpEstablishedTimeout: 0s
   tcpCloseWaitTimeout: 0s
-`, n.name, filepath.Join(n.dir, "kube-proxy.kubeconfig"), n.name, n.ip, proxyHealthz, c.scen.Cluster.PodRange())
+`, n.name, filepath.Join(n.dir, "kube-proxy.kubeconfig"), n.name, n.ip.String(), proxyHealthz, c.scen.Cluster.PodRange())
 }
 
 // writeProxyFiles writes the node's kube-proxy configuration and its
 // kubeconfig (system:kube-proxy, which the bootstrap RBAC binds to
 // system:node-proxier).
 func (c *Cluster) writeProxyFiles(n *clusterNode) error {
-	if err := c.pki.kubeconfig(filepath.Join(n.dir, "kube-proxy.kubeconfig"), c.internalServer(), "kube-proxy-"+n.host,
+	if err := c.pki.kubeconfig(filepath.Join(n.dir, "kube-proxy.kubeconfig"), c.internalServer(n), "kube-proxy-"+n.host,
 		"system:kube-proxy", nil); err != nil {
 		return err
 	}
@@ -86,6 +86,11 @@ func (c *Cluster) writeProxyFiles(n *clusterNode) error {
 // hostNetwork Pod's connect to a ClusterIP (network is unreachable) before
 // any nftables hook sees it.
 func (c *Cluster) routeServices(ctx context.Context, n *clusterNode) error {
+	if n.ip.Is6() {
+		// an IPv6-only node has no IPv4 address to reach the lab's IPv4
+		// Service range from (an IPv6 cluster's Services are IPv6)
+		return nil
+	}
 	ns := c.lab.Network.NS[n.host]
 	out, err := lab.Command(ctx, "ip", "-n", ns, "-4", "-o", "route", "get", c.apiserverIP.String()).CombinedOutput()
 	if ctx.Err() != nil {

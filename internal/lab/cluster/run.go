@@ -197,6 +197,23 @@ func Check(e *scenario.ClusterExpect, states map[string]ReplicaState, rep *repor
 			}
 		}
 	}
+	// the group's advice and its findings' (where a message's own hint
+	// is, e.g. an IPv4 address unreachable from an IPv6-only node)
+	advice := append([]string(nil), g.Advice...)
+	for _, f := range rep.Findings {
+		if f.Image == g.Image {
+			advice = append(advice, f.Advice...)
+		}
+	}
+	for _, s := range x.Advises {
+		found := false
+		for _, a := range advice {
+			found = found || strings.Contains(strings.ToLower(a), strings.ToLower(s))
+		}
+		if !found {
+			out = append(out, fmt.Sprintf("explain advice: want a line saying %q, got %q", s, advice))
+		}
+	}
 	for _, s := range x.Says {
 		if !strings.Contains(strings.ToLower(g.Verdict), strings.ToLower(s)) {
 			out = append(out, fmt.Sprintf("explain verdict: want it to say %q, got %q", s, g.Verdict))

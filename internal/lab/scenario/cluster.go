@@ -106,6 +106,10 @@ type ExplainExpect struct {
 	HealthyEvidence string `json:"healthyEvidence,omitempty"`
 	// Says are phrases the group's verdict must contain.
 	Says []string `json:"says,omitempty"`
+	// Advises are phrases some line of the group's advice, or of its
+	// findings' advice, must contain (a message's own hint, e.g. "DNS64"
+	// for an IPv4 address unreachable from an IPv6-only node).
+	Advises []string `json:"advises,omitempty"`
 	// NoFailures: explain must find no pull failure at all.
 	NoFailures bool `json:"noFailures,omitempty"`
 	ExitCode   *int `json:"exitCode,omitempty"`
@@ -171,6 +175,46 @@ func (c *ClusterSpec) NodePodCIDR(i int) netip.Prefix {
 	return netip.PrefixFrom(netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}), 24)
 }
 
+// defaultPodCIDR6 holds the pod ranges of IPv6-only nodes: one /64 per
+// node, the i-th node's fd00:10:244:i::/64 (host-local gives its Pods
+// IPv6 addresses only, as an IPv6 cluster's VPC CNI does from the node's
+// prefix).
+var defaultPodCIDR6 = netip.MustParsePrefix("fd00:10:244::/56")
+
+// NodePodCIDR6 is the IPv6 pod range of the i-th node in creation order,
+// for a node whose address is IPv6 (an IPv6-only node has no IPv4 at all,
+// not even on its cni0 bridge).
+func (c *ClusterSpec) NodePodCIDR6(i int) netip.Prefix {
+	b := defaultPodCIDR6.Addr().As16()
+	b[6], b[7] = byte(i>>8), byte(i)
+	return netip.PrefixFrom(netip.AddrFrom16(b), 64)
+}
+
+// NodeIP is the address a node host's kubelet registers (--node-ip): its
+// first address, IPv4 or, on an IPv6-only host, IPv6.
+func (t *Scenario) NodeIP(host string) netip.Addr {
+	if a := t.HostAddrs(host); len(a) > 0 {
+		return a[0]
+	}
+	return netip.Addr{}
+}
+
+// APIServerAddr is the control plane's address a node of family ip
+// reaches the apiserver at: its first address of that family, else its
+// first address.
+func (t *Scenario) APIServerAddr(ip netip.Addr) netip.Addr {
+	addrs := t.HostAddrs(t.Cluster.ControlPlane)
+	for _, a := range addrs {
+		if a.Is4() == ip.Is4() {
+			return a
+		}
+	}
+	if len(addrs) > 0 {
+		return addrs[0]
+	}
+	return netip.Addr{}
+}
+
 // NodeName is the Kubernetes name of a node host.
 func (t *Scenario) NodeName(host string) string {
 	c := t.Cluster
@@ -191,7 +235,17 @@ func (t *Scenario) NodeName(host string) string {
 		}
 		return fmt.Sprintf("aks-%s-12345678-vmss%06d", strings.ToLower(n.pool(host)), idx)
 	}
+	if a := t.NodeIP(host); a.Is6() {
+		// an IPv6 address has no ip-name: EKS's IPv6 nodes are named by
+		// their instance (resource-based hostnames)
+		return t.instanceID(host) + "." + t.region() + ".compute.internal"
+	}
 	return "ip-" + strings.ReplaceAll(ip, ".", "-") + "." + t.region() + ".compute.internal"
+}
+
+// instanceID is the EC2 instance ID of a node host (in its providerID).
+func (t *Scenario) instanceID(host string) string {
+	return fmt.Sprintf("i-0%015x", Seed(t.Name+"/"+host)&0xfffffffffffffff)
 }
 
 func (n *ClusterNode) pool(host string) string {
@@ -277,7 +331,7 @@ func (t *Scenario) ProviderID(host string) string {
 	if zone == "" {
 		zone = t.region() + "a"
 	}
-	return fmt.Sprintf("aws:///%s/i-0%015x", zone, Seed(t.Name+"/"+host)&0xfffffffffffffff)
+	return fmt.Sprintf("aws:///%s/%s", zone, t.instanceID(host))
 }
 
 // cluster checks the cluster section; called by Validate.
@@ -382,8 +436,19 @@ func (v *validator) cluster() {
 			}
 		}
 		for i, ns := range n.Nameservers {
-			if a, err := netip.ParseAddr(ns); err != nil || !a.Is4() {
-				v.fail(fmt.Sprintf("%s.nameservers[%d]", f, i), "want an IPv4 address, got %q", ns)
+			if a, err := netip.ParseAddr(ns); err != nil || !plainAddr(a) {
+				v.fail(fmt.Sprintf("%s.nameservers[%d]", f, i), "want an IPv4 or IPv6 address, got %q", ns)
+			}
+		}
+		// the kubelet reaches the apiserver in its node address's family
+		if ip := t.NodeIP(h); ip.IsValid() && t.APIServerAddr(ip).Is4() != ip.Is4() {
+			v.fail(f, "host %s's node address %s is %s and control plane %s has no %s address for its kubelet", h, ip, familyName(ip), c.ControlPlane, familyName(ip))
+		}
+		if ip := t.NodeIP(h); ip.Is6() {
+			for _, sn := range sortedKeys(t.Subnets) {
+				if s := t.Subnets[sn]; s != nil && s.Prefix().IsValid() && s.Prefix().Overlaps(defaultPodCIDR6) {
+					v.fail(f, "IPv6-only node %s's pods take %s, which overlaps subnet %s (%s)", h, defaultPodCIDR6, sn, s.Prefix())
+				}
 			}
 		}
 		for i, line := range n.HostsEntries {

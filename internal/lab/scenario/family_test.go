@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"net/netip"
+	"strings"
 	"testing"
 )
 
@@ -64,5 +65,37 @@ func TestParseDestFamilies(t *testing.T) {
 		case tt.want != "" && (err != nil || len(ps) != 1 || ps[0].String() != tt.want):
 			t.Errorf("ParseDest(%q) = %v, %v, want %s", tt.in, ps, err, tt.want)
 		}
+	}
+}
+
+// TestClusterIPv6Node: an IPv6-only node host registers its IPv6 address,
+// reaches the apiserver at the control plane's IPv6 address, takes an IPv6
+// pod range, and is named by its instance (an IPv6 address has no ip-name).
+func TestClusterIPv6Node(t *testing.T) {
+	s, err := Load("cluster-ipv6-only-pool")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := s.NodeIP("node-b"), netip.MustParseAddr("2001:db8:0:2::10"); got != want {
+		t.Errorf("NodeIP(node-b) = %s, want %s", got, want)
+	}
+	if got, want := s.NodeIP("node-a"), netip.MustParseAddr("10.0.1.10"); got != want {
+		t.Errorf("NodeIP(node-a) = %s, want %s", got, want)
+	}
+	if got, want := s.APIServerAddr(s.NodeIP("node-b")), netip.MustParseAddr("2001:db8:0:30::10"); got != want {
+		t.Errorf("APIServerAddr(IPv6) = %s, want %s", got, want)
+	}
+	if got, want := s.APIServerAddr(s.NodeIP("node-a")), netip.MustParseAddr("10.0.30.10"); got != want {
+		t.Errorf("APIServerAddr(IPv4) = %s, want %s", got, want)
+	}
+	if got, want := s.Cluster.NodePodCIDR6(1).String(), "fd00:10:244:1::/64"; got != want {
+		t.Errorf("NodePodCIDR6(1) = %s, want %s", got, want)
+	}
+	name := s.NodeName("node-b")
+	if !strings.HasPrefix(name, "i-0") || !strings.HasSuffix(name, ".ap-northeast-2.compute.internal") || !strings.Contains(s.ProviderID("node-b"), strings.TrimSuffix(name, ".ap-northeast-2.compute.internal")) {
+		t.Errorf("NodeName(node-b) = %q (providerID %s), want the instance's name i-0....ap-northeast-2.compute.internal", name, s.ProviderID("node-b"))
+	}
+	if got, want := s.NodeName("node-a"), "ip-10-0-1-10.ap-northeast-2.compute.internal"; got != want {
+		t.Errorf("NodeName(node-a) = %q, want %q", got, want)
 	}
 }

@@ -240,6 +240,34 @@ func TestLabScaleUpNewSubnet(t *testing.T) {
 	}
 }
 
+// TestLabIPv6OnlyPool: pool ng-v6's node is IPv6-only (its kubelet, its
+// apiserver connection and its Pods too) and the ECR name has only an A
+// record: the sweep's probe Pod there says ADDRESS_FAMILY_UNUSABLE, the
+// IPv4 pool pulls fully, the verdict names the IPv6-only subnet (pool,
+// zone and subnet all separate the groups: the sweep names the subnet
+// first) and its advice DNS64/NAT64; the canary on the IPv6-only node
+// fails the same way.
+func TestLabIPv6OnlyPool(t *testing.T) {
+	e := start(t, "cluster-ipv6-only-pool")
+	v6, v4 := e.c.NodeName("node-b"), e.c.NodeName("node-a")
+	o := e.options()
+	o.Canary = true
+	r := e.sweep(o)
+	v := r.Verdict
+	if v.Code != verdict.AddressFamilyUnusable || v.Failed != 1 || v.OK != 1 || !strings.Contains(v.Summary, "subnet-0b2e4d6f8a0c30006") {
+		t.Errorf("verdict = %s %s (%d ok, %d failed): %q; want ADDRESS_FAMILY_UNUSABLE on the one IPv6-only node, its subnet named", v.Pattern, v.Code, v.OK, v.Failed, v.Summary)
+	}
+	if !strings.Contains(strings.Join(v.Advice, " "), "DNS64") {
+		t.Errorf("advice = %q, want DNS64/NAT64 named", v.Advice)
+	}
+	if n := node(r, v6); n == nil || n.Pool != "ng-v6" || n.Status != report.SweepFail || n.Verdict.Code != verdict.AddressFamilyUnusable || n.Agreement != "agree-fail" {
+		t.Errorf("IPv6-only node %s = %+v, want the probe's ADDRESS_FAMILY_UNUSABLE and the canary failing too (agree-fail)", v6, n)
+	}
+	if n := node(r, v4); n == nil || n.Status != report.SweepOK {
+		t.Errorf("IPv4 node %s = %+v, want ok", v4, n)
+	}
+}
+
 // TestLabIdentity: every node alike: identity, not network, one cause.
 func TestLabIdentity(t *testing.T) {
 	e := start(t, "every-node-no-pull-scope")
