@@ -25,7 +25,13 @@ const (
 	mInterval    = "pullpath_probe_interval_seconds"
 	mTargets     = "pullpath_monitor_targets"
 	mKubeErrors  = "pullpath_kube_request_errors_total"
+	mServedBy    = "pullpath_served_by"
 )
+
+// maxChainHosts caps the served_by values of one image host: the first
+// maxChainHosts hosts of its hosts.toml chain (mirrors, then the server);
+// a host beyond them is "other". With no host serving, "none".
+const maxChainHosts = 8
 
 // ProbeError is the code label of a walk that could not run at all (a
 // node file unreadable, a bad platform): not a verdict about the pull, but
@@ -49,10 +55,12 @@ type Metrics struct {
 	interval    prometheus.Gauge
 	targets     prometheus.Gauge
 	kubeErrors  prometheus.Counter
+	servedBy    *prometheus.GaugeVec // image_host, served_by, role
 
 	mu      sync.Mutex
 	codes   map[string]string             // image_host -> current code label
 	steps   map[string]map[[2]string]bool // image_host -> {role, step}
+	served  map[string][2]string          // image_host -> {served_by, role}
 	info    [4]string
 	hasInfo bool
 }
@@ -84,10 +92,13 @@ func NewMetrics() *Metrics {
 			Help: "Images walked each interval."}),
 		kubeErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: mKubeErrors,
 			Help: "Kubernetes API requests of the agent that failed (Events, the Node, the workload list)."}),
-		codes: map[string]string{},
-		steps: map[string]map[[2]string]bool{},
+		servedBy: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: mServedBy,
+			Help: "1 for the host that served the latest walk of an image on this registry host (its blobs, else its manifest): the registry itself, a hosts.toml mirror (role mirror; the first 8 hosts of the chain, beyond them other), or none; one series per host."}, []string{"image_host", "served_by", "role"}),
+		codes:  map[string]string{},
+		steps:  map[string]map[[2]string]bool{},
+		served: map[string][2]string{},
 	}
-	m.Registry.MustRegister(m.success, m.code, m.step, m.lastSuccess, m.runs, m.bytes, m.nodeInfo, m.lastRun, m.interval, m.targets, m.kubeErrors,
+	m.Registry.MustRegister(m.success, m.code, m.step, m.lastSuccess, m.runs, m.bytes, m.nodeInfo, m.lastRun, m.interval, m.targets, m.kubeErrors, m.servedBy,
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, r := range []string{"ok", "fail", "error"} {
 		m.runs.WithLabelValues(r)
@@ -134,6 +145,59 @@ func (m *Metrics) observeRun(host string, rep *report.ProbeReport, err error, at
 	if rep != nil {
 		m.setSteps(host, rep)
 	}
+	m.setServedBy(host, rep)
+}
+
+// servedBy is the {served_by, role} of a walk of an image on host: the
+// chain host that served its blobs (else its manifest, else its resolve)
+// when hosts.toml names a chain, the host itself when the walk passed
+// without one, "none" when nothing served. Only hosts of the chain's
+// first maxChainHosts (and the image host) become values: "other" beyond.
+func servedBy(host string, rep *report.ProbeReport) [2]string {
+	if rep == nil {
+		return [2]string{"none", "none"}
+	}
+	ch := rep.Chain
+	if ch == nil {
+		if rep.Verdict.Status == verdict.StatusOK {
+			return [2]string{host, string(verdict.RoleRegistry)}
+		}
+		return [2]string{"none", "none"}
+	}
+	by := ch.ServedBy.Blobs
+	if by == "" {
+		by = ch.ServedBy.Manifest
+	}
+	if by == "" {
+		by = ch.ServedBy.Resolve
+	}
+	if by == "" {
+		return [2]string{"none", "none"}
+	}
+	for i, h := range ch.Hosts {
+		if h.Host == by {
+			if i >= maxChainHosts && h.Role != verdict.RoleRegistry {
+				return [2]string{"other", string(h.Role)}
+			}
+			return [2]string{by, string(h.Role)}
+		}
+	}
+	if by == host {
+		return [2]string{host, string(verdict.RoleRegistry)}
+	}
+	return [2]string{"other", "other"}
+}
+
+// setServedBy replaces the host's served_by series with rep's.
+func (m *Metrics) setServedBy(host string, rep *report.ProbeReport) {
+	v := servedBy(host, rep)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if old, had := m.served[host]; had && old != v {
+		m.servedBy.DeleteLabelValues(host, old[0], old[1])
+	}
+	m.servedBy.WithLabelValues(host, v[0], v[1]).Set(1)
+	m.served[host] = v
 }
 
 // setSteps replaces the host's step durations with those of rep.
@@ -205,6 +269,10 @@ func (m *Metrics) dropHost(host string) {
 	delete(m.steps, host)
 	m.lastSuccess.DeleteLabelValues(host)
 	m.bytes.DeleteLabelValues(host)
+	if v, ok := m.served[host]; ok {
+		m.servedBy.DeleteLabelValues(host, v[0], v[1])
+		delete(m.served, host)
+	}
 }
 
 // Hosts lists the hosts with series, sorted (for tests).

@@ -101,7 +101,8 @@ func TestMetricsCardinality(t *testing.T) {
 	m.setHost("other.example.com:5000", hostState{Code: ProbeError})
 	s := series(t, m)
 	want := map[string]int{mSuccess: 2, mVerdictCode: 2, mLastSuccess: 2, mRuns: 3, mBytes: 1, mNodeInfo: 1, mLastRun: 1, mInterval: 1, mTargets: 1, mKubeErrors: 1,
-		mStepSeconds: 4} // reg: none/reference, registry/resolve, blob/resolve, blob/layer
+		mStepSeconds: 4, // reg: none/reference, registry/resolve, blob/resolve, blob/layer
+		mServedBy:    2} // reg served by itself, other.example.com:5000 by none
 	for name, n := range want {
 		if len(s[name]) != n {
 			t.Errorf("%s: %d series, want %d", name, len(s[name]), n)
@@ -114,7 +115,7 @@ func TestMetricsCardinality(t *testing.T) {
 					t.Errorf("%s has label %s=%q", name, l.GetName(), l.GetValue())
 				}
 				switch l.GetName() {
-				case "image_host", "role", "step", "code", "result", "node", "pool", "zone", "subnet":
+				case "image_host", "role", "step", "code", "result", "node", "pool", "zone", "subnet", "served_by":
 				default:
 					t.Errorf("%s has label %s, not one of the documented ones", name, l.GetName())
 				}
@@ -139,6 +140,52 @@ func TestMetricsCardinality(t *testing.T) {
 	s = series(t, m)
 	if len(s[mSuccess]) != 1 || len(s[mVerdictCode]) != 1 || len(s[mLastSuccess]) != 1 {
 		t.Errorf("after dropping a host: %d/%d/%d series, want 1/1/1", len(s[mSuccess]), len(s[mVerdictCode]), len(s[mLastSuccess]))
+	}
+}
+
+// TestServedByBounded: pullpath_served_by names the hosts.toml host that
+// served (a mirror, or the registry), one series per image host, a host
+// beyond the chain's first 8 as other, and nothing served as none.
+func TestServedByBounded(t *testing.T) {
+	m := NewMetrics()
+	chain := func(by string) *report.ProbeReport {
+		ch := &report.HostChain{ServedBy: report.ServedBy{Resolve: by, Manifest: by, Blobs: by}}
+		for i := range 10 {
+			ch.Hosts = append(ch.Hosts, report.ChainHost{Host: fmt.Sprintf("mirror-%d.corp.example:5000", i), Role: verdict.RoleMirror})
+		}
+		ch.Hosts = append(ch.Hosts, report.ChainHost{Host: "reg.example.com", Role: verdict.RoleRegistry, Server: true})
+		st := verdict.StatusOK
+		if by == "" {
+			st = verdict.StatusFail
+		}
+		return &report.ProbeReport{Verdict: verdict.Verdict{Status: st}, Chain: ch}
+	}
+	now := time.Unix(1700000000, 0)
+	for _, tc := range []struct {
+		by, wantBy, wantRole string
+	}{
+		{"mirror-0.corp.example:5000", "mirror-0.corp.example:5000", "mirror"},
+		{"reg.example.com", "reg.example.com", "registry"}, // the mirrors fell through
+		{"mirror-9.corp.example:5000", "other", "mirror"},  // beyond the first 8
+		{"", "none", "none"},
+		{"mirror-1.corp.example:5000", "mirror-1.corp.example:5000", "mirror"},
+	} {
+		m.observeRun("reg.example.com", chain(tc.by), nil, now)
+		s := series(t, m)[mServedBy]
+		if len(s) != 1 || labelValue(s[0], "served_by") != tc.wantBy || labelValue(s[0], "role") != tc.wantRole || labelValue(s[0], "image_host") != "reg.example.com" {
+			var got []string
+			for _, mm := range s {
+				got = append(got, labelValue(mm, "served_by")+"/"+labelValue(mm, "role"))
+			}
+			t.Errorf("served by %q: series %v, want one: %s/%s", tc.by, got, tc.wantBy, tc.wantRole)
+		}
+	}
+	// without a chain: the registry host itself when the walk passed
+	m.observeRun("plain.example.com", &report.ProbeReport{Verdict: verdict.Verdict{Status: verdict.StatusOK}}, nil, now)
+	m.dropHost("reg.example.com")
+	s := series(t, m)[mServedBy]
+	if len(s) != 1 || labelValue(s[0], "served_by") != "plain.example.com" || labelValue(s[0], "role") != "registry" {
+		t.Errorf("after dropping reg.example.com: %d series (%v), want plain.example.com's own", len(s), s)
 	}
 }
 
