@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/miekg/dns"
+
 	"github.com/pullpath/pullpath/internal/childproc"
 	"github.com/pullpath/pullpath/internal/lab/scenario"
 )
@@ -42,7 +44,124 @@ func prepareNAT64(t *scenario.Scenario, runDir string, cfg func(host string) *Se
 		return err
 	}
 	cfg(n.Host).NAT64 = &NAT64ServeConfig{Prefix: n.PrefixOrDefault().String(), Pool: n.PoolOrDefault().String(), Dir: dir}
+	if d := n.DNS64; d != nil {
+		if _, err := os.Stat(unboundBinary); err != nil {
+			return fmt.Errorf("nat64.dns64: %s not found: install Debian's unbound (apt-get install unbound)", unboundBinary)
+		}
+		ddir := filepath.Join(runDir, "dns64")
+		if err := os.MkdirAll(ddir, 0o755); err != nil {
+			return err
+		}
+		cfg(d.Host).DNS64 = &DNS64ServeConfig{Address: d.Address, Upstream: d.Upstream, Prefix: n.PrefixOrDefault().String(), Dir: ddir}
+	}
 	return nil
+}
+
+// unboundBinary is Debian's unbound (apt package unbound; its dns64
+// module is built in).
+const unboundBinary = "/usr/sbin/unbound"
+
+// DNS64ServeConfig is unbound's part of a serve config.
+type DNS64ServeConfig struct {
+	Address  string `json:"address"`  // where it answers (port 53)
+	Upstream string `json:"upstream"` // the lab DNS server it forwards to (port 53)
+	Prefix   string `json:"prefix"`   // the NAT64 /96 it synthesizes into
+	Dir      string `json:"dir"`      // its config, pid file and log
+}
+
+// startDNS64 writes unbound's config (its own file: nothing of /etc is
+// read) and starts it in the foreground in this namespace (the DNS64
+// host's), as root without a chroot, answering on one address; it waits,
+// bounded, until unbound answers a question.
+func startDNS64(ctx context.Context, c *DNS64ServeConfig) (*nat64Proc, error) {
+	conf := filepath.Join(c.Dir, "unbound.conf")
+	q := func(s string) string { return `"` + s + `"` }
+	body := strings.Join([]string{
+		"server:",
+		"  interface: " + c.Address,
+		"  port: 53",
+		"  do-daemonize: no",
+		"  use-systemd: no",
+		"  username: \"\"",
+		"  chroot: \"\"",
+		"  directory: " + q(c.Dir),
+		"  pidfile: " + q(filepath.Join(c.Dir, "unbound.pid")),
+		"  logfile: " + q(filepath.Join(c.Dir, "unbound.log")),
+		"  use-syslog: no",
+		"  verbosity: 1",
+		"  access-control: 0.0.0.0/0 allow",
+		"  access-control: ::/0 allow",
+		"  module-config: \"dns64 iterator\"",
+		"  dns64-prefix: " + c.Prefix,
+		"  do-not-query-localhost: no",
+		"  qname-minimisation: no",
+		"  num-threads: 1",
+		"  outgoing-range: 64",
+		"  so-rcvbuf: 0",
+		"  so-sndbuf: 0",
+		"  cache-max-ttl: 0",
+		"remote-control:",
+		"  control-enable: no",
+		"forward-zone:",
+		"  name: \".\"",
+		"  forward-addr: " + c.Upstream + "@53",
+	}, "\n") + "\n"
+	if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
+		return nil, err
+	}
+	logf, err := os.Create(filepath.Join(c.Dir, "unbound.stderr"))
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(unboundBinary, "-d", "-c", conf)
+	cmd.Env = CleanEnv()
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = childproc.SysProcAttr(false)
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("dns64: start unbound: %v", err)
+	}
+	p := &nat64Proc{cmd: cmd, done: make(chan struct{})}
+	go func() { cmd.Wait(); logf.Close(); close(p.done) }()
+	addr := netip.AddrPortFrom(netip.MustParseAddr(c.Address), 53).String()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		select {
+		case <-p.done:
+			b, _ := os.ReadFile(filepath.Join(c.Dir, "unbound.log"))
+			e, _ := os.ReadFile(filepath.Join(c.Dir, "unbound.stderr"))
+			return nil, fmt.Errorf("dns64: unbound exited: %s %s", oneLine(string(e)), oneLine(lastLine(string(b))))
+		default:
+		}
+		if dnsAnswers(addr) {
+			return p, nil
+		}
+		if time.Now().After(deadline) {
+			p.Close()
+			return nil, fmt.Errorf("dns64: unbound did not answer on %s in 10s", addr)
+		}
+		select {
+		case <-ctx.Done():
+			p.Close()
+			return nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// dnsAnswers asks addr one question (the root's NS, answered or refused:
+// any answer means it listens).
+func dnsAnswers(addr string) bool {
+	m := new(dns.Msg)
+	m.SetQuestion(".", dns.TypeSOA)
+	cl := &dns.Client{Timeout: 300 * time.Millisecond}
+	_, _, err := cl.Exchange(m, addr)
+	return err == nil
+}
+
+func lastLine(s string) string {
+	ls := strings.Split(strings.TrimSpace(s), "\n")
+	return ls[len(ls)-1]
 }
 
 // nat64Proc is a running tayga.

@@ -3,6 +3,7 @@ package lab_test
 import (
 	"context"
 	"flag"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -49,6 +50,25 @@ func TestBuiltinScenarios(t *testing.T) {
 					v = string(r.Verdict.Status) + " " + string(r.Verdict.Condition) + " " + string(r.Verdict.Code) + " " + string(r.Verdict.Role) + ": " + r.Verdict.Summary
 				}
 				t.Errorf("lab run %s = %s (%s; verdict %s), want pass: %v", r.Scenario, r.Result, r.Error, v, r.Mismatches)
+			}
+			// ipv6-only-nat64's AAAA is unbound's DNS64 answer (the
+			// scenario has only the A record), and the A address of a
+			// family the node lacks is no unreachable address
+			if r.Scenario == "ipv6-only-nat64" && r.Probe != nil {
+				var got []string
+				for _, ep := range r.Probe.Endpoints {
+					if ep.Resolve != nil {
+						for _, a := range ep.Resolve.Answers {
+							got = append(got, a.Address)
+						}
+					}
+				}
+				if !slices.Contains(got, "2001:db8:64::a3d:a14") {
+					t.Errorf("lab run %s: the registry resolved to %v, want the AAAA unbound's DNS64 synthesizes, 2001:db8:64::a3d:a14", r.Scenario, got)
+				}
+				if slices.Contains(r.Warnings, verdict.AddressUnreachable) {
+					t.Errorf("lab run %s: warnings %v, want no ADDRESS_UNREACHABLE for the A address of a family the node lacks", r.Scenario, r.Warnings)
+				}
 			}
 			// the failing step says what the verdict says (an IPv6-only
 			// node's connect step once said CONNECT_UNREACHABLE under an

@@ -22,6 +22,7 @@ type ServeConfig struct {
 	Proxy    *ProxyServeConfig      `json:"proxy,omitempty"`
 	Mirrors  []*MirrorServe         `json:"mirrors,omitempty"`
 	NAT64    *NAT64ServeConfig      `json:"nat64,omitempty"`
+	DNS64    *DNS64ServeConfig      `json:"dns64,omitempty"`
 }
 
 // ReadServeConfig reads a serve config file.
@@ -66,6 +67,14 @@ func Serve(ctx context.Context, c *ServeConfig, readyFile string, log io.Writer)
 		}
 		closers = append(closers, p)
 		fmt.Fprintf(log, "%s: nat64 (tayga) %s to pool %s\n", c.Host, c.NAT64.Prefix, c.NAT64.Pool)
+	}
+	if c.DNS64 != nil {
+		p, err := startDNS64(ctx, c.DNS64)
+		if err != nil {
+			return err
+		}
+		closers = append(closers, p)
+		fmt.Fprintf(log, "%s: dns64 (unbound) on %s, %s, forwarding to %s\n", c.Host, c.DNS64.Address, c.DNS64.Prefix, c.DNS64.Upstream)
 	}
 	if c.Token != nil {
 		s, err := labsvc.StartTokenServer(ctx, *c.Token)

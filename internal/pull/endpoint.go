@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -159,15 +160,43 @@ func (w *walker) connect(ctx context.Context, ep *endpoint, res *report.Resoluti
 	case famCode == verdict.IPv6PathBroken || famCode == verdict.IPv4PathBroken:
 		cstatus = report.StepWarn
 		w.warn(famCode, name, fmt.Sprintf("%s: %s (%s)", name, r.Families.Detail, connectDetail(bad)))
-	case len(bad) > 0:
+	case len(usableFamily(bad, r.Families)) > 0:
+		// an address of a family the node has neither an address nor a
+		// route of (the A record an IPv6-only node behind DNS64 sees
+		// beside the synthesized AAAA) is no unreachable address: Go's
+		// dialer skips it at no cost
 		cstatus = report.StepWarn
-		w.warn(verdict.AddressUnreachable, name, fmt.Sprintf("%s: %s connects but %s", name, ok[0].Address, connectDetail(bad)))
+		w.warn(verdict.AddressUnreachable, name, fmt.Sprintf("%s: %s connects but %s", name, ok[0].Address, connectDetail(usableFamily(bad, r.Families))))
 	}
 	if len(public) > 0 && privateExpected {
 		w.warn(verdict.DNSPublicAnswer, name, fmt.Sprintf("%s resolves to public %s (%s); the pull goes over the internet path (NAT), not the private endpoint", name, strings.Join(public, ", "), privateReason(name, res)))
 	}
 	w.step(stepConnect, name, cstatus, "", connectDetail(r.Addresses), ms, 0)
 	return ok[0].Address, nil
+}
+
+// usableFamily keeps the results whose address is of a family the node
+// has an address or a route of (all of them without family facts).
+func usableFamily(rs []report.AddrResult, f *report.Families) []report.AddrResult {
+	if f == nil {
+		return rs
+	}
+	var out []report.AddrResult
+	for _, r := range rs {
+		ap, err := netip.ParseAddrPort(r.Address)
+		if err != nil {
+			out = append(out, r)
+			continue
+		}
+		p := &f.IPv6
+		if ap.Addr().Unmap().Is4() {
+			p = &f.IPv4
+		}
+		if p.NodeAddress != "" || p.Source != "" {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // connectFailCode is the code of a connect step where no address

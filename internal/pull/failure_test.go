@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pullpath/pullpath/internal/netcheck"
+	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/runtimecfg"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -77,5 +78,24 @@ func TestConnectFailCode(t *testing.T) {
 		if got := connectFailCode(tt.dial, tt.family, tt.public); got != tt.want {
 			t.Errorf("connectFailCode(%s, %q, public %v) = %s, want %s", tt.dial, tt.family, tt.public, got, tt.want)
 		}
+	}
+}
+
+// TestUsableFamily: an IPv6-only node behind DNS64 sees the registry's A
+// record beside the synthesized AAAA; the A address, of a family the node
+// has neither an address nor a route of, is not an unreachable address.
+func TestUsableFamily(t *testing.T) {
+	rs := []report.AddrResult{{Address: "10.61.10.20:443", Result: "unreachable"}, {Address: "[2001:db8:64::a3d:a14]:443", Result: "refused"}}
+	v6only := &report.Families{IPv6: report.FamilyPath{NodeAddress: "2001:db8:61:1::10", Source: "2001:db8:61:1::10"}}
+	if got := usableFamily(rs, v6only); len(got) != 1 || got[0].Address != rs[1].Address {
+		t.Errorf("usableFamily(IPv6-only node) = %+v, want only the IPv6 address", got)
+	}
+	// an IPv4 address the node has a route for stays (a real unreachable address)
+	dual := &report.Families{IPv4: report.FamilyPath{Source: "10.61.1.10"}, IPv6: v6only.IPv6}
+	if got := usableFamily(rs, dual); len(got) != 2 {
+		t.Errorf("usableFamily(dual-stack node) = %+v, want both", got)
+	}
+	if got := usableFamily(rs, nil); len(got) != 2 {
+		t.Errorf("usableFamily(no family facts) = %+v, want both", got)
 	}
 }

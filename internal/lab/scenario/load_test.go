@@ -42,6 +42,7 @@ func TestLoadInvalid(t *testing.T) {
 		{"invalid-route-family.yaml", "hosts.node.routes[0].via: next hop fd00:0:0:50::1 is IPv6 and the destination 10.0.0.0/8 IPv4"},
 		{"invalid-aaaa.yaml", `dns.corp.records.registry.corp.example.aaaa[0]: want an IPv6 address, got "192.168.50.20"`},
 		{"invalid-cidr6.yaml", `subnets.lan6.cidr: want an IPv4 CIDR between /8 and /30 such as 10.0.1.0/24, or an IPv6 one between /48 and /126`},
+		{"invalid-dns64-upstream.yaml", "nat64.dns64.upstream: no DNS server of the scenario listens on 192.168.50.9 port 53"},
 		{"invalid-nat64-prefix.yaml", "nat64.prefix: 64:ff9b::/96 is the well-known prefix, which tayga refuses"},
 		{"invalid-rule-family.yaml", "hosts.gw.firewall[0].to: 192.168.50.0/24 is IPv4 and from fd00:0:0:50::/64 IPv6"},
 		{"invalid-proxy-intercept.yaml", `proxy.intercept: want untrusted or trusted (or nothing), got "always"`},

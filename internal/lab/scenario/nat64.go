@@ -16,6 +16,19 @@ type NAT64 struct {
 	// Pool is the IPv4 range tayga maps IPv6 sources into (default
 	// 192.168.255.0/24); its first address is tayga's own.
 	Pool string `json:"pool,omitempty"`
+	// DNS64 is a real DNS64 resolver in front of the scenario's DNS
+	// (Debian's unbound, its dns64 module with Prefix), as Route 53
+	// Resolver's DNS64 on an IPv6-only subnet: optional.
+	DNS64 *DNS64 `json:"dns64,omitempty"`
+}
+
+// DNS64 is unbound on Host, answering on Address (port 53) and forwarding
+// every question to Upstream (port 53, a lab DNS server); an A-only name's
+// AAAA question gets the A record synthesized into the NAT64 prefix.
+type DNS64 struct {
+	Host     string `json:"host"`
+	Address  string `json:"address"`
+	Upstream string `json:"upstream"`
 }
 
 // Default NAT64 prefix and pool.
@@ -83,6 +96,9 @@ func (v *validator) nat64() {
 			v.fail("nat64.pool", "%s overlaps subnet %s (%s)", pool, sn, s.Prefix())
 		}
 	}
+	if d := n.DNS64; d != nil {
+		v.dns64(d)
+	}
 	var has4, has6 bool
 	for _, a := range v.t.HostAddrs(n.Host) {
 		has4, has6 = has4 || a.Is4(), has6 || a.Is6()
@@ -90,4 +106,37 @@ func (v *validator) nat64() {
 	if !has4 || !has6 {
 		v.fail("nat64.host", "host %s needs an IPv4 and an IPv6 address (it joins both sides)", n.Host)
 	}
+}
+
+func (v *validator) dns64(d *DNS64) {
+	if _, ok := v.t.Hosts[d.Host]; !ok {
+		v.fail("nat64.dns64.host", "no such host %q", d.Host)
+		return
+	}
+	if _, err := v.t.ListenAddr(d.Host, d.Address, 53); err != nil || d.Address == "" {
+		v.fail("nat64.dns64.address", "want one of host %s's addresses, got %q", d.Host, d.Address)
+	}
+	up, err := netip.ParseAddr(d.Upstream)
+	if err != nil || !plainAddr(up) {
+		v.fail("nat64.dns64.upstream", "want the address of a lab DNS server, got %q", d.Upstream)
+		return
+	}
+	for _, name := range sortedKeys(v.t.DNS) {
+		if dn := v.t.DNS[name]; dn != nil && (dn.Port == 0 || dn.Port == 53) {
+			if a, err := v.t.ListenAddr(dn.Host, dn.Address, 53); err == nil && a == netip.AddrPortFrom(up, 53).String() {
+				if a == netip.AddrPortFrom(netip.MustParseAddr(orZero(d.Address)), 53).String() {
+					v.fail("nat64.dns64.address", "%s is dns.%s's address too; give unbound another one", d.Address, name)
+				}
+				return
+			}
+		}
+	}
+	v.fail("nat64.dns64.upstream", "no DNS server of the scenario listens on %s port 53", d.Upstream)
+}
+
+func orZero(s string) string {
+	if _, err := netip.ParseAddr(s); err != nil {
+		return "0.0.0.0"
+	}
+	return s
 }
