@@ -145,7 +145,7 @@ func prepareProxy(t *scenario.Scenario, n *Network, runDir string, p *pki, env *
 		return nil
 	}
 	env.RuntimeEnv = np.RunningEnv()
-	return writeNodeProxyFiles(filepath.Join(netnsEtcDir, n.NS[t.Node.Host]), t)
+	return WriteNodeProxyFiles(filepath.Join(netnsEtcDir, n.NS[t.Node.Host]), t.Name, t.Node.Proxy)
 }
 
 func appendFile(dst, src string) error {
@@ -164,13 +164,16 @@ func appendFile(dst, src string) error {
 	return f.Close()
 }
 
-// writeNodeProxyFiles writes the node's view of its proxy settings under
-// dir (/etc/netns/NODE-NAMESPACE): `ip netns exec` bind-mounts each entry
-// over /etc/ENTRY, so the drop-in needs a whole systemd folder (a copy of
-// the machine's, without its containerd drop-ins), and /etc/environment is
-// one file.
-func writeNodeProxyFiles(dir string, t *scenario.Scenario) error {
-	np := t.Node.Proxy
+// WriteNodeProxyFiles writes the node's view of its proxy settings np
+// (scenario name's) under dir (/etc/netns/NODE-NAMESPACE, or a lab
+// cluster node's etc folder): `ip netns exec` (or the cluster node's
+// start script) bind-mounts each entry over /etc/ENTRY, so the drop-in
+// needs a whole systemd folder (a copy of the machine's, without its
+// containerd drop-ins), and /etc/environment is one file.
+func WriteNodeProxyFiles(dir, name string, np *scenario.NodeProxy) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
 	sys := filepath.Join(dir, "systemd")
 	if out, err := exec.Command("cp", "-a", "/etc/systemd", sys).CombinedOutput(); err != nil {
 		return fmt.Errorf("node proxy files: copy /etc/systemd: %v: %s", err, strings.TrimSpace(string(out)))
@@ -196,7 +199,7 @@ func writeNodeProxyFiles(dir string, t *scenario.Scenario) error {
 	}
 	sort.Strings(keys)
 	var drop strings.Builder
-	fmt.Fprintf(&drop, "# the node's proxy for containerd (pullpath lab, scenario %s)\n[Service]\n", t.Name)
+	fmt.Fprintf(&drop, "# the node's proxy for containerd (pullpath lab, scenario %s)\n[Service]\n", name)
 	switch np.EffectiveSource() {
 	case scenario.ProxySourceEtcEnv:
 		var ee strings.Builder

@@ -292,6 +292,9 @@ func (a *Agent) walk(ctx context.Context, t target, quick bool) {
 		Net: o.Net, ExpectPrivate: o.ExpectPrivate, Quick: quick,
 	}
 	po.Net.ResolvConf, po.Net.HostsFile, po.Net.Nameservers = o.ResolvConf, o.HostsFile, o.Nameservers
+	// containerd's proxy settings as they are now (a drop-in changes
+	// between walks): the walk goes where the runtime's pull goes
+	po.Proxy = a.proxy()
 	a.mu.Lock()
 	a.walks[t.image]++
 	a.walking = true
@@ -589,4 +592,15 @@ func (a *Agent) refresh(ctx context.Context) {
 		a.Metrics.dropHost(h)
 	}
 	a.log.Printf("--from-cluster: %d images could land on %s", len(ts), a.o.Node)
+}
+
+// proxy finds the node's containerd proxy settings under --host-root. It
+// cannot fail: without --runtime-env, discovery has no bad input.
+func (a *Agent) proxy() *runtimecfg.ProxyDiscovery {
+	d, err := runtimecfg.DiscoverProxy(runtimecfg.ProxyDiscoveryOptions{Root: a.o.HostRoot, NoNodeProxy: a.o.NoNodeProxy})
+	if err != nil {
+		a.log.Printf("proxy settings: %v (walking direct)", err)
+		return nil
+	}
+	return d
 }

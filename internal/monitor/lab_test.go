@@ -40,6 +40,7 @@ func labOptions(t *testing.T, n labNode) Options {
 	o.Nameservers = []string{st.Nameserver()}
 	o.ExtraCAs = []string{st.Files.CAFile}
 	o.CertsDir, o.DockerCertsDir = empty, empty
+	o.HostRoot = empty // no containerd, no unit files: direct (not this machine's)
 	o.DockerConfig = st.Files.DockerConfig
 	o.Net.ConnectTimeout = 2 * time.Second
 	o.Interval, o.ProbeTimeout, o.FullInterval = time.Hour, 30*time.Second, 0

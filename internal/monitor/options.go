@@ -52,6 +52,11 @@ type Options struct {
 	CredentialTTL  time.Duration
 	ExpectPrivate  bool
 	Net            netcheck.Config
+	// HostRoot is where the node's filesystem is (the DaemonSet mounts
+	// the node's /etc and /usr read-only under /host): containerd's proxy
+	// settings are read from its unit files there before each walk.
+	HostRoot    string
+	NoNodeProxy bool // walk direct on purpose
 
 	// Outputs.
 	Listen string // metrics and /status (default :9090)
@@ -141,6 +146,8 @@ func (o *Options) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.ProviderBinDir, "image-credential-provider-bin-dir", "", "the directory of the credential provider plugins (the kubelet's flag)")
 	fs.DurationVar(&o.CredentialTTL, "credential-ttl", o.CredentialTTL, "keep credentials this long before asking their source again (a credential helper, a token service); 0 asks every walk")
 	fs.BoolVar(&o.ExpectPrivate, "expect-private", false, "every host must resolve to a private address")
+	fs.StringVar(&o.HostRoot, "host-root", "/", "where the node's filesystem is (the DaemonSet mounts the node's /etc and /usr read-only under /host: --host-root=/host): every walk follows the proxy settings of the node's containerd, read there (its running process's environment when ROOT/proc shows it, else its systemd unit, drop-ins and environment files)")
+	fs.BoolVar(&o.NoNodeProxy, "no-node-proxy", false, "walk direct on purpose, ignoring the proxy settings of the node's containerd")
 	fs.DurationVar(&o.Net.DNSTimeout, "dns-timeout", o.Net.DNSTimeout, "budget of each DNS query")
 	fs.DurationVar(&o.Net.ConnectTimeout, "connect-timeout", o.Net.ConnectTimeout, "budget of each TCP connect, per address")
 	fs.DurationVar(&o.Net.TLSTimeout, "tls-timeout", o.Net.TLSTimeout, "budget of each TLS handshake")

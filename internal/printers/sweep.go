@@ -112,6 +112,7 @@ func printSweep(w io.Writer, r *report.SweepReport, o Options) error {
 				p.f("  %s: the probe image could not be pulled; the kubelet's Events are the verdict\n", n.Name)
 			}
 		}
+		printSweepProxies(p, r.Nodes, o.Wide)
 		p.f("\n")
 	}
 
@@ -203,4 +204,37 @@ func hopCell(h report.SweepHop) string {
 		s = string(h.Status)
 	}
 	return s
+}
+
+// printSweepProxies says how each node's walk went with its containerd's
+// proxy settings and where they came from: with -o wide always, else when
+// the nodes went different ways (one pool through a proxy, another direct).
+func printSweepProxies(p *printer, nodes []report.SweepNode, wide bool) {
+	ways := map[string]bool{}
+	any := false
+	for _, n := range nodes {
+		if n.Probe == nil || n.Probe.Source == report.SourceProbeEvents {
+			continue
+		}
+		// "proxy HOST:PORT" or "direct"
+		way := "direct"
+		if f := strings.Fields(n.Probe.Proxy); len(f) > 1 && f[0] == "proxy" {
+			way = "proxy " + f[1]
+		}
+		ways[way] = true
+		any = any || n.Probe.Proxy != ""
+	}
+	if !any || !wide && len(ways) < 2 {
+		return
+	}
+	for _, n := range nodes {
+		if n.Probe == nil || n.Probe.Source == report.SourceProbeEvents {
+			continue
+		}
+		px := n.Probe.Proxy
+		if px == "" {
+			px = "direct: no proxy setting in containerd's environment or files"
+		}
+		p.f("  %s: %s\n", n.Name, px)
+	}
 }

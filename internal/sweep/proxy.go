@@ -8,11 +8,14 @@ import (
 )
 
 // proxyOf is how node n's walk went with its runtime's proxy settings:
-// "proxy HOST:PORT", "direct", or "" when the probe did not say (no
-// summary, or a probe without proxy discovery).
+// "proxy HOST:PORT" or "direct" (a walk that found no proxy setting
+// reports none: direct, as its runtime goes); "" without a probe result.
 func proxyOf(n *report.SweepNode) string {
-	if n.Probe == nil || n.Probe.Proxy == "" {
-		return ""
+	if n.Probe == nil || n.Probe.Source == report.SourceProbeEvents || n.Probe.Status == report.SweepNoAnswer {
+		return "" // no walk ran
+	}
+	if n.Probe.Proxy == "" {
+		return "direct"
 	}
 	via, _, _ := strings.Cut(n.Probe.Proxy, ", from ")
 	if p, ok := strings.CutPrefix(via, "proxy "); ok {
@@ -50,12 +53,11 @@ func proxyDivergence(failing, healthy []*report.SweepNode) string {
 	case f == h:
 		return ""
 	case f == "direct":
-		return fmt.Sprintf("The healthy nodes' containerd goes through %s (%s) and the failing nodes' has no proxy settings (%s), so they go direct, where the network refuses them: their pool lacks the proxy drop-in (/etc/systemd/system/containerd.service.d/, or the EnvironmentFile= it names). Give their pool the same drop-in (the node template or user data), then restart containerd; or open their direct path.",
-			h, fromOf(healthy), fromOf(failing))
+		return fmt.Sprintf("The healthy nodes' containerd goes through %s; the failing nodes' has no proxy setting in its environment or files, so they go direct, where the network refuses them: their pool lacks the proxy drop-in (/etc/systemd/system/containerd.service.d/, or the EnvironmentFile= it names). Give their pool the same drop-in (the node template or user data), then restart containerd; or open their direct path.", fromOf(healthy))
 	case h == "direct":
-		return fmt.Sprintf("The failing nodes' containerd goes through %s (%s) and the healthy ones go direct: the proxy is on the failing path (its reachability, ACL and egress from those nodes), or their NO_PROXY lacks the registry.", f, fromOf(failing))
+		return fmt.Sprintf("The failing nodes' containerd goes through %s, and the healthy ones go direct: the proxy is on the failing path (its reachability, ACL and egress from those nodes), or their NO_PROXY lacks the registry.", fromOf(failing))
 	default:
-		return fmt.Sprintf("The failing nodes' containerd goes through %s (%s), the healthy ones' through %s: the failing nodes' proxy settings differ from the healthy nodes'.", f, fromOf(failing), h)
+		return fmt.Sprintf("The failing nodes' containerd goes through %s, the healthy ones' through %s: the failing nodes' proxy settings differ from the healthy nodes'.", fromOf(failing), fromOf(healthy))
 	}
 }
 
@@ -67,7 +69,7 @@ func fromOf(nodes []*report.SweepNode) string {
 			return n.Probe.Proxy
 		}
 	}
-	return ""
+	return "no proxy setting in containerd's environment or files"
 }
 
 // proxySeparates is the summary's sentence when the proxy separates the

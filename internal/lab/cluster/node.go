@@ -158,6 +158,14 @@ func (c *Cluster) writeNodeFiles(n *clusterNode) error {
 	if err := c.writeProxyFiles(n); err != nil {
 		return err
 	}
+	// the node's containerd proxy settings in its own files (its
+	// systemd folder with the drop-in, /etc/environment), where a sweep
+	// Pod's read-only /etc mount reads them
+	if np := c.nodeProxy(n); np != nil {
+		if err := lab.WriteNodeProxyFiles(filepath.Join(n.dir, "etc"), t.Name, np); err != nil {
+			return err
+		}
+	}
 	return w("start.sh", c.startScript(n), 0o755)
 }
 
@@ -309,6 +317,13 @@ func (c *Cluster) startScript(n *clusterNode) string {
 	p("mount -t tmpfs -o mode=0755 tmpfs /etc/containerd")
 	p("mkdir -p /etc/containerd/certs.d /etc/containerd/docker-certs.d")
 	p("mount --bind %s /etc/containerd/certs.d", shq(d+"/certs.d"))
+	// cluster.nodes.HOST.proxy: the drop-in the running containerd's
+	// environment comes from, in this mount namespace's /etc (what the
+	// node's hostPath mounts of /etc show its Pods)
+	if c.nodeProxy(n) != nil {
+		p("mount --bind %s /etc/systemd", shq(d+"/etc/systemd"))
+		p("if [ -f %s ]; then mount --bind %s /etc/environment; fi", shq(d+"/etc/environment"), shq(d+"/etc/environment"))
+	}
 	for _, s := range kubeletSysctls {
 		p("mount --bind %s /proc/sys/%s", shq(d+"/sysctl/"+strings.ReplaceAll(s[0], "/", ".")), s[0])
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/childproc"
 	"github.com/pullpath/pullpath/internal/lab"
+	"github.com/pullpath/pullpath/internal/lab/scenario"
 )
 
 // Service networking: a real kube-proxy per node, in nftables mode, in the
@@ -182,14 +183,23 @@ func pidOf(file string) int {
 // egress proxy variables (cluster.nodes.HOST.proxy), which its CRI pull
 // follows, as the node's drop-in gives them; "" without.
 func (c *Cluster) containerdEnv(n *clusterNode) string {
-	spec := c.scen.Cluster.Nodes[n.host]
-	if spec == nil || spec.Proxy == nil {
+	np := c.nodeProxy(n)
+	if np == nil {
 		return ""
 	}
 	var b strings.Builder
 	b.WriteString("env ")
-	for _, kv := range spec.Proxy.RunningEnv() {
+	for _, kv := range np.RunningEnv() {
 		b.WriteString(shq(kv) + " ")
 	}
 	return b.String()
+}
+
+// nodeProxy is node n's containerd proxy settings (cluster.nodes.HOST.proxy),
+// nil without.
+func (c *Cluster) nodeProxy(n *clusterNode) *scenario.NodeProxy {
+	if spec := c.scen.Cluster.Nodes[n.host]; spec != nil {
+		return spec.Proxy
+	}
+	return nil
 }
