@@ -245,7 +245,9 @@ serializeImagePulls: false
 nodeStatusUpdateFrequency: 4s
 nodeStatusReportFrequency: 10s
 nodeLeaseDurationSeconds: 8
-evictionHard: {memory.available: 100Mi, nodefs.available: 1%%, imagefs.available: 1%%, nodefs.inodesFree: 1%%}
+# the nodes share the machine's disk: an absolute floor, not 1%% of it
+# (2.5 GB of a 252 GB disk put every node under DiskPressure)
+evictionHard: {memory.available: 100Mi, nodefs.available: 200Mi, imagefs.available: 200Mi, nodefs.inodesFree: 1%%}
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 `, n.name, n.cgroup, n.sock(), t.ProviderID(n.host), n.ip.String(), c.pki.CAFile, filepath.Join(n.dir, "resolv.conf"), dns)
