@@ -37,7 +37,9 @@ apt_ensure_nostart() {
 }
 
 # crictl_ensure: crictl, the kubelet's way of asking containerd for a pull,
-# in $(go env GOPATH)/bin, which goes on PATH.
+# in $(go env GOPATH)/bin, which goes on PATH. hack/controlplane.sh builds
+# it there with the other tools (hack/test.sh runs that first); alone (the
+# benchmarks), a go install of the same version.
 crictl_ensure() {
   local gobin
   gobin="$(go env GOPATH)/bin"

@@ -22,23 +22,25 @@ apt_ensure nftables iproute2 containerd containernetworking-plugins time prometh
 apt_ensure_nostart tayga # the lab's NAT64 (ipv6-only-nat64): userspace, a tun device in a lab namespace; its init script would start one in the root namespace
 apt_ensure_nostart squid-openssl openssl # the node's egress proxy of the proxy tests and labs
 
-# 2. crictl, the kubelet's way of asking containerd for a pull.
-phase crictl
-crictl_ensure
-
-# 3. A real kube-apiserver and etcd, and the lab clusters' kubelet,
-#    kube-controller-manager, kube-scheduler and pause, built from Go
-#    modules (cached).
-phase "kubernetes builds"
+# 2. Every outside program the tests run, in one go build of one module
+#    (test/tools; cached): a real etcd and kube-apiserver, the lab clusters'
+#    kubelet, kube-proxy, kube-controller-manager and kube-scheduler, helm,
+#    crictl (the kubelet's way of asking containerd for a pull), and pause.
+phase "tools build"
 bash hack/controlplane.sh
+crictl_ensure # on PATH (hack/controlplane.sh put it in the Go bin folder)
 
-# 4. The CLI (both release builds: pullpath-full and the -tags noclients
-#    front) still builds where `lab` cannot run (release archives and krew
-#    ship darwin), then every test.
-phase "darwin build"
-log "GOOS=darwin go build ./cmd/pullpath"
-GOOS=darwin GOARCH=arm64 go build -o /dev/null ./cmd/pullpath
-GOOS=darwin GOARCH=arm64 go build -tags noclients -o /dev/null ./cmd/pullpath # the release's front
+# 3. The CLI (both release builds: pullpath-full and the -tags noclients
+#    front) still type-checks where `lab` cannot run (release archives and
+#    krew ship darwin): every package, dependencies included, from source
+#    for darwin/arm64 without compiling them (a cross build compiled the
+#    whole graph again: about 9 minutes of a cold CI). hack/release.sh
+#    still cross-compiles. Then every test.
+phase "darwin check"
+log "typecheck ./cmd/pullpath for darwin/arm64"
+tc=test/controlplane/bin/typecheck
+GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 "$tc" ./cmd/pullpath
+GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 "$tc" -tags noclients ./cmd/pullpath # the release's front
 phase tests
 log "go test ./..."
 go test -count=1 -timeout 40m -p 2 ./...

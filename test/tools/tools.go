@@ -1,0 +1,20 @@
+//go:build tools
+
+// Package tools pins the programs hack/controlplane.sh builds into
+// test/controlplane/bin/: etcd and kube-apiserver for the cluster tests
+// (internal/testenv/controlplane), kube-controller-manager, kube-scheduler,
+// kubelet and kube-proxy for the lab's clusters (internal/lab/cluster),
+// helm for the chart's tests and crictl, the kubelet's way of asking
+// containerd for a pull (internal/crirun).
+package tools
+
+import (
+	_ "go.etcd.io/etcd/server/v3"
+	_ "helm.sh/helm/v4/cmd/helm"
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kube-proxy"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+	_ "k8s.io/kubernetes/cmd/kubelet"
+	_ "sigs.k8s.io/cri-tools/cmd/crictl"
+)
