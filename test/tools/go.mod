@@ -16,6 +16,7 @@ go 1.26.8
 
 require (
 	go.etcd.io/etcd/server/v3 v3.7.0
+	golang.org/x/tools v0.51.0
 	helm.sh/helm/v4 v4.3.1
 	k8s.io/kubernetes v1.37.2
 	sigs.k8s.io/cri-tools v1.37.0
@@ -207,7 +208,6 @@ require (
 	golang.org/x/term v0.47.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
-	golang.org/x/tools v0.51.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20260819154853-08b0e4226688 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260819154853-08b0e4226688 // indirect
 	google.golang.org/grpc v1.83.2 // indirect
