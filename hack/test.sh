@@ -20,6 +20,7 @@ trap phase_times EXIT # the wall time of each phase below, at the end of the log
 phase apt
 apt_ensure nftables iproute2 containerd containernetworking-plugins time prometheus
 apt_ensure_nostart tayga # the lab's NAT64 (ipv6-only-nat64): userspace, a tun device in a lab namespace; its init script would start one in the root namespace
+apt_ensure_nostart unbound # the lab's DNS64 (ipv6-only-nat64): started by the lab in a lab namespace with its own config; the package would start one in the root namespace
 apt_ensure_nostart squid-openssl openssl # the node's egress proxy of the proxy tests and labs
 
 # 2. Every outside program the tests run, in one go build of one module

@@ -42,7 +42,9 @@ func Main(m *testing.M) {
 		os.Exit(cli.Run(context.Background(), append([]string{"pullpath"}, os.Args[1:]...),
 			cli.Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	removeTempDirs()
+	os.Exit(code)
 }
 
 // Require starts the cluster of a built-in scenario (or a scenario file)

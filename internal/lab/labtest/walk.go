@@ -49,7 +49,7 @@ var (
 func PullpathImage(t testing.TB) string {
 	t.Helper()
 	imageOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "pullpath-labimage-")
+		dir, err := TempDir("pullpath-labimage-")
 		if err != nil {
 			imageErr = err
 			return
@@ -70,7 +70,7 @@ func PullpathImage(t testing.TB) string {
 func NodeImage(t testing.TB) (string, v1.Image) {
 	t.Helper()
 	nodeOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "pullpath-nodeimage-")
+		dir, err := TempDir("pullpath-nodeimage-")
 		if err != nil {
 			nodeErr = err
 			return

@@ -55,7 +55,7 @@ var (
 func artifacts(t *testing.T) (tarball, bin string) {
 	t.Helper()
 	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "pullpath-sweeplab-")
+		dir, err := labtest.TempDir("pullpath-sweeplab-")
 		if err != nil {
 			buildErr = err
 			return
