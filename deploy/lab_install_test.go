@@ -33,18 +33,21 @@ func TestMain(m *testing.M) { labtest.Main(m) }
 // lab's kube-controller-manager removes them).
 func TestHelmInstallOnLabCluster(t *testing.T) {
 	helmBin(t)
-	c := labtest.Require(t, "cluster-healthy")
-	ctx, cancel := context.WithTimeout(t.Context(), 6*time.Minute)
-	defer cancel()
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	labtest.ImportAgentImage(ctx, t, c)
-	cli, _, err := selfimage.Pullpath.LabTarball(ctx, root, t.TempDir(), "ghcr.io/pullpath/pullpath:v0.1.0")
+	// The CLI's image first, on its own clock (a cold build is minutes).
+	bctx, bcancel := context.WithTimeout(t.Context(), labtest.BuildTimeout)
+	cli, _, err := selfimage.Pullpath.LabTarball(bctx, root, t.TempDir(), "ghcr.io/pullpath/pullpath:v0.1.0")
+	bcancel()
 	if err != nil {
 		t.Fatal(err)
 	}
+	c := labtest.Require(t, "cluster-healthy")
+	ctx, cancel := context.WithTimeout(t.Context(), 6*time.Minute)
+	defer cancel()
+	labtest.ImportAgentImage(ctx, t, c)
 	if err := c.ImportImage(ctx, cli); err != nil {
 		t.Fatal(err)
 	}

@@ -54,7 +54,7 @@ func PullpathImage(t testing.TB) string {
 			imageErr = err
 			return
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), BuildTimeout)
 		defer cancel()
 		imageTar, imageErr = selfimage.LabTarball(ctx, ModuleRoot(t), dir, PullpathImageRef)
 	})
@@ -75,7 +75,7 @@ func NodeImage(t testing.TB) (string, v1.Image) {
 			nodeErr = err
 			return
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), BuildTimeout)
 		defer cancel()
 		nodeTar, nodeImg, nodeErr = agentimage.Program.LabTarball(ctx, ModuleRoot(t), dir, NodeImageRef)
 	})
@@ -143,11 +143,20 @@ func StoreImage(t testing.TB, storageRoot, repository, tag string, img v1.Image)
 	return d
 }
 
+// BuildTimeout bounds a build of one of pullpath's images for a test. It
+// is kept apart from the test's own deadline for what it checks: with a
+// cold Go cache, beside the compiles of other test binaries, a build of the
+// CLI took more than the 6 minutes a helm install test gives its cluster.
+const BuildTimeout = 15 * time.Minute
+
 // ImportAgentImage builds the node-side image tagged as deploy/ names it
-// (agentimage.LabTarball) and imports it into every node of c.
+// (agentimage.LabTarball, within BuildTimeout, not ctx) and imports it
+// into every node of c (within ctx).
 func ImportAgentImage(ctx context.Context, t testing.TB, c *cluster.Cluster) {
 	t.Helper()
-	tar, _, err := agentimage.LabTarball(ctx, ModuleRoot(t), t.TempDir())
+	bctx, cancel := context.WithTimeout(t.Context(), BuildTimeout)
+	defer cancel()
+	tar, _, err := agentimage.LabTarball(bctx, ModuleRoot(t), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
