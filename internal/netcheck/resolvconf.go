@@ -122,9 +122,14 @@ func parseResolvConf(r io.Reader, name string) (resolvConf, error) {
 func domains(ds []string) []string {
 	var out []string
 	for _, d := range ds {
-		if d = strings.TrimSuffix(d, "."); d != "" {
-			out = append(out, d)
+		// The root (".") is skipped as Go's resolver skips it; a word with
+		// an empty label ("..", ".a", "a..b") is no domain name, and Go's
+		// resolver never finds a name under it (isDomainName).
+		d = strings.TrimSuffix(d, ".")
+		if d == "" || strings.HasPrefix(d, ".") || strings.HasSuffix(d, ".") || strings.Contains(d, "..") {
+			continue
 		}
+		out = append(out, d)
 	}
 	return out
 }
