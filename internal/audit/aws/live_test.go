@@ -35,10 +35,13 @@ func staticConfig() *aws.Config {
 // network connection"), a race of the SDK's transport on loopback
 // (aws-sdk-go-v2#2737, #1825; 3 in 60 runs of this package at load 20),
 // not of the account. The product keeps one attempt and shows it; twice
-// in a row fails the test.
+// in a row fails the test. calls counts the calls of the collect returned.
 func collect(t *testing.T, srv *fakeaws.Server, cluster string, calls *atomic.Int64) *awsaudit.Raw {
 	t.Helper()
 	for attempt := 1; ; attempt++ {
+		if calls != nil {
+			calls.Store(0) // the calls of the collect returned, not of both
+		}
 		raw, err := awsaudit.Collect(context.Background(), awsaudit.LiveOptions{Cluster: cluster, EndpointURL: srv.URL, Config: staticConfig(), Calls: calls})
 		if err != nil {
 			t.Fatalf("Collect = %v", err)
