@@ -128,7 +128,9 @@ func TestClusterScenarios(t *testing.T) {
 	t.Parallel() // the cluster tests overlap: about 1 GB each, CPU mostly idle once Ready
 	topos := clusterScenarios(t)
 	before, sysBefore := labtest.MachineState(t), machineSysctls(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	// Ten scenarios, two at a time: about 25 s each alone, 54 s beside
+	// others; the package took 305 s in a warm CI (load ~4).
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	rep := lab.Test(ctx, topos, 2, lab.Options{KeepLogs: true, Cluster: cluster.Run}, nil)
 	for _, r := range rep.Runs {
