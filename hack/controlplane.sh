@@ -49,6 +49,11 @@ if command -v flock >/dev/null 2>&1; then
 fi
 
 export GOWORK=off # the tools module must not join any go.work
+# Static, as Kubernetes' release builds most of these; and the same cgo
+# setting as hack/test.sh's test builds, so the packages the tools share with
+# the project at the same version (test/tools/go.mod is aligned with the
+# project's go.mod; internal/depguard tests it) are compiled once for both.
+export CGO_ENABLED=0
 total_start=$(date +%s)
 
 # NAME PACKAGE, in test/tools. `go build -o DIR/` names a binary after its
