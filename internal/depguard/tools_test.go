@@ -9,18 +9,29 @@ import (
 	"testing"
 )
 
-// toolPrograms are the programs hack/controlplane.sh builds from the tools
-// module (test/tools), the outside programs the tests run.
-var toolPrograms = []string{
-	"go.etcd.io/etcd/server/v3",
-	"k8s.io/kubernetes/cmd/kube-apiserver",
-	"k8s.io/kubernetes/cmd/kube-scheduler",
-	"k8s.io/kubernetes/cmd/kube-controller-manager",
-	"k8s.io/kubernetes/cmd/kubelet",
-	"k8s.io/kubernetes/cmd/kube-proxy",
-	"helm.sh/helm/v4/cmd/helm",
-	"sigs.k8s.io/cri-tools/cmd/crictl",
-	"pullpath-tools/typecheck",
+// toolPrograms are the packages of the programs hack/controlplane.sh builds
+// from the tools module (test/tools): its programs=( "NAME PACKAGE" ... )
+// list, read from the script so the two never differ.
+func toolPrograms(t *testing.T, root string) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "hack", "controlplane.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, list, ok := strings.Cut(string(b), "\nprograms=(\n")
+	list, _, ok2 := strings.Cut(list, "\n)\n")
+	if !ok || !ok2 {
+		t.Fatal("hack/controlplane.sh: no programs=( ... ) list")
+	}
+	var pkgs []string
+	for _, line := range strings.Split(list, "\n") {
+		_, pkg, ok := strings.Cut(strings.Trim(strings.TrimSpace(line), `"`), " ")
+		if !ok {
+			t.Fatalf("hack/controlplane.sh: programs line %q, want \"NAME PACKAGE\"", line)
+		}
+		pkgs = append(pkgs, pkg)
+	}
+	return pkgs
 }
 
 // TestToolsShareVersions keeps test/tools/go.mod aligned with the project's
@@ -46,15 +57,16 @@ func TestToolsShareVersions(t *testing.T) {
 		t.Fatalf("the tools module: %v", err)
 	}
 	const format = "{{with .Module}}{{.Path}} {{.Version}}{{end}}"
-	project := moduleVersions(t, goBin, root, append([]string{"-deps", "-test", "-f", format}, "./...")...)
-	toolVers := moduleVersions(t, goBin, tools, append([]string{"-deps", "-f", format}, toolPrograms...)...)
-	var shared, differ []string
+	project := moduleVersions(t, goBin, root, "-deps", "-test", "-f", format, "./...")
+	toolVers := moduleVersions(t, goBin, tools, append([]string{"-deps", "-f", format}, toolPrograms(t, root)...)...)
+	shared := 0
+	var differ []string
 	for path, v := range project {
 		tv, ok := toolVers[path]
 		if !ok {
 			continue
 		}
-		shared = append(shared, path)
+		shared++
 		if tv != v {
 			differ = append(differ, path+": "+v+" in go.mod, "+tv+" in test/tools/go.mod")
 		}
@@ -73,7 +85,7 @@ func TestToolsShareVersions(t *testing.T) {
 			t.Errorf("%s is not in the tools' build", must)
 		}
 	}
-	t.Logf("%d modules give packages to both builds; %d at different versions", len(shared), len(differ))
+	t.Logf("%d modules give packages to both builds; %d at different versions", shared, len(differ))
 }
 
 // moduleVersions runs `go list ARGS` in dir (GOWORK off: each module on its
