@@ -56,13 +56,13 @@ func startServices(ctx context.Context, n *Network, self, runDir string, configs
 			}
 			select {
 			case <-p.Done():
-				return s, fmt.Errorf("services of host %s exited: %s", host, childproc.LastLines(lf, 1))
+				return s, fmt.Errorf("services of host %s exited: %s", host, childproc.LastLines(lf, 12))
 			case <-ctx.Done():
 				return s, fmt.Errorf("starting services: %v", ctx.Err())
 			case <-time.After(15 * time.Millisecond):
 			}
 			if time.Now().After(deadline) {
-				return s, fmt.Errorf("services of host %s not ready after 20s: %s", host, childproc.LastLines(lf, 1))
+				return s, fmt.Errorf("services of host %s not ready after 20s: %s", host, childproc.LastLines(lf, 12))
 			}
 		}
 	}

@@ -27,6 +27,9 @@ import (
 type Squid struct {
 	Addr string // IP:PORT it listens on
 	Dir  string // its folder: squid.conf, access.log, cache.log
+	// Service is squid's service name (-n), unique per instance: its
+	// shared-memory segments are /dev/shm/<Service>-*.shm.
+	Service string
 
 	cmd  *exec.Cmd
 	done chan struct{}
@@ -107,7 +110,7 @@ func StartSquid(ctx context.Context, cfg SquidConfig) (*Squid, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Squid{Addr: net.JoinHostPort(host, port), Dir: dir, done: make(chan struct{})}
+	s := &Squid{Addr: net.JoinHostPort(host, port), Dir: dir, Service: serviceName(dir), done: make(chan struct{})}
 	fail := func(err error) (*Squid, error) {
 		os.RemoveAll(dir)
 		return nil, err
@@ -119,7 +122,11 @@ func StartSquid(ctx context.Context, cfg SquidConfig) (*Squid, error) {
 	if err := chownProxy(dir); err != nil {
 		return fail(err)
 	}
-	args := []string{squidBinary, "-N", "-d", "1", "-f", conf}
+	// A service name of its own: squid names its shared-memory segments
+	// after it (/dev/shm/squid-tls_session_cache.shm, squid-cf__*.shm), so
+	// two squids of the default name, in parallel tests or lab hosts, map
+	// the same TLS session cache and one aborts on the other's state.
+	args := []string{squidBinary, "-n", s.Service, "-N", "-d", "1", "-f", conf}
 	if cfg.Netns != "" {
 		args = append([]string{"ip", "netns", "exec", cfg.Netns}, args...)
 	}
@@ -330,6 +337,19 @@ func chownProxy(dir string) error {
 		}
 		return os.Lchown(p, uid, gid)
 	})
+}
+
+// serviceName is squid's -n for the instance in dir: letters and digits
+// only (squid refuses anything else), unique per folder.
+func serviceName(dir string) string {
+	var b strings.Builder
+	b.WriteString("pp")
+	for _, r := range filepath.Base(dir) {
+		if r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // freePort finds a free TCP port on host (inside netns when given).

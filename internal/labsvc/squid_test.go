@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -131,6 +132,36 @@ func TestSquid(t *testing.T) {
 		if issuer != "pullpath lab Squid inspection CA" {
 			t.Errorf("bumped certificate issued by %q, want the inspection CA", issuer)
 		}
+	})
+	// Two intercepting squids at once (parallel tests, two lab hosts):
+	// each keeps a TLS session cache in shared memory named after its
+	// service name; with one name for both, the one that stops removes
+	// the other's segments and the next to start maps a live one's.
+	t.Run("two-intercepting", func(t *testing.T) {
+		bump, err := labsvc.NewCA("pullpath lab Squid inspection CA")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := labsvc.SquidConfig{Intercept: bump, UpstreamCAFile: caFile}
+		first, second := start(t, cfg), start(t, cfg)
+		seg := func(sq *labsvc.Squid) string { return "/dev/shm/" + sq.Service + "-tls_session_cache.shm" }
+		if seg(first) == seg(second) {
+			t.Fatalf("both squids use %s", seg(first))
+		}
+		for _, sq := range []*labsvc.Squid{first, second} {
+			if _, err := os.Stat(seg(sq)); err != nil {
+				t.Fatalf("squid %s: its session cache segment: %v", sq.Addr, err)
+			}
+		}
+		second.Close()
+		if _, err := os.Stat(seg(first)); err != nil {
+			t.Fatalf("after the other squid stopped, %s: %v", seg(first), err)
+		}
+		resp, err := get(t, "http://"+first.Addr, &tls.Config{RootCAs: bump.Pool()}, target)
+		if err != nil {
+			t.Fatalf("bumped through the first squid after the second stopped: %v", err)
+		}
+		resp.Body.Close()
 	})
 }
 
