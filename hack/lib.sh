@@ -1,7 +1,7 @@
 # Shared by hack/test.sh and bench/run.sh: install what the tests and
 # benchmarks need, only when it is missing. Source it; it defines functions.
 
-log() { printf '== %s\n' "$*" >&2; }
+log() { printf '== %s %s\n' "$(date +%T)" "$*" >&2; }
 
 # apt_ensure PKG...: install the Debian packages that are missing (as root;
 # without root it does nothing, and the tests that need them say so).

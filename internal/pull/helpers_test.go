@@ -11,6 +11,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/netcheck"
 	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/verdict"
 )
 
 // testImage is a small valid single-platform image.
@@ -73,4 +74,14 @@ func probeLoopback(t *testing.T, host string, mut func(*Options)) *report.ProbeR
 		t.Fatalf("Probe(%s) error: %v", o.Image, err)
 	}
 	return rep
+}
+
+// hasWarning says whether rep warns with code c.
+func hasWarning(rep *report.ProbeReport, c verdict.Code) bool {
+	for _, w := range rep.Warnings {
+		if w.Code == c {
+			return true
+		}
+	}
+	return false
 }

@@ -1,3 +1,5 @@
+//go:build !fuzzonly
+
 package pull
 
 import (
@@ -246,15 +248,6 @@ func TestProbeBadInput(t *testing.T) {
 	if rep.Verdict.Code != verdict.ReferenceInvalid || rep.Verdict.Condition != verdict.ConditionImage {
 		t.Errorf("Probe(bad reference) verdict = %s %s, want REFERENCE_INVALID image", rep.Verdict.Code, rep.Verdict.Condition)
 	}
-}
-
-func hasWarning(rep *report.ProbeReport, c verdict.Code) bool {
-	for _, w := range rep.Warnings {
-		if w.Code == c {
-			return true
-		}
-	}
-	return false
 }
 
 // assertNoSecrets fails if the password or any token appears in the JSON
