@@ -68,7 +68,7 @@ phase tests
 # fuzz pass (step 5) runs in the lab lane's idle tail.
 t0=$(date +%s)
 log "go build: the module's library packages"
-go build $(go list -f '{{if ne .Name "main"}}{{.ImportPath}}{{end}}' ./...)
+go build $(go list -f '{{if and (ne .Name "main") .GoFiles}}{{.ImportPath}}{{end}}' ./...)
 log "go build took $(($(date +%s) - t0)) s"
 lab_lane=( # the packages whose tests took a minute or more in a CI
   ./deploy
