@@ -2,7 +2,6 @@ package lab
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -56,22 +55,16 @@ const CgroupParent = "pullpath-lab"
 // MakeNodeCgroup creates a cluster node's cgroup root, CgroupParent/name
 // (name starts with the run's prefix), in every v1 hierarchy (the kubelet
 // requires it to exist), copying cpuset's cpus and mems down. It holds the
-// lab's global lock meanwhile: a teardown of another run may remove the
-// shared parent.
+// lab's global lock meanwhile: teardowns remove the shared parent when it
+// is empty only under that lock (removeCgroupParent), so it cannot vanish
+// between its mkdir and the node's.
 func MakeNodeCgroup(name string) error {
 	g, err := lockFile(filepath.Join(StateDir, ".lock"), true)
 	if err != nil {
 		return err
 	}
 	defer g.Close()
-	// another run's teardown may remove the shared parent between our
-	// mkdirs (it rmdirs it when empty): try again
-	for try := 0; try < 3; try++ {
-		if err = makeNodeCgroupOnce(name); err == nil || !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
-	}
-	return err
+	return makeNodeCgroupOnce(name)
 }
 
 func makeNodeCgroupOnce(name string) error {
@@ -162,15 +155,42 @@ func removeCgroups(prefix string) error {
 			errs = append(errs, fmt.Sprintf("rmdir %s: %v", d, err))
 		}
 	}
-	// the shared parent, if no other run uses it (rmdir fails if it does)
-	_, all := cgroupMounts()
-	for _, mp := range all {
-		syscall.Rmdir(filepath.Join(mp, CgroupParent))
-	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%s", strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// removeCgroupParent removes the shared parent, CgroupParent, from every
+// hierarchy where no run uses it (rmdir fails while it has a node's
+// cgroup). Call it under the lab's global lock: MakeNodeCgroup holds that
+// lock between creating the parent and the node's cgroup in it, so the
+// parent is never removed in between.
+func removeCgroupParent() {
+	_, all := cgroupMounts()
+	removeCgroupParentIn(all)
+}
+
+func removeCgroupParentIn(hierarchies []string) {
+	for _, mp := range hierarchies {
+		syscall.Rmdir(filepath.Join(mp, CgroupParent))
+	}
+}
+
+// removeCgroupParentLocked is removeCgroupParent under the global lock,
+// for a teardown that does not hold it (a Session's Close).
+func removeCgroupParentLocked() {
+	_, all := cgroupMounts()
+	removeCgroupParentInLocked(all)
+}
+
+func removeCgroupParentInLocked(hierarchies []string) {
+	g, err := lockFile(filepath.Join(StateDir, ".lock"), true)
+	if err != nil {
+		return // the parent stays; the next teardown removes it
+	}
+	defer g.Close()
+	removeCgroupParentIn(hierarchies)
 }
 
 // killNamingRunDir kills processes outside the lab's namespaces whose

@@ -94,6 +94,7 @@ func lockFile(path string, block bool) (*os.File, error) {
 // Close tears down everything under the session's prefix and releases it.
 func (s *Session) Close() error {
 	err := TeardownPrefix(s.Prefix)
+	removeCgroupParentLocked()
 	if rerr := os.RemoveAll(s.RunDir); err == nil && rerr != nil {
 		err = rerr
 	}
@@ -182,6 +183,7 @@ func Down(k KeptRun) error {
 	}
 	defer g.Close()
 	err = TeardownPrefix(k.Prefix)
+	removeCgroupParent() // under the global lock
 	os.RemoveAll(filepath.Join(StateDir, strings.TrimSuffix(k.Prefix, "-")))
 	os.Remove(filepath.Join(StateDir, k.Prefix+"up"))
 	return err
@@ -244,6 +246,7 @@ func sweep(ctx context.Context) ([]string, error) {
 		os.Remove(lp)
 		swept = append(swept, p)
 	}
+	removeCgroupParent() // under the global lock
 	sort.Strings(swept)
 	return swept, firstErr
 }
