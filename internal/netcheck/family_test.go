@@ -67,16 +67,7 @@ func listenBoth(t *testing.T, v4, v6 bool) int {
 				l.Close()
 				return
 			}
-			t.Cleanup(func() { l.Close() })
-			go func() {
-				for {
-					c, err := l.Accept()
-					if err != nil {
-						return
-					}
-					c.Close()
-				}
-			}()
+			acceptEach(t, l, func(c net.Conn) { c.Close() })
 		}
 		keep(probe, v6)
 		keep(l4, v4)

@@ -12,6 +12,13 @@ func serve(t *testing.T, handle func(net.Conn)) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	acceptEach(t, l, handle)
+	return l.Addr().String()
+}
+
+// acceptEach hands every connection l accepts to handle (in its own
+// goroutine) until the test ends and closes l.
+func acceptEach(t *testing.T, l net.Listener, handle func(net.Conn)) {
 	t.Cleanup(func() { l.Close() })
 	go func() {
 		for {
@@ -22,5 +29,4 @@ func serve(t *testing.T, handle func(net.Conn)) string {
 			go handle(c)
 		}
 	}()
-	return l.Addr().String()
 }
