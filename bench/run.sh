@@ -5,6 +5,7 @@
 #   sudo bash bench/run.sh                        # throughput (+ memory, start-up), deadpath, explain
 #   sudo bash bench/run.sh throughput             # one part; several may be named
 #   ROUNDS=5 OUT=/tmp/pullbench bash bench/run.sh throughput
+#   PROFILE_DIR=/tmp/prof bash bench/run.sh throughput  # + a CPU profile per engine and peer run
 #   NODES=1000 PODS=10000 EVENTS=10000 bash bench/run.sh explain
 #   bash bench/run.sh aws azure agent sweep events northstar  # not run by default
 #
@@ -109,7 +110,9 @@ for p in "${parts[@]}"; do
   esac
   args=(-rounds "$ROUNDS" -pullpath "$bin/pullpath" -json "$OUT/$p.json")
   case "$p" in
-    throughput) [ -n "${LAYERS_MIB:-}" ] && args+=(-layers-mib "$LAYERS_MIB") ;;
+    throughput)
+      [ -n "${LAYERS_MIB:-}" ] && args+=(-layers-mib "$LAYERS_MIB")
+      [ -n "${PROFILE_DIR:-}" ] && mkdir -p "$PROFILE_DIR" && args+=(-cpuprofile-dir "$PROFILE_DIR") ;;
     explain)
       args+=(-nodes "${NODES:-5000}" -pods "${PODS:-50000}" -events "${EVENTS:-50000}" -load-budget "${LOAD_BUDGET:-8m}" -deadline 40m) ;;
   esac

@@ -48,8 +48,10 @@ type Config struct {
 	Concurrency   int     // blobs at once, for both tools; 0 means 3 (containerd's and pullpath's default)
 	RunTimeout    time.Duration
 	Log           io.Writer // progress lines; nil discards
-	// PullpathExtraArgs are appended to the probe command (e.g. profiling).
-	PullpathExtraArgs []string
+	// CPUProfileDir, if set, gets a CPU profile of every engine (probeonly)
+	// and peer run: engine-rN.pprof and peer-rN.pprof. The released
+	// front has no profiling flag; the engine is its pull, unchanged.
+	CPUProfileDir string
 }
 
 // Run is one pull by one tool.
@@ -268,10 +270,12 @@ func runPullpath(ctx context.Context, cfg Config, st *labsvc.Stack, round int, w
 		"--platform", "linux/amd64",
 		"--concurrency", fmt.Sprint(cfg.Concurrency))
 	if engine {
+		if cfg.CPUProfileDir != "" {
+			argv = append(argv, "--cpuprofile", filepath.Join(cfg.CPUProfileDir, fmt.Sprintf("engine-r%d.pprof", round)))
+		}
 		argv = append(argv, st.Ref())
 	} else {
 		argv = append(argv, "--node", "bench-node", "--no-progress", "-o", "json")
-		argv = append(argv, cfg.PullpathExtraArgs...)
 	}
 	srv := measure.SelfCPU()
 	res, err := measure.Run(ctx, measure.Cmd{Argv: argv, Timeout: cfg.RunTimeout})
@@ -304,8 +308,11 @@ func runPeer(ctx context.Context, cfg Config, st *labsvc.Stack, round int, want 
 		"--nameserver", st.Nameserver(),
 		"--ca-file", st.Files.CAFile,
 		"--docker-config", st.Files.DockerConfig,
-		"--jobs", fmt.Sprint(cfg.Concurrency),
-		st.Ref()}
+		"--jobs", fmt.Sprint(cfg.Concurrency)}
+	if cfg.CPUProfileDir != "" {
+		argv = append(argv, "--cpuprofile", filepath.Join(cfg.CPUProfileDir, fmt.Sprintf("peer-r%d.pprof", round)))
+	}
+	argv = append(argv, st.Ref())
 	srv := measure.SelfCPU()
 	res, err := measure.Run(ctx, measure.Cmd{Argv: argv, Timeout: cfg.RunTimeout})
 	srv = measure.SelfCPU() - srv

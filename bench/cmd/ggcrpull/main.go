@@ -38,6 +38,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/pullpath/pullpath/bench/cpuprofile"
 )
 
 // Result is what ggcrpull prints.
@@ -57,13 +59,14 @@ func main() {
 	}
 }
 
-func run() error {
+func run() (err error) {
 	ns := flag.String("nameserver", "", "resolve every host through this DNS server, IP:PORT (required)")
 	caFile := flag.String("ca-file", "", "PEM CA to trust (required)")
 	dockerConfig := flag.String("docker-config", "", "docker config.json with the registry's credentials (default: anonymous)")
 	platform := flag.String("platform", "linux/amd64", "platform to pull from an index")
 	jobs := flag.Int("jobs", 3, "layers read at once")
 	timeout := flag.Duration("timeout", 10*time.Minute, "budget of the whole pull")
+	profile := flag.String("cpuprofile", "", "write a CPU profile of the whole pull to this file")
 	flag.Parse()
 	if flag.NArg() != 1 {
 		return fmt.Errorf("want exactly one IMAGE argument, got %d", flag.NArg())
@@ -96,6 +99,15 @@ func run() error {
 	} else {
 		kc = authn.NewMultiKeychain()
 	}
+	stopProfile, err := cpuprofile.Start(*profile)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if perr := stopProfile(); perr != nil && err == nil {
+			err = perr
+		}
+	}()
 
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()

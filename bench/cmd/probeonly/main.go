@@ -18,6 +18,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/pullpath/pullpath/bench/cpuprofile"
 	"github.com/pullpath/pullpath/internal/netcheck"
 	"github.com/pullpath/pullpath/internal/pull"
 	"github.com/pullpath/pullpath/internal/verdict"
@@ -34,6 +35,7 @@ func main() {
 	flag.StringVar(&o.Platform, "platform", "linux/amd64", "platform")
 	flag.IntVar(&o.Concurrency, "concurrency", 3, "blobs at once")
 	timeout := flag.Duration("timeout", 15*time.Minute, "budget of the whole probe")
+	profile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
 	if flag.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, "probeonly: want exactly one IMAGE argument")
@@ -45,9 +47,17 @@ func main() {
 		o.Net.Nameservers = []string{*ns}
 	}
 	o.Net = withDefaults(o.Net)
+	stopProfile, err := cpuprofile.Start(*profile)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "probeonly:", err)
+		os.Exit(1)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
 	rep, err := pull.Probe(ctx, o)
+	if perr := stopProfile(); perr != nil && err == nil {
+		err = perr
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "probeonly:", err)
 		os.Exit(1)

@@ -60,6 +60,7 @@ func run(ctx context.Context, args []string) error {
 	rounds := fs.Int("rounds", 3, "runs per tool, alternating")
 	layers := fs.String("layers-mib", "", "throughput: layer sizes in MiB, comma separated (default 256,256,192,160,96,64: about 1 GiB)")
 	conc := fs.Int("concurrency", 3, "throughput: blobs at once, for both tools")
+	profileDir := fs.String("cpuprofile-dir", "", "throughput: write a CPU profile of every engine and peer run into this directory (compare with go tool pprof)")
 	pullpathBin := fs.String("pullpath", "", "use this pullpath binary (the front, with pullpath-full beside it) instead of building them")
 	scenarios := fs.String("scenarios", "", "deadpath: built-in lab scenarios, comma separated (default: blob host dropped, registry dropped, registry NXDOMAIN)")
 	connectTimeout := fs.Duration("connect-timeout", 0, "deadpath: the probe's --connect-timeout (default: pullpath's own, 5s)")
@@ -121,7 +122,7 @@ func run(ctx context.Context, args []string) error {
 			return err
 		}
 		res, err := throughput.Measure(ctx, throughput.Config{
-			PullpathBin: pp, PeerBin: peer, EngineBin: engine, FullBin: full, Layers: sizes, Rounds: *rounds, Concurrency: *conc, Log: os.Stderr,
+			PullpathBin: pp, PeerBin: peer, EngineBin: engine, FullBin: full, Layers: sizes, Rounds: *rounds, Concurrency: *conc, Log: os.Stderr, CPUProfileDir: *profileDir,
 			Startup: []throughput.Binary{
 				{Name: "pullpath (the released front, -tags noclients)", Path: pp},
 				{Name: "pullpath-full (every command linked)", Path: full},
