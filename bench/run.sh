@@ -112,7 +112,7 @@ for p in "${parts[@]}"; do
   case "$p" in
     throughput)
       [ -n "${LAYERS_MIB:-}" ] && args+=(-layers-mib "$LAYERS_MIB")
-      [ -n "${PROFILE_DIR:-}" ] && mkdir -p "$PROFILE_DIR" && args+=(-cpuprofile-dir "$PROFILE_DIR") ;;
+      [ -n "${PROFILE_DIR:-}" ] && args+=(-cpuprofile-dir "$PROFILE_DIR") ;;
     explain)
       args+=(-nodes "${NODES:-5000}" -pods "${PODS:-50000}" -events "${EVENTS:-50000}" -load-budget "${LOAD_BUDGET:-8m}" -deadline 40m) ;;
   esac

@@ -1,8 +1,8 @@
 // Package cpuprofile gives the benchmarks' pull commands (probeonly and the
 // ggcr peer) one way to write a CPU profile of the whole process, so the
 // two can be compared with `go tool pprof` from one throughput run. It
-// imports nothing but the standard library, so linking it does not change
-// what the peer's peak RSS measures.
+// imports only the standard library, so the peer links nothing of
+// pullpath's; with no path given it starts nothing.
 package cpuprofile
 
 import (

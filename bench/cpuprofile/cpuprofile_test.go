@@ -23,8 +23,8 @@ func TestStartWritesAProfile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	// A profile is gzipped protobuf; a CPU profile names its sample
-	// types ("samples", "cpu") in the string table.
+	// A profile is gzipped protobuf; a CPU profile's string table names
+	// its sample types and units ("samples"/"count", "cpu"/"nanoseconds").
 	zr, err := gzip.NewReader(f)
 	if err != nil {
 		t.Fatalf("%s is not gzipped: %v", path, err)

@@ -101,6 +101,11 @@ func run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
+		if *profileDir != "" {
+			if err := os.MkdirAll(*profileDir, 0o755); err != nil {
+				return fmt.Errorf("-cpuprofile-dir: %v", err)
+			}
+		}
 		pp, err := bins.get(ctx, "pullpath")
 		if err != nil {
 			return err
