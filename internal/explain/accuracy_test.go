@@ -198,16 +198,3 @@ func heldOut(t *testing.T, file string) {
 		t.Errorf("held-out accuracy %.0f%%, want >= 60%%", pct(total.code, total.n))
 	}
 }
-
-// TestDocsListEveryRule keeps docs/explain.md equal to the rules table.
-func TestDocsListEveryRule(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "explain.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range Rules {
-		if !strings.Contains(string(b), "`"+r.ID+"`") {
-			t.Errorf("docs/explain.md does not list rule %q", r.ID)
-		}
-	}
-}

@@ -118,6 +118,22 @@ const (
 	IPv6PathBroken        Code = "IPV6_PATH_BROKEN"
 	IPv4PathBroken        Code = "IPV4_PATH_BROKEN"
 
+	// the runtime's own refusals before any packet (containers/image: CRI-O, OpenShift, podman)
+	ShortNameUnresolved   Code = "SHORT_NAME_UNRESOLVED"
+	PolicyRejected        Code = "POLICY_REJECTED"
+	RegistryBlocked       Code = "REGISTRY_BLOCKED"
+	RegistriesConfInvalid Code = "REGISTRIES_CONF_INVALID"
+
+	// the runtime gave up on a pull that made no progress
+	PullProgressTimeout Code = "PULL_PROGRESS_TIMEOUT"
+
+	// the clouds' pull-through caches (ACR cache rules, Artifact Registry
+	// remote repositories, ECR pull-through cache rules): the node reached
+	// the cache, the cache's own way to its upstream failed
+	CacheUpstreamUnauthorized Code = "CACHE_UPSTREAM_UNAUTHORIZED"
+	CacheUpstreamRateLimited  Code = "CACHE_UPSTREAM_RATE_LIMITED"
+	CacheUpstreamFailed       Code = "CACHE_UPSTREAM_FAILED"
+
 	Other Code = "OTHER"
 )
 
@@ -225,6 +241,20 @@ var Codes = []Info{
 	{AddressFamilyUnusable, CauseUnreachable, ConditionRoute, false, "The host has no address in a family this node can use: for example only A records, asked from an IPv6-only node (or only AAAA from an IPv4-only one). The kernel has no route, so every dial fails at once with \"network is unreachable\".", "DNS64 on the node's resolver (Route 53 Resolver DNS64 on the subnet) with NAT64 behind it (a NAT gateway and a route for 64:ff9b::/96), or the cloud's IPv4 egress for IPv6 nodes and pods; else a dual-stack name for the host (ECR's ACCOUNT.dkr-ecr.REGION.on.aws) or an IPv4 address and route on the node."},
 	{IPv6PathBroken, CauseTimeout, ConditionRoute, true, "The host's IPv6 addresses do not connect while its IPv4 addresses do. Go's dialer (containerd, the kubelet) sorts IPv6 first and falls back to IPv4 after 300 ms (Happy Eyeballs), or at once when IPv6 fails at once: every new connection pays up to that delay, and clients without the fallback fail.", "The node's IPv6 route (::/0: an egress-only internet gateway or NAT64 route in the subnet's route table), the security groups' / NSGs' and NACLs' IPv6 rules (::/0 entries), and the registry endpoint's IPv6 listener."},
 	{IPv4PathBroken, CauseTimeout, ConditionRoute, true, "The host's IPv4 addresses do not connect while its IPv6 addresses do: pulls work over IPv6, and break wherever IPv6 is not there (an IPv4-only pool, a client that sorts IPv4 first).", whereRoute + "; the NAT gateway or internet gateway the subnet's 0.0.0.0/0 route names."},
+
+	// the runtime's own refusals (containers/image: CRI-O, OpenShift, podman)
+	{ShortNameUnresolved, CauseInvalidName, ConditionImage, false, "The runtime (CRI-O, podman: containers/image) refused a short image name (no registry host, such as nginx or team/app): no alias in registries.conf names it and no unqualified-search registries are set, or several are and short-name-mode enforcing refuses to guess. containerd and Docker complete docker.io; containers/image does not. Nothing was sent to any registry.", "The image: field of the Pod spec (write the registry: docker.io/library/nginx), or registries.conf on the node (/etc/containers/registries.conf and registries.conf.d: an alias under [aliases], or one unqualified-search-registries entry, or short-name-mode)."},
+	{PolicyRejected, CausePolicy, ConditionImage, false, "The runtime's image policy (containers/image's policy.json, which CRI-O and OpenShift's allowedRegistries write) refused the image: its registry is not allowed, a required signature is missing or does not verify (\"Source image rejected\"), or the policy file itself is missing or invalid. The refusal is the node's configuration of which images may run, not the network.", "/etc/containers/policy.json on the node (and CRI-O's signature_policy and signature_policy_dir), OpenShift's image.config.openshift.io/cluster (registrySources.allowedRegistries, blockedRegistries) or ClusterImagePolicy; for signatures, the image's signatures and the key or identity the policy requires."},
+	{RegistryBlocked, CauseForbidden, ConditionImage, false, "registries.conf marks the image's registry (or the prefix it falls under) blocked = true: the runtime refuses before any packet is sent. OpenShift writes it from blockedRegistries, or from an ImageDigestMirrorSet's mirrorSourcePolicy NeverContactSource (then only the mirrors may serve, and a pull by tag is not mirrored).", "/etc/containers/registries.conf and registries.conf.d on the node (the [[registry]] entry with blocked = true), and OpenShift's image.config.openshift.io/cluster or ImageDigestMirrorSet that wrote it; pull by digest when only digest mirrors exist."},
+	{RegistriesConfInvalid, CauseOther, ConditionImage, false, "The runtime cannot use its registries.conf (or a registries.conf.d drop-in): a syntax error, an invalid prefix or location, an unknown short-name-mode, pull-from-mirror on a non-mirror. containers/image then refuses every pull it would resolve through that file.", "The file the message names on the node (/etc/containers/registries.conf, registries.conf.d/*.conf); `crio config` and `podman info` show the error too."},
+
+	// the runtime gave up on a pull that made no progress
+	{PullProgressTimeout, CauseTimeout, ConditionRoute, false, "The runtime cancelled the pull because no byte arrived for its progress timeout (containerd's image_pull_progress_timeout: 1 minute in 1.7.0-1.7.9, 5 minutes since; CRI-O's pull_progress_timeout; dockershim's image-pull-progress-deadline): a stalled transfer, usually a slow or lossy path, a path MTU black hole, or a mirror or proxy that accepts and never answers. The kubelet itself puts no deadline on a pull.", "The path from the node to the host that was serving the pull (the blob host for a layer, the registry or mirror for a manifest): path MTU and MSS clamping on tunnels, loss, a proxy's or mirror's health; `pullpath probe IMAGE` on the node times each host; raise the timeout only for a path that is slow but moving."},
+
+	// the clouds' pull-through caches
+	{CacheUpstreamUnauthorized, CauseUnauthorized, ConditionRegistry, false, "The node reached the registry's pull-through cache, and the cache could not authenticate to its upstream (ACR: authentication required with source registry for cache rule; Artifact Registry remote repository: upstream credentials are invalid; ECR: the authentication to the upstream registry failed). The node's path and identity are fine; the cache's credentials for the upstream are not.", "The cache rule's credentials: ACR credential set and its Key Vault secrets (and the registry identity's access to them), Artifact Registry remote repository upstreamCredentials (the Secret Manager secret and the Artifact Registry service agent's secretAccessor on it), ECR's Secrets Manager secret ecr-pullthroughcache/...; `pullpath azure|gcp|aws audit` checks them."},
+	{CacheUpstreamRateLimited, CauseRateLimit, ConditionRegistry, false, "The node reached the registry's pull-through cache, and the cache's upstream rate-limited it (ACR: too many requests to source registry for cache rule): a cache miss went to the upstream (Docker Hub's limits are per account or per the cache's address) and was refused.", "The cache rule's upstream credentials (an authenticated upstream account has a higher limit), and pulls that miss the cache (new tags, a cache that does not refresh); warm the cache or wait out the upstream's window."},
+	{CacheUpstreamFailed, CauseOther, ConditionRegistry, false, "The node reached the registry's pull-through cache, and the cache's request to its upstream failed (the upstream's answer is in the summary). The node's path is fine; the cache's path or access to its upstream is not.", "The cache rule and its upstream: the upstream's status, the cache's egress to it (VPC Service Controls vpcsc-config for Artifact Registry remote repositories), and the upstream path it maps to."},
 
 	{Other, CauseOther, ConditionNone, false, "A failure that fits no other code; the summary carries the detail.", "The evidence in the report."},
 }

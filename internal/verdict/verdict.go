@@ -35,6 +35,7 @@ const (
 	CauseDigest       Cause = "digest"
 	CauseInvalidName  Cause = "invalid_name"
 	CauseNeverPull    Cause = "never_pull"
+	CausePolicy       Cause = "policy" // the runtime's image policy refused the image (containers/image policy.json)
 	CauseOther        Cause = "other"
 )
 
@@ -61,7 +62,7 @@ var conditionMeanings = map[Condition]string{
 	ConditionDNS:         "the node's resolver cannot see the zone, or answers a public address",
 	ConditionEndpointSet: "the registry host works, a token or blob host it hands out does not",
 	ConditionTLSIdentity: "certificate trust or name, 401, 403: trust and pull identity",
-	ConditionImage:       "the image: not found, no manifest for the platform, bad reference",
+	ConditionImage:       "the image: not found, no manifest for the platform, bad reference, or the runtime's image policy (short names, signature policy, blocked registries)",
 	ConditionRegistry:    "the registry: rate limit, server errors, corrupt content",
 	ConditionProxy:       "the runtime's proxy: its HTTP(S)_PROXY and NO_PROXY, or the proxy itself (down, authentication, ACL, its own path to the registry)",
 }
