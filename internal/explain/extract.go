@@ -39,6 +39,7 @@ var (
 		regexp.MustCompile(`(?i)back-off pulling image "([^"\s]{1,512})"`),
 		regexp.MustCompile(`(?i)container image "([^"\s]{1,512})" is not present`),
 		regexp.MustCompile(`(?i)failed to apply default image tag "([^"\s]{1,512})"`),
+		regexp.MustCompile(`(?i)failed to inspect image "([^"\s]{1,512})"`),
 		regexp.MustCompile(`(?i)failed to resolve (?:reference|image) "([^"\s]{1,512})"`),
 		regexp.MustCompile(`(?i)initializing source docker://([^\s:"]{1,256}(?::[^\s:"@]{1,128})?(?:@sha256:[0-9a-f]{64})?)`),
 		regexp.MustCompile(`(?i)pulling image "([^"\s]{1,512})"`),

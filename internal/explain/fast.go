@@ -114,6 +114,7 @@ func extractImage(v textView) string {
 		{`back-off pulling image "`, ""},
 		{`container image "`, ` is not present`},
 		{`failed to apply default image tag "`, ""},
+		{`failed to inspect image "`, ""},
 	} {
 		if s, ok := found(v.quoted(p.lit, p.trailer)); ok {
 			return s

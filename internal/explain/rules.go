@@ -136,8 +136,92 @@ var Rules = []Rule{
 		Code: verdict.NeverPull, Step: StepReference,
 		Says:   "imagePullPolicy is Never and the image is not on this node",
 		Source: "kubelet pkg/kubelet/images/image_manager.go (ErrImageNeverPull); hystax/optscale#701"},
-	{ID: "kubelet-invalid-name", Any: []string{"invalidimagename", "invalid reference format", "couldn't parse image reference", "couldn't parse image name", "failed to apply default image tag",
-		"did not resolve to an alias", "no unqualified-search registries", "no registries configured while trying to pull an unqualified image"},
+
+	// --- the runtime's own refusals before any packet: containers/image (as
+	// CRI-O, OpenShift and podman use it) resolves short names, applies its
+	// image policy and its registries.conf before it dials anything. These
+	// are the node's configuration of which images may come from where: the
+	// image condition, never the network.
+	//
+	// pkg/shortnames Resolve: "short-name %q did not resolve to an alias and
+	// no unqualified-search registries are defined in %q" (or "... and no
+	// containers-registries.conf(5) was found"); CRI-O before 1.20 and
+	// c/image 4: "no registries configured while trying to pull an
+	// unqualified image".
+	{ID: "short-name-no-search-registries", Any: []string{"did not resolve to an alias", "no unqualified-search registries", "no registries configured while trying to pull an unqualified image"},
+		Code: verdict.ShortNameUnresolved, Step: StepReference,
+		Says: "the runtime (containers/image: CRI-O, podman) refused a short image name: no alias names it and no unqualified-search registries are set, so it will not guess a registry",
+		Advice: []string{
+			"Write the registry into the image: field (docker.io/library/nginx:1.27, not nginx:1.27): containerd and Docker complete docker.io, CRI-O does not. Or give the node an alias ([aliases] \"nginx\" = \"docker.io/library/nginx\" in a registries.conf.d drop-in) or unqualified-search-registries = [\"docker.io\"] in /etc/containers/registries.conf, then restart CRI-O.",
+		},
+		Source: "containers/image pkg/shortnames/shortnames.go Resolve; CRI-O internal/storage (no registries configured while trying to pull an unqualified image)"},
+	// pkg/shortnames Resolve with several search registries, enforcing mode
+	// and no TTY: "short-name resolution enforced but cannot prompt without a
+	// TTY"; CRI-O >= 1.34 rewords it (internal/storage
+	// CandidatesForPotentiallyShortImageName): "short name mode is enforcing,
+	// but image name %s returns ambiguous list".
+	{ID: "short-name-ambiguous", Any: []string{"short-name resolution enforced", "short name mode is enforcing"},
+		Code: verdict.ShortNameUnresolved, Step: StepReference,
+		Says: "the runtime (containers/image: CRI-O, podman) refused a short image name: short-name-mode is enforcing and several unqualified-search registries could serve it, so it will not guess which",
+		Advice: []string{
+			"Write the registry into the image: field (docker.io/team/app:1, not team/app:1); CRI-O 1.34 and later enforce short names. Or give the node an alias for the name in a registries.conf.d drop-in, or keep one unqualified-search registry, or short-name-mode = \"permissive\" in /etc/containers/registries.conf (each trades away the protection against a squatted name on another registry).",
+		},
+		Source: "containers/image pkg/shortnames/shortnames.go Resolve (enforcing, no TTY); CRI-O internal/storage/image.go (returns ambiguous list, 1.34)"},
+	// signature/policy_eval*.go: every refusal is a PolicyRequirementError
+	// ("Running image %s is rejected by policy.", "A signature was
+	// required, but no signature exists", "None of the signatures were
+	// accepted, reasons: ...", "Signature for identity %q is not
+	// accepted"), which copy/single.go wraps as "Source image rejected: %w";
+	// CRI-O wraps it in the CRI's ErrSignatureValidationFailed
+	// ("SignatureValidationFailed: ...", internal/storage
+	// WrapSignatureCRIErrorIfNeeded) and the kubelet's evalCRIPullErr
+	// rewords it "image pull failed for %s because the signature validation
+	// failed: ..." with the reason SignatureValidationFailed.
+	{ID: "image-policy-rejected", Any: []string{"source image rejected", "signaturevalidationfailed", "because the signature validation failed", "is rejected by policy", "are rejected by policy",
+		"a signature was required, but no signature exists", "none of the signatures were accepted", "no signature verification policy found"},
+		Code: verdict.PolicyRejected, Step: StepReference,
+		Says: "the runtime's image policy (containers/image policy.json) refused the image: its registry is not allowed there, or a required signature is missing or does not verify",
+		Advice: []string{
+			"\"rejected by policy\" is a registry (or repository) the policy does not allow: on OpenShift, image.config.openshift.io/cluster registrySources.allowedRegistries (the Machine Config Operator writes it into /etc/containers/policy.json on every node). \"A signature was required\" or \"not accepted\" is the signature requirement for this scope: sign the image, or fix the key, Fulcio identity or Rekor key the policy requires (ClusterImagePolicy / ImagePolicy on OpenShift, CRI-O's signature_policy_dir per namespace).",
+		},
+		Source: "containers/image signature/policy_eval*.go (PolicyRequirementError), copy/single.go (Source image rejected); CRI-O internal/storage WrapSignatureCRIErrorIfNeeded; kubelet image_manager.go evalCRIPullErr (SignatureValidationFailed)"},
+	// signature/policy_config.go: DefaultPolicy reads /etc/containers/
+	// policy.json ("open ...: no such file or directory"), "invalid policy
+	// in %q: %w": without a policy CRI-O refuses every pull.
+	{ID: "image-policy-file", All: []string{"policy.json"}, Any: []string{"no such file or directory", "invalid policy in", "permission denied"},
+		Code: verdict.PolicyRejected, Step: StepReference,
+		Says: "the runtime cannot read its image policy file (containers/image policy.json), so it refuses every pull",
+		Advice: []string{
+			"Restore /etc/containers/policy.json on the node (the containers-common package ships {\"default\": [{\"type\": \"insecureAcceptAnything\"}]}), or point CRI-O's signature_policy at the file it should use, then restart CRI-O.",
+		},
+		Source: "containers/image signature/policy_config.go (DefaultPolicy, invalid policy in); clearlinux/distribution#160 (open /etc/containers/policy.json: no such file or directory)"},
+	// docker/docker_client.go newDockerClient: "registry %s is blocked in
+	// one of %s" (earlier "... is blocked in %s" and "%s or %s"): the
+	// [[registry]] entry of registries.conf the reference falls under says
+	// blocked = true, checked before any connection.
+	{ID: "registry-blocked", Re: regexp.MustCompile(`(?i)registry \S+ is blocked in`),
+		Hint: []string{"is blocked in"}, Code: verdict.RegistryBlocked, Step: StepReference,
+		Says: "registries.conf blocks the image's registry (blocked = true): the runtime refused before any packet",
+		Advice: []string{
+			"On OpenShift the entry comes from image.config.openshift.io/cluster blockedRegistries, or from an ImageDigestMirrorSet with mirrorSourcePolicy: NeverContactSource: then only its mirrors may serve, and only pulls by digest are mirrored (a pull by tag needs an ImageTagMirrorSet). Elsewhere, the [[registry]] entry with blocked = true in /etc/containers/registries.conf or registries.conf.d.",
+		},
+		Source: "containers/image docker/docker_client.go newDockerClient (registry %s is blocked in one of %s); containers/image#2497"},
+	// pkg/sysregistriesv2: "loading registries configuration %q: %w",
+	// InvalidRegistries ("registries.conf must be in v2 format but is in
+	// v1", "invalid condition: ...", "unsupported pull-from-mirror value"),
+	// "invalid short-name mode: %q", "pull-from-mirror must not be set for
+	// a non-mirror registry", "validating short-name aliases"; docker/
+	// docker_client.go "loading registries: %w".
+	{ID: "registries-conf-invalid", Any: []string{"loading registries configuration", "loading registries: ", "registries.conf must be in v2 format", "invalid short-name mode",
+		"pull-from-mirror must not be set", "unsupported pull-from-mirror value", "validating short-name aliases", "both location and prefix are unset", "mirror location is unset"},
+		Code: verdict.RegistriesConfInvalid, Step: StepReference,
+		Says: "the runtime cannot use its registries.conf (containers/image): every pull it resolves through the file is refused",
+		Advice: []string{
+			"Fix the file the message names (/etc/containers/registries.conf or a registries.conf.d drop-in; on OpenShift the Machine Config Operator writes them from ImageDigestMirrorSet, ImageTagMirrorSet and image.config.openshift.io/cluster), then restart CRI-O. `pullpath probe IMAGE` on the node reads registries.conf as containers/image does and names the line.",
+		},
+		Source: "containers/image pkg/sysregistriesv2/system_registries_v2.go (loading registries configuration, InvalidRegistries, invalid short-name mode)"},
+
+	{ID: "kubelet-invalid-name", Any: []string{"invalidimagename", "invalid reference format", "couldn't parse image reference", "couldn't parse image name", "failed to apply default image tag"},
 		Code: verdict.ReferenceInvalid, Step: StepReference,
 		Says:   "the image reference does not parse",
 		Source: "kubelet applyDefaultImageTag (InspectFailed / InvalidImageName); jupyterhub/zero-to-jupyterhub-k8s#472, cloudfoundry-incubator/kubecf#63"},

@@ -30,7 +30,7 @@ func TestRuntimeSourceShapes(t *testing.T) {
 		{"containerd invalid token", `failed to resolve reference "r.example.com/a:1": pull access denied, repository does not exist or may require authorization: server message: invalid_token: authorization failed`, verdict.RegistryUnauthorized},
 		{"distribution unknown manifest", `failed to resolve reference "r.example.com/a:1": unknown manifest name=a tag=1`, verdict.ManifestNotFound},
 		{"distribution unknown repository", `Error response from daemon: unknown repository name=a`, verdict.RepositoryNotFound},
-		{"crio short name", `rpc error: code = Unknown desc = short-name "app:1" did not resolve to an alias and no unqualified-search registries are defined in "/etc/containers/registries.conf"`, verdict.ReferenceInvalid},
+		{"crio short name", `rpc error: code = Unknown desc = short-name "app:1" did not resolve to an alias and no unqualified-search registries are defined in "/etc/containers/registries.conf"`, verdict.ShortNameUnresolved},
 		// a plain-http hop through a forward proxy: the 407 comes back as a
 		// response (RFC 9110: only a proxy sends 407)
 		{"proxy wants auth", `failed to resolve reference "r.example.com/a:1": unexpected status from HEAD request to https://r.example.com/v2/a/manifests/1: 407 Proxy Authentication Required`, verdict.ProxyAuthRequired},
