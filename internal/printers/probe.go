@@ -26,6 +26,7 @@ func printProbe(w io.Writer, r *report.ProbeReport, o Options) error {
 		meta = append(meta, "nameservers "+strings.Join(r.Resolver.Nameservers, ","))
 	}
 	p.f("  %s\n", strings.Join(meta, "  "))
+	printRuntimeConfig(p, r.RuntimeConfig, o)
 	printProxyConfig(p, r.Proxy, o)
 	p.f("\n")
 

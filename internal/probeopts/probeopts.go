@@ -41,6 +41,7 @@ type Options struct {
 	passwordStdin bool
 	identity      identityFlags // the kubelet's pull identity (identity.go)
 	proxy         proxyFlags    // the runtime's proxy (proxy.go)
+	runtime       runtimeFlags  // the runtime and its config (runtime.go)
 }
 
 // AddFlags registers every probe flag but -o, whose formats are the
@@ -51,10 +52,10 @@ func (o *Options) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.Pull.Net.ResolvConf, "resolv-conf", "/etc/resolv.conf", "the node's resolv.conf")
 	f.StringVar(&o.Pull.Net.HostsFile, "hosts-file", "/etc/hosts", "the node's hosts file")
 	f.StringArrayVar(&o.nameservers, "nameserver", nil, "query this nameserver (HOST or HOST:PORT) instead of resolv.conf's; repeatable")
-	f.StringVar(&o.Pull.CertsDir, "certs-dir", "/etc/containerd/certs.d", "containerd registry config_path (HOST/hosts.toml, CAs)")
-	f.StringVar(&o.Pull.ContainerdConfig, "containerd-config", "/etc/containerd/config.toml", "containerd's config, read for image_pull_progress_timeout, the limit a hosts.toml mirror chain is held against (unreadable: said unknown)")
+	f.StringVar(&o.Pull.CertsDir, "certs-dir", "/etc/containerd/certs.d", "read this folder as containerd's registry config_path (HOST/hosts.toml, CAs) instead of the runtime's own registry configuration (default: the runtime's, found on the node)")
+	f.StringVar(&o.Pull.ContainerdConfig, "containerd-config", "/etc/containerd/config.toml", "containerd's config file to read, instead of finding it (as --runtime-config with --runtime containerd)")
 	f.BoolVar(&o.Pull.CheckUpstream, "check-upstream", false, "when a hosts.toml mirror or cache served, also walk the upstream registry: a cache hiding a broken upstream is a warning")
-	f.StringVar(&o.Pull.DockerCertsDir, "docker-certs-dir", "/etc/docker/certs.d", "docker certs.d (HOST/ca.crt, client certs)")
+	f.StringVar(&o.Pull.DockerCertsDir, "docker-certs-dir", "/etc/docker/certs.d", "docker certs.d (HOST/ca.crt, client certs), read with --certs-dir")
 	f.StringArrayVar(&o.Pull.ExtraCAs, "registry-ca", nil, "extra CA file to trust for every host of the pull; repeatable")
 	f.StringVar(&o.Pull.DockerConfig, "docker-config", "", "docker config.json with auths/credHelpers (default: none, anonymous)")
 	f.StringVar(&o.Pull.Username, "username", "", "registry user name (with --password-stdin)")
@@ -71,6 +72,7 @@ func (o *Options) AddFlags(f *pflag.FlagSet) {
 	f.BoolVar(&o.NoProgress, "no-progress", false, "no progress bar on stderr")
 	o.identity.add(f)
 	o.proxy.add(f)
+	o.runtime.add(f)
 	f.StringVar(&o.VerdictFile, "verdict-file", "", "also write the compact verdict JSON (under 4 KiB) to FILE, e.g. a Pod's /dev/termination-log (sweep reads it)")
 }
 
@@ -92,6 +94,9 @@ func (o *Options) Complete(fs *pflag.FlagSet, image string, stdin io.Reader) err
 		}
 	}
 	if err := o.proxy.complete(fs, o, o.identity.hostRoot); err != nil {
+		return err
+	}
+	if err := o.runtime.complete(fs, o, o.identity.hostRoot); err != nil {
 		return err
 	}
 	return o.identity.complete(o)

@@ -54,6 +54,11 @@ type Options struct {
 	// the limits a hosts.toml chain is held against
 	// (image_pull_progress_timeout); "" or unreadable: unknown.
 	ContainerdConfig string
+	// Runtime is step 0 as found on the node (runtimecfg.DiscoverRuntime):
+	// the runtime, its config, and the registry configuration the walk
+	// follows (its Registry). nil reads CertsDir and DockerCertsDir as
+	// containerd's config_path, as before discovery.
+	Runtime *runtimecfg.RuntimeConfig
 	// CheckUpstream: when a mirror served, walk the upstream registry too,
 	// so a cache hiding a broken upstream is named.
 	CheckUpstream bool
@@ -203,6 +208,7 @@ func newWalker(opts Options) (*walker, error) {
 	w := &walker{opts: opts, nc: nc, platform: plat, rep: rep, endpoints: map[string]*endpoint{}, sec: redact.NewSecrets()}
 	w.sec.AddBasic(opts.Username, opts.Password)
 	w.proxyReport()
+	w.runtimeReport()
 	return w, nil
 }
 
@@ -251,10 +257,11 @@ func (w *walker) reference() ([]runtimecfg.RegistryHost, error) {
 	}
 	w.ref = ref
 	w.rep.Reference = report.Reference{Registry: ref.Registry, Host: ref.Host, Repository: ref.Repository, Tag: ref.Tag, Digest: ref.Digest}
-	hosts, err := runtimecfg.Hosts(w.opts.CertsDir, w.opts.DockerCertsDir, ref)
+	set, err := w.registry().Hosts(ref)
 	if err != nil {
 		return nil, err
 	}
+	hosts := set.Hosts
 	w.step(stepReference, "", report.StepPass, "", ref.String(), since(start), 0)
 	return hosts, nil
 }
@@ -318,6 +325,11 @@ func (w *walker) loadCredentials(ctx context.Context, h runtimecfg.RegistryHost)
 	if err != nil {
 		at := site{stage: verdict.StageAuth, role: hostRole(h), host: h.Host}
 		return w.failed(stepCredentials, time.Time{}, at.fail(verdict.CredentialsError, err, "%s", w.sec.String(err.Error())))
+	}
+	if creds.Anonymous() && h.Auth != nil {
+		// the kubelet passes none: containerd's CRI uses its config's
+		// registry.configs HOST auth
+		creds = *h.Auth
 	}
 	w.sec.AddBasic(creds.Username, creds.Password)
 	w.sec.Add(creds.IdentityToken, creds.RegistryToken)
@@ -451,8 +463,8 @@ func (s *session) tlsFor(u *url.URL) *tls.Config {
 	w := s.w
 	ref := w.ref
 	ref.Registry, ref.Host = u.Host, u.Host
-	if hosts, err := runtimecfg.Hosts(w.opts.CertsDir, w.opts.DockerCertsDir, ref); err == nil {
-		for _, h := range hosts {
+	if set, err := w.registry().Hosts(ref); err == nil {
+		for _, h := range set.Hosts {
 			if !h.Mirror && (h.Source != "" || len(h.CAFiles) > 0 || len(h.ClientPairs) > 0) {
 				if c, err := h.TLSConfig(w.opts.ExtraCAs); err == nil {
 					return c

@@ -50,6 +50,9 @@ type ProbeReport struct {
 	Runtime    *RuntimePull    `json:"runtime,omitempty"`  // filled by `lab run --runtime`
 	Identity   *ProbeIdentity  `json:"identity,omitempty"` // the kubelet's credentials (plugins, pull secrets), when used
 	Proxy      *ProxyConfig    `json:"proxy,omitempty"`    // the runtime's proxy settings, when looked for
+	// RuntimeConfig is step 0: the runtime, its config file, how it was
+	// found, and where its registry configuration comes from.
+	RuntimeConfig *RuntimeConfig `json:"runtimeConfig,omitempty"`
 }
 
 // Reference is the parsed image reference, as the runtime sees it.

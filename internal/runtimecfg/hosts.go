@@ -49,6 +49,13 @@ type RegistryHost struct {
 	DialTimeout  time.Duration // dial_timeout, 0 when not set
 	OverridePath bool          // override_path: Path is used as the API root as written, without /v2
 	Server       bool          // the server entry (last): the file's server, or the registry's default host
+	// Auth is the runtime's own credentials for this host (containerd's
+	// registry.configs.HOST.auth): used when the kubelet passes none.
+	// nil when the runtime holds none. Never printed.
+	Auth *Credentials
+	// Repository is the repository on this host when the runtime rewrites
+	// it (CRI-O's prefix/location); "" is the reference's own.
+	Repository string
 }
 
 // Has reports whether the host is configured for the capability
@@ -122,6 +129,12 @@ func Hosts(certsDir, dockerCertsDir string, ref Ref) ([]RegistryHost, error) {
 // itself logs such a file and falls back to the certs.d layout of its folder;
 // pullpath reports it, since the operator meant something by it.)
 func HostsConfig(certsDir, dockerCertsDir string, ref Ref) (HostSet, error) {
+	return hostsConfig(certsDir, dockerCertsDir, "", ref)
+}
+
+// hostsConfig is HostsConfig on the node whose filesystem is at root
+// (absolute paths in hosts.toml are read under it).
+func hostsConfig(certsDir, dockerCertsDir, root string, ref Ref) (HostSet, error) {
 	var set HostSet
 	registry := ref.Registry
 	if registry == "" {
@@ -142,7 +155,7 @@ func HostsConfig(certsDir, dockerCertsDir string, ref Ref) (HostSet, error) {
 			return set, &ConfigError{File: file, Reason: "cannot read: " + pathErrReason(err)}
 		}
 		if len(b) > 0 {
-			entries, set.Notes, err = parseHostsFile(file, b)
+			entries, set.Notes, err = parseHostsFile(file, root, b)
 			if err != nil {
 				return set, err
 			}
@@ -356,7 +369,7 @@ type hostFile struct {
 
 // parseHostsFile parses hosts.toml into entries: [host] tables in file
 // order, then the server (host "" when server is not set).
-func parseHostsFile(file string, b []byte) ([]hostEntry, []string, error) {
+func parseHostsFile(file, root string, b []byte) ([]hostEntry, []string, error) {
 	var notes []string
 	var c hostFile
 	if err := toml.Unmarshal(b, &c); err != nil {
@@ -392,7 +405,7 @@ func parseHostsFile(file string, b []byte) ([]hostEntry, []string, error) {
 		if strings.TrimSpace(h) == "" {
 			return nil, nil, &ConfigError{File: file, Reason: `[host.""]: empty URL (want [host."https://mirror.example"])`}
 		}
-		e, err := parseHostEntry(file, h, false, cfg)
+		e, err := parseHostEntry(file, root, h, false, cfg)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -417,7 +430,7 @@ func parseHostsFile(file string, b []byte) ([]hostEntry, []string, error) {
 		notes = append(notes, fmt.Sprintf("%s: server without any [host] table: containerd 1.6 ignores this file (falls back to https://REGISTRY); 1.7 and later honour it; add a [host.%q] table to work on both", file, c.Server))
 	}
 
-	e, err := parseHostEntry(file, c.Server, true, c.hostFileEntry)
+	e, err := parseHostEntry(file, root, c.Server, true, c.hostFileEntry)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -434,7 +447,7 @@ func parseHostsFile(file string, b []byte) ([]hostEntry, []string, error) {
 }
 
 // parseHostEntry turns one table into an entry; server "" leaves host unset.
-func parseHostEntry(file, server string, isServer bool, cfg hostFileEntry) (hostEntry, error) {
+func parseHostEntry(file, root, server string, isServer bool, cfg hostFileEntry) (hostEntry, error) {
 	bad := func(format string, args ...any) (hostEntry, error) {
 		where := "top level"
 		if server != "" {
@@ -446,6 +459,13 @@ func parseHostEntry(file, server string, isServer bool, cfg hostFileEntry) (host
 		return hostEntry{}, &ConfigError{File: file, Reason: where + ": " + fmt.Sprintf(format, args...)}
 	}
 	baseDir := filepath.Dir(file)
+	// a relative path is the file's folder's; an absolute one the node's.
+	abs := func(p string) string {
+		if filepath.IsAbs(p) {
+			return underRoot(root, p)
+		}
+		return filepath.Join(baseDir, p)
+	}
 	e := hostEntry{source: file}
 
 	if server != "" {
@@ -508,7 +528,7 @@ func parseHostEntry(file, server string, isServer bool, cfg hostFileEntry) (host
 	switch ca := cfg.CA.(type) {
 	case nil:
 	case string:
-		e.caFiles = []string{absPath(ca, baseDir)}
+		e.caFiles = []string{abs(ca)}
 	case []any:
 		list, ok := stringList(ca)
 		if !ok {
@@ -516,7 +536,7 @@ func parseHostEntry(file, server string, isServer bool, cfg hostFileEntry) (host
 		}
 		e.caFiles = make([]string, 0, len(list))
 		for _, p := range list {
-			e.caFiles = append(e.caFiles, absPath(p, baseDir))
+			e.caFiles = append(e.caFiles, abs(p))
 		}
 	default:
 		return bad(`"ca" must be a string or a list of strings, not %T`, cfg.CA)
@@ -525,19 +545,19 @@ func parseHostEntry(file, server string, isServer bool, cfg hostFileEntry) (host
 	switch cl := cfg.Client.(type) {
 	case nil:
 	case string:
-		e.clientPairs = [][2]string{{absPath(cl, baseDir), ""}}
+		e.clientPairs = [][2]string{{abs(cl), ""}}
 	case []any:
 		e.clientPairs = [][2]string{}
 		for _, item := range cl {
 			switch p := item.(type) {
 			case string:
-				e.clientPairs = append(e.clientPairs, [2]string{absPath(p, baseDir), ""})
+				e.clientPairs = append(e.clientPairs, [2]string{abs(p), ""})
 			case []any:
 				list, ok := stringList(p)
 				if !ok || len(list) != 2 {
 					return bad(`"client" pair must be [cert, key], two strings`)
 				}
-				e.clientPairs = append(e.clientPairs, [2]string{absPath(list[0], baseDir), absPath(list[1], baseDir)})
+				e.clientPairs = append(e.clientPairs, [2]string{abs(list[0]), abs(list[1])})
 			default:
 				return bad(`"client" list items must be a file or a [cert, key] pair, not %T`, item)
 			}
@@ -633,13 +653,6 @@ func stringList(in []any) ([]string, bool) {
 		out = append(out, s)
 	}
 	return out, true
-}
-
-func absPath(p, base string) string {
-	if filepath.IsAbs(p) {
-		return p
-	}
-	return filepath.Join(base, p)
 }
 
 // pathErrReason is the reason part of a *fs.PathError (the path is named by

@@ -284,7 +284,7 @@ func FuzzHostsTOML(f *testing.F) {
 	})
 	f.Add([]byte(`[host."https://a"]` + "\n" + `client = [["a", "b"], "c"]` + "\nca = [\"x\"]\nheader = {A = [\"1\"]}\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		entries, _, err := parseHostsFile("/etc/containerd/certs.d/reg/hosts.toml", b)
+		entries, _, err := parseHostsFile("/etc/containerd/certs.d/reg/hosts.toml", "", b)
 		if err != nil {
 			if strings.ContainsAny(err.Error(), "\n") {
 				t.Fatalf("parseHostsFile error spans lines: %q", err)
