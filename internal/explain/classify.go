@@ -174,6 +174,9 @@ func classifyOne(m, cred string) (c Classification) {
 	if hint := familyHint(c, lower); hint != "" {
 		c.Advice = append(c.Advice, hint)
 	}
+	if hint := resolverFamilyHint(c, lower); hint != "" {
+		c.Advice = append(c.Advice, hint)
+	}
 	if up := mirrorOf(req); up != "" {
 		c.Role = verdict.RoleMirror
 		c.Advice = append(c.Advice, mirrorHint(c.Host, up, lower))
@@ -205,36 +208,6 @@ func publicAddressHint(c Classification) string {
 		return fmt.Sprintf("%s is one of Google's public addresses: no private zone bound to the network answered %s, so a node without an external IP needs Private Google Access or Cloud NAT on its subnet.", ap.Addr(), c.Host)
 	}
 	return ""
-}
-
-// familyHint: ENETUNREACH ("connect: network is unreachable") means the
-// node's routing table has no route for the address at all, not even a
-// default one, so the address's family says where to look. Go's dialer
-// (net/dial.go dialParallel) tries the first family of the sorted
-// addresses and falls back to the other, and when both fail it returns the
-// first family's error: an IPv6 address here means the IPv4 attempt failed
-// too, or the host has no A record.
-func familyHint(c Classification, lower string) string {
-	if c.Code != verdict.ConnectUnreachable || c.Address == "" ||
-		!strings.Contains(lower, strings.ToLower(c.Address)+": connect: network is unreachable") {
-		return ""
-	}
-	ap, err := netip.ParseAddrPort(c.Address)
-	if err != nil {
-		return ""
-	}
-	host := c.Host
-	if host == "" {
-		host = "the host"
-	}
-	if ap.Addr().Unmap().Is4() {
-		other := "a name with an AAAA record"
-		if verdict.DetectPlatform(c.Host) == verdict.PlatformECR {
-			other = "ECR's dual-stack name (ACCOUNT.dkr-ecr.REGION.on.aws; not served over PrivateLink)"
-		}
-		return fmt.Sprintf("%s is IPv4 and the node has no route for it at all, not even a default one (network is unreachable). On an IPv6-only node (an EKS IPv6 cluster, an IPv6-only pool) that is the cause: %s answered an A record the node cannot use; give the subnet DNS64 and NAT64 (a NAT gateway and a route for 64:ff9b::/96 to it) or use %s. On an IPv4 node, the node lacks a default route. `pullpath probe IMAGE` on the node lists each hop's families (ADDRESS_FAMILY_UNUSABLE).", ap.Addr(), host, other)
-	}
-	return fmt.Sprintf("%s is IPv6 and the node has no IPv6 route for it, not even a default one (network is unreachable). Go's dialer reports the first family it tried: if %s also has an A record, the IPv4 attempt failed too; if it has only AAAA records, the node needs an IPv6 default route (::/0 to an egress-only internet gateway or the cloud's IPv6 egress) or the registry's IPv4 name. `pullpath probe IMAGE` on the node shows both families per hop (IPV6_PATH_BROKEN, IPV4_PATH_BROKEN).", ap.Addr(), host)
 }
 
 // mirrorOf is the registry a request's host mirrors, or "": containerd's

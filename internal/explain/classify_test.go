@@ -575,18 +575,28 @@ func FuzzClassify(f *testing.F) {
 }
 
 func TestFamilyHint(t *testing.T) {
-	// Go's net.OpError for ENETUNREACH, after containerd's resolver wraps it.
+	// Go's net.OpError around the kernel's errno, after containerd's
+	// resolver wraps it: each errno by the address's family (family.go).
 	head := c16 + `failed to resolve reference "` + acrImg + `": failed to do request: Head "https://myacr.azurecr.io/v2/team/app/manifests/1.4.2": dial tcp `
-	for _, tc := range []struct{ name, tail, want string }{
-		{"v4 network unreachable", `20.1.2.3:443: connect: network is unreachable`, "DNS64 and NAT64"},
-		{"v6 network unreachable", `[2603:1030:7::10]:443: connect: network is unreachable`, "IPv6 default route"},
-		{"v6 no route to host", `[2603:1030:7::10]:443: connect: no route to host`, ""},
-		{"v4 no route to host", `10.0.1.99:443: connect: no route to host`, ""},
+	for _, tc := range []struct {
+		name, tail string
+		code       verdict.Code
+		want       string // in the advice, "" for no family hint
+	}{
+		{"v4 network unreachable", `20.1.2.3:443: connect: network is unreachable`, verdict.ConnectUnreachable, "DNS64 and NAT64"},
+		{"v6 network unreachable", `[2603:1030:7::10]:443: connect: network is unreachable`, verdict.AddressFamilyUnusable, "IPv6 default route"},
+		{"v6 no source address", `[2603:1030:7::10]:443: connect: cannot assign requested address`, verdict.AddressFamilyUnusable, "no IPv6 address to send from"},
+		{"v4 no source port", `20.1.2.3:443: connect: cannot assign requested address`, verdict.ConnectError, "ephemeral ports"},
+		{"v6 disabled in the kernel", `[2603:1030:7::10]:443: socket: address family not supported by protocol`, verdict.AddressFamilyUnusable, "ipv6.disable=1"},
+		{"v4 own firewall", `20.1.2.3:443: connect: operation not permitted`, verdict.ConnectError, "OUTPUT chain"},
+		{"v6 security module", `[2603:1030:7::10]:443: connect: permission denied`, verdict.ConnectError, "security module"},
+		{"v6 no route to host", `[2603:1030:7::10]:443: connect: no route to host`, verdict.ConnectUnreachable, ""},
+		{"v4 no route to host", `10.0.1.99:443: connect: no route to host`, verdict.ConnectUnreachable, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := Classify(head + tc.tail)
-			if c.Code != verdict.ConnectUnreachable {
-				t.Fatalf("Code = %s, want CONNECT_UNREACHABLE", c.Code)
+			if c.Code != tc.code {
+				t.Fatalf("Code = %s (rule %s), want %s", c.Code, c.Rule, tc.code)
 			}
 			advice := strings.Join(c.Advice, "\n")
 			if tc.want == "" {
@@ -595,10 +605,21 @@ func TestFamilyHint(t *testing.T) {
 				}
 				return
 			}
-			if !strings.Contains(advice, tc.want) || !strings.Contains(advice, "myacr.azurecr.io") {
-				t.Errorf("advice %q lacks %q naming the host", advice, tc.want)
+			if !strings.Contains(advice, tc.want) {
+				t.Errorf("advice %q lacks %q", advice, tc.want)
 			}
 		})
+	}
+	// Go's errNoSuitableAddress and an IPv6 nameserver on a node without IPv6.
+	if c := Classify(`unable to ping registry endpoint https://r.example.com:5000/v0/ v2 ping attempt failed with error: Get https://r.example.com:5000/v2/: dial tcp: address r.example.com:5000: no suitable address found`); c.Code != verdict.AddressFamilyUnusable || !strings.Contains(strings.Join(c.Advice, " "), "other family") {
+		t.Errorf("no suitable address: %s %q", c.Code, c.Advice)
+	}
+	if c := Classify(`Get "https://registry-1.docker.io/v2/": dial tcp: lookup registry-1.docker.io on [::1]:53: dial udp [::1]:53: socket: address family not supported by protocol`); c.Code != verdict.DNSError || !strings.Contains(strings.Join(c.Advice, " "), "nameserver [::1]:53") {
+		t.Errorf("IPv6 nameserver without IPv6: %s %q", c.Code, c.Advice)
+	}
+	// A proxy's address gets no family hint: the host is the registry's.
+	if c := Classify(`Head "https://r.example.com/v2/a/manifests/1": proxyconnect tcp: dial tcp 10.0.0.9:3128: connect: network is unreachable`); c.Code != verdict.ProxyUnreachable || strings.Contains(strings.Join(c.Advice, " "), "not even a default one") {
+		t.Errorf("proxy unreachable: %s %q", c.Code, c.Advice)
 	}
 }
 

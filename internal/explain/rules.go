@@ -338,6 +338,17 @@ var Rules = []Rule{
 	{ID: "tls-handshake-timeout", Any: []string{"tls handshake timeout"},
 		Code: verdict.TLSHandshakeTimeout,
 		Says: "TCP connected but the TLS handshake did not finish", Source: "docker-archive-public/docker.kitematic#2771; NVIDIA/nvidia-docker#684"},
+	// The kernel's errno for an address family the node cannot use (see
+	// family.go): an IPv6 address with ENETUNREACH (no IPv6 route at all) or
+	// EADDRNOTAVAIL (no IPv6 source address), EAFNOSUPPORT from socket() for
+	// either family, and Go's errNoSuitableAddress (net/ipsock.go
+	// filterAddrList: no address of a family the dial may use). An IPv4
+	// address with ENETUNREACH stays connect-unreachable (a node without a
+	// default route reads the same), with the family's hint.
+	{ID: "dial-family-unusable", Re: regexp.MustCompile(`(?i)dial tcp \[[0-9a-f:.]+(?:%[\w.-]+)?\]:\d+: connect: (?:network is unreachable|cannot assign requested address)|dial tcp \S*: socket: address family not supported by protocol|no suitable address found`),
+		Hint: []string{"network is unreachable", "cannot assign requested address", "address family not supported", "no suitable address found"}, Code: verdict.AddressFamilyUnusable,
+		Says:   "the node cannot use the address's family: the kernel refused the dial at once (no route for the family, no source address in it, or the family disabled)",
+		Source: "Go net.OpError around the kernel's ENETUNREACH / EADDRNOTAVAIL / EAFNOSUPPORT, net/ipsock.go errNoSuitableAddress; spantaleev/matrix-docker-ansible-deploy#2860, docker/hub-feedback#2349, moby/moby#17252"},
 	// Go on Windows prints the Winsock errno text from FormatMessage after
 	// "connectex: " / "wsarecv: ": WSAETIMEDOUT "A connection attempt failed
 	// because the connected party did not properly respond after a period of

@@ -36,6 +36,10 @@ var areaRules = []struct {
 	{"registries-conf-invalid",
 		`initializing source docker://quay.io/a/b:1: registry quay.io is blocked in one of ["/etc/containers/registries.conf" "/etc/containers/registries.conf.d"]`,
 		verdict.RegistryBlocked},
+	// IPv6 and dual-stack: the kernel's errno for a family the node cannot use
+	{"dial-family-unusable",
+		`failed to do request: Head "https://r.example.com/v2/a/manifests/1": dial tcp [2600:1f18:2148:bc02:cfd8:db68:ea1f:277c]:443: connect: no route to host`,
+		verdict.ConnectUnreachable},
 }
 
 func TestAreaRulesHaveRealMessagesAndNeighbours(t *testing.T) {
