@@ -120,6 +120,15 @@ func timeoutFor(step string) verdict.Code {
 	return verdict.HTTPTimeout
 }
 
+// proxyDialRe is a failed dial of the runtime's proxy as Go's net/http
+// words it: net.OpError{Op: "proxyconnect"} since Go 1.9 ("proxyconnect
+// tcp: dial tcp PROXY: ..."), fmt.Errorf("http: error connecting to proxy
+// %s: %v") before (transport.go dialConn/getConn).
+var (
+	proxyDialRe   = regexp.MustCompile(`(?i)proxyconnect tcp|http: error connecting to proxy `)
+	proxyDialHint = []string{"proxyconnect tcp", "error connecting to proxy "}
+)
+
 // interceptionRe is a certificate error whose text names a TLS-intercepting
 // product (verdict.InterceptionProduct's names), on either side.
 var interceptionRe = func() *regexp.Regexp {
@@ -273,23 +282,31 @@ var Rules = []Rule{
 		Code:   verdict.ProxyAuthRequired,
 		Says:   "the runtime's proxy demands authentication (407) and the runtime's proxy URL has no, or wrong, credentials",
 		Source: "Go net/http transport.go (CONNECT answered 407: the reason phrase alone); OpenShift CRI-O event (error pinging docker registry: Get \"https://registry-1.docker.io/v2/\": Proxy authentication required)"},
-	{ID: "proxyconnect-dns", Re: regexp.MustCompile(`(?i)proxyconnect tcp: dial tcp: lookup `),
-		Hint: []string{"proxyconnect tcp"}, Code: verdict.ProxyDNS,
+	// net/http connectMethodForRequest (Go 1.12-1.15): "invalid proxy URL
+	// port %q"; x/net/http/httpproxy parseProxy: "invalid proxy address %q:
+	// %v": the proxy value of the runtime's environment does not parse, and
+	// every request fails before any dial.
+	{ID: "proxy-url-invalid", Any: []string{"invalid proxy url port", "invalid proxy address"},
+		Code:   verdict.ProxyURLInvalid,
+		Says:   "the runtime's proxy setting is not a URL Go can use (a placeholder or a stray character in HTTPS_PROXY / HTTP_PROXY): every request failed before any dial",
+		Source: "Go net/http transport.go connectMethodForRequest (invalid proxy URL port %q); golang.org/x/net/http/httpproxy parseProxy (invalid proxy address %q: %v)"},
+	{ID: "proxyconnect-dns", Re: regexp.MustCompile(`(?i)(?:proxyconnect tcp|http: error connecting to proxy \S+): dial tcp: lookup `),
+		Hint: proxyDialHint, Code: verdict.ProxyDNS,
 		Says:   "the node cannot resolve the runtime's proxy's name (through a proxy the node resolves only the proxy)",
 		Source: "Go net/http (net.OpError proxyconnect around the dial); cri-o/cri-o#2331 (lookup http: a mangled proxy URL); crictl through an invalid proxy (lookup invalidproxy: Temporary failure in name resolution)"},
-	{ID: "proxyconnect-refused", All: []string{"proxyconnect tcp"}, Any: []string{"connection refused", "actively refused it"},
+	{ID: "proxyconnect-refused", Re: proxyDialRe, Hint: proxyDialHint, Any: []string{"connection refused", "actively refused it"},
 		Code:   verdict.ProxyRefused,
 		Says:   "nothing accepts connections at the runtime's proxy (proxyconnect ... connection refused): the proxy is down or its URL is wrong; the registry was never contacted",
 		Source: "containerd/nerdctl#1193 (proxyconnect tcp: dial tcp 127.0.0.1:7890: connect: connection refused); docker/for-win#7935"},
-	{ID: "proxyconnect-timeout", All: []string{"proxyconnect tcp"}, Any: []string{"i/o timeout", "connection timed out", "did not properly respond"},
+	{ID: "proxyconnect-timeout", Re: proxyDialRe, Hint: proxyDialHint, Any: []string{"i/o timeout", "connection timed out", "did not properly respond"},
 		Code:   verdict.ProxyTimeout,
 		Says:   "the runtime's proxy does not answer (the connect to it timed out)",
 		Source: "Go net/http (proxyconnect tcp: dial tcp PROXY: i/o timeout)"},
-	{ID: "proxyconnect-unreachable", All: []string{"proxyconnect tcp"}, Any: []string{"no route to host", "network is unreachable", "host is unreachable"},
+	{ID: "proxyconnect-unreachable", Re: proxyDialRe, Hint: proxyDialHint, Any: []string{"no route to host", "network is unreachable", "host is unreachable"},
 		Code:   verdict.ProxyUnreachable,
 		Says:   "the node has no route to the runtime's proxy",
 		Source: "docker/for-win#4607 (proxyconnect tcp: dial tcp 192.168.65.83:8080: connect: no route to host)"},
-	{ID: "proxyconnect-other", Any: []string{"proxyconnect tcp"},
+	{ID: "proxyconnect-other", Re: proxyDialRe, Hint: proxyDialHint,
 		Code:   verdict.ProxyConnectError,
 		Says:   "the connection to the runtime's proxy failed (reset, closed, or not an HTTP proxy: an https:// proxy URL for a plain proxy reads \"first record does not look like a TLS handshake\")",
 		Source: "Go net/http (proxyconnect tcp: EOF, tls: first record does not look like a TLS handshake)"},

@@ -40,6 +40,14 @@ var areaRules = []struct {
 	{"dial-family-unusable",
 		`failed to do request: Head "https://r.example.com/v2/a/manifests/1": dial tcp [2600:1f18:2148:bc02:cfd8:db68:ea1f:277c]:443: connect: no route to host`,
 		verdict.ConnectUnreachable},
+	// proxies: Go's pre-1.9 wording of a failed proxy dial, a proxy URL
+	// that does not parse
+	{"proxyconnect-refused",
+		`Error while pulling image: Get https://index.docker.io/v1/repositories/a/b/images: dial tcp 52.207.178.113:443: getsockopt: connection refused`,
+		verdict.ConnectRefused},
+	{"proxy-url-invalid",
+		`Error response from daemon: Get "https://r.example.com/v2/": proxyconnect tcp: dial tcp: lookup proxy.corp on 10.0.0.2:53: no such host`,
+		verdict.ProxyDNS},
 }
 
 func TestAreaRulesHaveRealMessagesAndNeighbours(t *testing.T) {
