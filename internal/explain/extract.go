@@ -42,6 +42,8 @@ var (
 		regexp.MustCompile(`(?i)failed to inspect image "([^"\s]{1,512})"`),
 		regexp.MustCompile(`(?i)failed to resolve (?:reference|image) "([^"\s]{1,512})"`),
 		regexp.MustCompile(`(?i)initializing source docker://([^\s:"]{1,256}(?::[^\s:"@]{1,128})?(?:@sha256:[0-9a-f]{64})?)`),
+		regexp.MustCompile(`(?i)pullimage "([^"\s]{1,512})"`),
+		regexp.MustCompile(`(?i)cancel pulling image ([^"\s]{1,512}) because`),
 		regexp.MustCompile(`(?i)pulling image "([^"\s]{1,512})"`),
 		regexp.MustCompile(`(?i)successfully pulled image "([^"\s]{1,512})"`),
 		regexp.MustCompile(`(?i)image "([^"\s]{1,512})" already present`),

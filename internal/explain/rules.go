@@ -541,9 +541,9 @@ var Rules = []Rule{
 	{ID: "blob-unknown", Any: []string{"blob unknown", "blob_unknown", "unknown blob"},
 		Code: verdict.BlobNotFound, Step: StepBlob,
 		Says: "a blob the manifest names is missing from the registry", Source: "distribution spec BLOB_UNKNOWN"},
-	{ID: "digest-mismatch", Any: []string{"digest mismatch", "unexpected commit digest", "does not match digest", "digest did not match"},
+	{ID: "digest-mismatch", Any: []string{"digest mismatch", "unexpected commit digest", "does not match digest", "digest did not match", "filesystem layer verification failed"},
 		Code: verdict.BlobDigestMismatch, Step: StepBlob,
-		Says: "a blob's bytes did not match its digest", Source: "containerd content.Commit (unexpected commit digest)"},
+		Says: "a blob's bytes did not match its digest", Source: "containerd content.Commit (unexpected commit digest); moby distribution/pull_v2.go (filesystem layer verification failed for digest %s)"},
 	{ID: "size-mismatch", Any: []string{"unexpected commit size", "size mismatch"},
 		Code: verdict.BlobSizeMismatch, Step: StepBlob,
 		Says: "a blob's length did not match the manifest", Source: "containerd content.Commit (unexpected commit size)"},
@@ -572,6 +572,30 @@ var Rules = []Rule{
 	{ID: "io-timeout", Any: []string{"i/o timeout"},
 		Code: verdict.ConnectTimeout,
 		Says: "a connection timed out", Source: "xorbitsai/inference#1601 (download failed after attempts=6: dial tcp ...: i/o timeout)"},
+	// The runtime gave up on a pull that made no progress (progress.go):
+	// containerd's reporter logs "cancel pulling image REF because of no
+	// progress in D", dockershim "Cancel pulling image "REF" because of no
+	// progress for D, latest progress: "...", CRI-O "Timed out on waiting up
+	// to D for image pull progress updates".
+	{ID: "pull-progress-timeout", Re: regexp.MustCompile(`(?i)cancel pulling image \S+ because of no progress|timed out on waiting up to \S+ for image pull progress`),
+		Hint: []string{"because of no progress", "for image pull progress"}, Code: verdict.PullProgressTimeout,
+		Says: "the runtime cancelled the pull because no byte arrived for its progress timeout: a stalled transfer on a slow or lossy path, a path MTU black hole, or a mirror or proxy that accepts and never answers",
+		Advice: []string{
+			"The host that stalled is in the runtime's log just before this line (containerd: the last request of the pull, `journalctl -u containerd`); `pullpath probe IMAGE` on the node times every host of the pull and proves an MTU black hole. Raise image_pull_progress_timeout only for a path that is slow but moving: a stalled one fails later instead.",
+		},
+		Source: "containerd internal/cri/server/images/image_pull.go (cancel pulling image %s because of no progress in %v); kubelet dockershim kube_docker_client.go (kubernetes#26677); CRI-O server/image_pull.go consumeImagePullProgress"},
+	// The CRI answers a pull the runtime cancelled with codes.Canceled and
+	// "context canceled": the kubelet's PullImage has no deadline (cri-client
+	// remote_image.go: context.WithCancel) and never cancels a pull it is
+	// waiting on, so on the node that is the runtime's progress timeout
+	// (containerd >= 1.7), unless the kubelet itself stopped.
+	{ID: "pull-cancelled", All: []string{"context canceled"}, Any: []string{"code = canceled", "failed to pull and unpack image", "pullimage \""},
+		Code: verdict.PullProgressTimeout,
+		Says: "the runtime cancelled the pull (code Canceled, context canceled): on a node that is containerd's image_pull_progress_timeout, no byte for that long",
+		Advice: []string{
+			"The line before it in the node's containerd log says so (cancel pulling image ... because of no progress in ...) with the timeout; `pullpath probe IMAGE` on the node times every host of the pull. A pod deleted while its image was pulling ends the same way: then nothing is wrong.",
+		},
+		Source: "containerd internal/cri/server/images/image_pull.go (the progress reporter cancels the pull's context); k8s.io/cri-client remote_image.go (no deadline on PullImage); kubernetes/kubernetes#131521, spegel-org/spegel#1159"},
 	{ID: "deadline-exceeded", Any: []string{"context deadline exceeded", "deadlineexceeded", "context canceled", "request canceled"},
 		CodeFor: timeoutFor, Ambiguous: true,
 		Says: "the pull ran out of time without naming a cause (the runtime hit the kubelet's deadline)",

@@ -15,7 +15,7 @@ import (
 var areaRules = []struct {
 	rule      string
 	neighbour string
-	want      verdict.Code // the neighbour's code
+	want      verdict.Code // the neighbour's code ("": not a pull failure)
 }{
 	// CRI-O / containers/image: the runtime's own refusals
 	{"short-name-no-search-registries",
@@ -48,6 +48,13 @@ var areaRules = []struct {
 	{"proxy-url-invalid",
 		`Error response from daemon: Get "https://r.example.com/v2/": proxyconnect tcp: dial tcp: lookup proxy.corp on 10.0.0.2:53: no such host`,
 		verdict.ProxyDNS},
+	// slow and stalled pulls: the runtime's progress timeout
+	{"pull-progress-timeout",
+		`time="2026-01-23T08:22:47Z" level=info msg="stop pulling image docker.io/library/redis:7: active requests=0, bytes read=30931245"`,
+		""},
+	{"pull-cancelled",
+		`failed to pull and unpack image "r.example.com/a:1": failed to resolve reference "r.example.com/a:1": failed to do request: Head "https://r.example.com/v2/a/manifests/1": context deadline exceeded`,
+		verdict.HTTPTimeout},
 }
 
 func TestAreaRulesHaveRealMessagesAndNeighbours(t *testing.T) {
@@ -79,8 +86,26 @@ func TestAreaRulesHaveRealMessagesAndNeighbours(t *testing.T) {
 			t.Errorf("rule %q reads none of the real messages of testdata/areas: the message that motivated it belongs there", ar.rule)
 		}
 		c := Classify(ar.neighbour)
-		if c.Rule == ar.rule || c.Code != ar.want {
+		if c.Rule == ar.rule || c.Code != ar.want && (ar.want != "" || c.Failed()) {
 			t.Errorf("rule %q's neighbour: Classify(%q) = %s (rule %q), want %s from another rule", ar.rule, short(ar.neighbour), c.Code, c.Rule, ar.want)
 		}
+	}
+}
+
+// TestProgressOf: a runtime that gave up on a stalled pull says its timeout
+// and the last progress it saw; the finding carries both.
+func TestProgressOf(t *testing.T) {
+	for _, tc := range []struct{ msg, want string }{
+		{`level=error msg="cancel pulling image r.example.com/a:1 because of no progress in 1m0s"`, `no progress for 1m0s (containerd's image_pull_progress_timeout)`},
+		{`E0601 18:48:29.026003 46185 kube_docker_client.go:274] Cancel pulling image "nginx:latest" because of no progress for 1m0s, latest progress: "89732b811e7f: Downloading [=>  ] 1.2 MB/40 MB"`, `no progress for 1m0s (the kubelet's image-pull-progress-deadline (dockershim)); latest progress "89732b811e7f: Downloading [=> ] 1.2 MB/40 MB"`},
+		{`level=warning msg="Timed out on waiting up to 1m0s for image pull progress updates"`, `no progress for 1m0s (CRI-O's pull_progress_timeout)`},
+	} {
+		c := Classify(tc.msg)
+		if c.Code != verdict.PullProgressTimeout || c.Progress != tc.want {
+			t.Errorf("Classify(%q) = %s progress %q, want PULL_PROGRESS_TIMEOUT and %q", short(tc.msg), c.Code, c.Progress, tc.want)
+		}
+	}
+	if c := Classify(`cancel pulling image docker.io/lmsysorg/sglang:v0.5.6 because of no progress in 5m0s`); c.Image != "docker.io/lmsysorg/sglang:v0.5.6" {
+		t.Errorf("image of containerd's cancel line = %q", c.Image)
 	}
 }
