@@ -181,6 +181,9 @@ func classifyOne(m, cred string) (c Classification) {
 	if hint := resolverFamilyHint(c, lower); hint != "" {
 		c.Advice = append(c.Advice, hint)
 	}
+	if hint := ecrPullThroughHint(c); hint != "" {
+		c.Advice = append(c.Advice, hint)
+	}
 	if up := mirrorOf(req); up != "" {
 		c.Role = verdict.RoleMirror
 		c.Advice = append(c.Advice, mirrorHint(c.Host, up, lower))
@@ -210,6 +213,25 @@ func publicAddressHint(c Classification) string {
 			return fmt.Sprintf("%s is a Private Google Access VIP: the private zone answered it; the subnet needs Private Google Access, a route for the /30 to the default internet gateway and an egress rule allowing TCP 443 to it.", ap.Addr())
 		}
 		return fmt.Sprintf("%s is one of Google's public addresses: no private zone bound to the network answered %s, so a node without an external IP needs Private Google Access or Cloud NAT on its subnet.", ap.Addr(), c.Host)
+	}
+	return ""
+}
+
+// ecrPullThroughHint: an ECR repository under a pull-through cache rule's
+// prefix is created and filled on the first pull of each image, and that
+// pull needs ecr:BatchImportUpstreamImage (and ecr:CreateRepository when no
+// repository or creation template exists) on the identity that pulls, the
+// node role (Amazon ECR user guide, IAM permissions for pull-through
+// cache). Without them the first pull of an uncached image is refused
+// while cached ones pull: the message cannot tell, so the advice says what
+// would.
+func ecrPullThroughHint(c Classification) string {
+	if verdict.DetectPlatform(c.Host) != verdict.PlatformECR {
+		return ""
+	}
+	switch c.Code {
+	case verdict.ManifestNotFound, verdict.RepositoryNotFound, verdict.AuthAmbiguous, verdict.RegistryForbidden, verdict.AuthForbidden:
+		return "If the repository falls under an ECR pull-through cache rule's prefix (`aws ecr describe-pull-through-cache-rules`), the first pull of an image the cache has not stored needs ecr:BatchImportUpstreamImage, and ecr:CreateRepository unless a repository creation template applies, on the node role; images already cached pull without them. `pullpath aws audit` checks the rule, the role and the upstream secret."
 	}
 	return ""
 }

@@ -466,6 +466,35 @@ var Rules = []Rule{
 		},
 		Source: "terraform-google-modules/terraform-google-kubernetes-engine#1779; crossplane/crossplane#3023; fluxcd/source-controller#798"},
 
+	// --- the clouds' pull-through caches: the node reached the cache, and the
+	// cache's own way to its upstream failed (its credentials, its rate
+	// limit, its upstream's answer). The words are the caches': ACR cache
+	// rules ("... with source registry for cache rule 'NAME'", "request to
+	// fetch ... from source ... for cache rule 'NAME' returned status code
+	// N"), Artifact Registry remote repositories ("failed to fetch bearer
+	// token ... this typically means your upstream credentials are
+	// invalid"), ECR pull-through cache rules ("The authentication to the
+	// upstream registry failed. Verify that the credentials provided in the
+	// pull through cache rule are correct", UnableToGetUpstreamImage).
+	{ID: "cache-upstream-unauthorized", Any: []string{"authentication required with source registry for cache rule", "upstream credentials are invalid",
+		"authentication to the upstream registry failed", "credentials provided in the pull through cache rule"},
+		Code: verdict.CacheUpstreamUnauthorized,
+		Says: "the registry's pull-through cache could not authenticate to its upstream: the node's path and identity are fine, the cache rule's upstream credentials are not",
+		Advice: []string{
+			"ACR: the cache rule's credential set (az acr credential-set show) and its Key Vault secrets, and the registry's identity's get permission on them (Key Vault Secrets User or an access policy); Artifact Registry: the remote repository's upstreamCredentials secret and the Artifact Registry service agent's roles/secretmanager.secretAccessor on it; ECR: the ecr-pullthroughcache/ Secrets Manager secret of the rule. Only images the cache has not stored yet fail: a cached tag still pulls.",
+		},
+		Source: "Azure/acr#599 (authentication required with source registry for cache rule); hashicorp/terraform-provider-google#17589 (Artifact Registry remote: upstream credentials are invalid); aws/containers-roadmap#2354 (ECR: The authentication to the upstream registry failed)"},
+	{ID: "cache-upstream-rate-limited", Any: []string{"too many requests to source registry for cache rule"},
+		Code: verdict.CacheUpstreamRateLimited,
+		Says: "the registry's pull-through cache was rate-limited by its upstream on a cache miss",
+		Advice: []string{
+			"Give the cache rule upstream credentials (an authenticated Docker Hub account has a higher limit than the cache's anonymous address), and pull new tags through it before the nodes need them; Azure/acr#754.",
+		},
+		Source: "Azure/acr#754 (too many requests to source registry for cache rule)"},
+	{ID: "cache-upstream-failed", Any: []string{"for cache rule '", "unable to be pulled using the pull through cache rule", "unabletogetupstreamimage"},
+		Code:   verdict.CacheUpstreamFailed,
+		Says:   "the registry's pull-through cache could not get the image from its upstream (the cache's request to the upstream failed)",
+		Source: "Azure/acr#891 (request to fetch referrers from source ... for cache rule 'ghcr-io' returned status code 303); ECR UnableToGetUpstreamImageException"},
 	// --- registry answers
 	{ID: "http-408", Any: []string{"408 request time-out", "408 request timeout", "408 (request timeout)", "fetching blob: statuscode: 408"},
 		Code: verdict.HTTPTimeout,
@@ -520,9 +549,9 @@ var Rules = []Rule{
 	{ID: "no-basic-auth-credentials", Any: []string{"no basic auth credentials"},
 		Code: verdict.RegistryUnauthorized,
 		Says: "the runtime had no credentials for this registry", Source: "aws/containers-roadmap#132 (ECR: no basic auth credentials)"},
-	{ID: "unauthorized", Any: []string{"401 unauthorized", "unauthorized", "status code 401", "status: 401", "unauthenticated", "fetching blob: statuscode: 401"},
+	{ID: "unauthorized", Any: []string{"401 unauthorized", "unauthorized", "status code 401", "status: 401", "unauthenticated", "fetching blob: statuscode: 401", "authentication required", "invalid username or password"},
 		CodeFor: unauthorizedFor,
-		Says:    "the request was refused as unauthenticated (401)", Source: "containerd-in-netns notes (401); containerd/containerd#6141"},
+		Says:    "the request was refused as unauthenticated (401)", Source: "containerd-in-netns notes (401); containerd/containerd#6141; distribution registry/api/errcode (UNAUTHORIZED: authentication required); Docker's error from registry: ... wording"},
 	{ID: "forbidden", Any: []string{"403 forbidden", "forbidden", "denied: ", `"code":"denied"`, "status code 403", "status: 403", "fetching blob: statuscode: 403"},
 		CodeFor: forbiddenFor,
 		Says:    "the request was refused as forbidden (403)", Source: "aws-samples/bedrock-access-gateway#114, #127; aws/aws-cdk#14457; docker/sbx-releases#525"},

@@ -55,6 +55,16 @@ var areaRules = []struct {
 	{"pull-cancelled",
 		`failed to pull and unpack image "r.example.com/a:1": failed to resolve reference "r.example.com/a:1": failed to do request: Head "https://r.example.com/v2/a/manifests/1": context deadline exceeded`,
 		verdict.HTTPTimeout},
+	// the clouds' pull-through caches: the cache's upstream, not the node
+	{"cache-upstream-unauthorized",
+		`Error response from daemon: error from registry: authentication required, visit https://aka.ms/acr/authorization for more information. CorrelationId: 9788c9dc-17f9-4718-b7c3-10da8669d899`,
+		verdict.RegistryUnauthorized},
+	{"cache-upstream-rate-limited",
+		`Failed to pull image "myacr.azurecr.io/a:1": rpc error: code = Unknown desc = Error response from daemon: toomanyrequests: Too many requests. Please visit https://aka.ms/acr/skus#sku-feature-matrix to view limits of all service tiers.`,
+		verdict.RateLimited},
+	{"cache-upstream-failed",
+		`Error: initializing source docker://harbor.example.com/hub/library/busybox:latest: reading manifest latest in harbor.example.com/hub/library/busybox: unknown: repository hub/library/busybox not found`,
+		verdict.RepositoryNotFound},
 }
 
 func TestAreaRulesHaveRealMessagesAndNeighbours(t *testing.T) {
