@@ -242,9 +242,32 @@ var Rules = []Rule{
 		Source: "kubelet image_manager.go (Pulled: Successfully pulled image)"},
 
 	// --- the node could not produce credentials
-	{ID: "credential-helper", Any: []string{"error getting credentials", "docker-credential-", "credential helper", "credential provider plugin"},
+	// The kubelet's credential providers (pkg/credentialprovider/plugin/
+	// plugin.go): "failed to get credential from external registry
+	// credential provider", "error execing credential provider plugin %s",
+	// "credential provider plugin did not return a valid cacheKeyType",
+	// "failed to validate credential provider config"; the kubelet then pulls
+	// without credentials.
+	{ID: "credential-helper", Any: []string{"error getting credentials", "docker-credential-", "credential helper", "credential provider"},
+		Code:   verdict.CredentialsError,
+		Says:   "the node's credential helper or the kubelet's credential provider failed: the pull went out without the node's credentials",
+		Source: "docker/dockershim credential helpers; kubelet pkg/credentialprovider/plugin/plugin.go; kubernetes/cloud-provider-gcp#226 (did not return a valid cacheKeyType); k3s-io/k3s#14039 (failed to validate credential provider config)"},
+	// GKE's credential provider (cloud-provider-gcp pkg/gcpcredential)
+	// reads the node's token from the metadata server: without a storage or
+	// cloud-platform scope it logs "Google container registry is disabled,
+	// no storage scope is available", without a service account "'default'
+	// service account does not exist" (the metadata server itself answers
+	// "Service account not enabled on this instance"); with Workload
+	// Identity for image pulls, "Workload Identity exchange failed".
+	{ID: "gcp-node-credentials", Any: []string{"no storage scope is available", "google container registry is disabled", "'default' service account does not exist",
+		"service account not enabled on this instance", "workload identity exchange failed", "workload identity opted-in but ksa token is unset"},
 		Code: verdict.CredentialsError,
-		Says: "the node's credential helper failed", Source: "docker/dockershim credential helpers; kubelet credential provider"},
+		Says: "GKE's credential provider has no token to give: the node has no service account, or its access scopes include neither devstorage.read_only nor cloud-platform, so every pull to gcr.io and pkg.dev goes out anonymously",
+		Advice: []string{
+			"A node pool's service account and scopes are fixed when the pool is created: create a pool with a service account that has roles/artifactregistry.reader and --scopes cloud-platform (or storage-ro), then move the workloads. The registry answers such anonymous pulls with 401 (Unauthenticated requests do not have permission) or 403.",
+			verdict.GCPAuditScopesHint,
+		},
+		Source: "kubernetes/cloud-provider-gcp pkg/gcpcredential/gcpcredential.go (no storage scope is available, 'default' service account does not exist, Workload Identity exchange failed); jfrog/jfrog-credentials-provider#91"},
 
 	// --- the image itself: platform and unpack (before any generic not-found)
 	{ID: "exec-format-error", Any: []string{"exec format error"},
@@ -528,6 +551,18 @@ var Rules = []Rule{
 			"containerd asked for an anonymous token, so it had no credentials for this host: whatever the status (401, 403, 404), give the runtime credentials (imagePullSecrets, the node's credential provider, or CRI auth for a mirror host) rather than changing the identity's permissions.",
 		},
 		Source: "containerd remotes/docker/authorizer.go (failed to fetch anonymous token); kubernetes/kubernetes#66162, containerd/cri#848"},
+	// The kubelet of dockershim days (kubernetes#17086) decorated a failed
+	// pull of an explicit registry for which it held no credentials: "image
+	// pull failed for %s, this may be because there are no credentials on
+	// this request.  details: (%v)"; with a not-found inside, the anonymous
+	// pull cannot tell a missing image from a private one.
+	{ID: "kubelet-no-credentials", All: []string{"there are no credentials on this request", "not found"},
+		Code: verdict.AuthAmbiguous, Ambiguous: true,
+		Says: "the kubelet held no credentials for this registry and the anonymous pull found nothing: a missing image, or a private one the node may not read",
+		Advice: []string{
+			"Check the name (registry, repository, tag) and the node's credentials for the registry: on GKE the node pool's scopes and service account, elsewhere an imagePullSecret.",
+		},
+		Source: "kubelet dockertools (image pull failed for %s, this may be because there are no credentials on this request); kubernetes/kubernetes#17086"},
 	{ID: "pull-access-denied", Any: []string{"repository does not exist or may require", "requested access to the resource is denied", "insufficient_scope", "does not exist or no pull access"},
 		// containerd wraps every ErrInvalidAuthorization in "pull access
 		// denied": the inner cause, when it names missing or rejected

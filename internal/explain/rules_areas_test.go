@@ -65,6 +65,16 @@ var areaRules = []struct {
 	{"cache-upstream-failed",
 		`Error: initializing source docker://harbor.example.com/hub/library/busybox:latest: reading manifest latest in harbor.example.com/hub/library/busybox: unknown: repository hub/library/busybox not found`,
 		verdict.RepositoryNotFound},
+	// GKE: the node's credentials
+	{"credential-helper",
+		`Failed to pull image "europe-west2-docker.pkg.dev/p/r/app:1": rpc error: code = Unknown desc = failed to pull and unpack image "europe-west2-docker.pkg.dev/p/r/app:1": failed to resolve reference "europe-west2-docker.pkg.dev/p/r/app:1": failed to authorize: failed to fetch anonymous token: unexpected status from GET request to https://europe-west2-docker.pkg.dev/v2/token?scope=repository%3Ap%2Fr%2Fapp%3Apull&service=europe-west2-docker.pkg.dev: 403 Forbidden`,
+		verdict.AuthUnauthorized},
+	{"gcp-node-credentials",
+		`Failed to pull image "gcr.io/p/app:1": rpc error: code = Unknown desc = Error response from daemon: unauthorized: You don't have the needed permissions to perform this operation, and you may have invalid credentials. To authenticate your request, follow the steps in: https://cloud.google.com/container-registry/docs/advanced-authentication`,
+		verdict.RegistryUnauthorized},
+	{"kubelet-no-credentials",
+		`image pull failed for gcr.io/p/app, this may be because there are no credentials on this request.  details: (Get https://gcr.io/v2/: dial tcp: lookup gcr.io on 169.254.169.254:53: no such host)`,
+		verdict.DNSNXDomain},
 }
 
 func TestAreaRulesHaveRealMessagesAndNeighbours(t *testing.T) {
