@@ -17,6 +17,9 @@ func printChain(p *printer, c *report.HostChain, o Options) {
 		return
 	}
 	title := "HOSTS (containerd's order"
+	if c.Runtime == report.RuntimeCRIO {
+		title = "SOURCES (CRI-O's order, containers/image"
+	}
 	if c.File != "" {
 		title += ", " + c.File
 	}
@@ -38,7 +41,11 @@ func printChain(p *printer, c *report.HostChain, o Options) {
 		if h.OverridePath {
 			caps += " override_path"
 		}
-		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, h.URL, role, caps, chainSteps(h.Steps), chainOutcome(h), chainHold(h))
+		u := h.URL
+		if h.Repository != "" {
+			u += "/" + h.Repository
+		}
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, u, role, caps, chainSteps(h.Steps), chainOutcome(h), chainHold(h))
 	}
 	tw.Flush()
 	for _, h := range c.Hosts {
@@ -51,6 +58,21 @@ func printChain(p *printer, c *report.HostChain, o Options) {
 		}
 	}
 	sb := c.ServedBy
+	if c.Runtime == report.RuntimeCRIO {
+		// containers/image takes the whole pull from the first source
+		// whose manifest loads: no fall-through per request.
+		p.f("  served by: %s\n", orNone(sb.Manifest))
+		for i, h := range c.Hosts {
+			if h.Source != "" {
+				p.f("  %d from %s\n", i+1, h.Source)
+			}
+		}
+		for _, n := range c.Notes {
+			p.f("  note: %s\n", n)
+		}
+		p.f("\n")
+		return
+	}
 	p.f("  served by: resolve %s, manifest %s, blobs %s\n", orNone(sb.Resolve), orNone(sb.Manifest), orNone(sb.Blobs))
 	p.f("  fall-through: %s over %d requests; longest wait without a byte %s %s", humanMS(c.FallThroughMS), c.Requests, humanMS(c.LongestWaitMS), chainLimit(c.Limits))
 	p.f("\n  kubelet: %s\n", c.Limits.KubeletDeadline)

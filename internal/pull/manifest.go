@@ -90,17 +90,24 @@ func (s *session) manifest(ctx context.Context) (*manifestDoc, *Error) {
 // with that media type, as containerd's fetcher asks.
 func (s *session) manifestAt(ctx context.Context, reference, want, accept string) (*manifestDoc, *Error) {
 	start := time.Now()
-	ref := s.w.ref
-	host := s.reg.rep.Host
-	failed := func(f *Error) (*manifestDoc, *Error) { return nil, s.w.failed(stepManifest, start, f) }
-	reg := s.registry()
 	// The root's media type is the Content-Type of the answer, as
 	// containerd's resolver takes it (core/remotes/docker/resolver.go,
 	// getManifestMediaType); an index entry's is its descriptor's.
 	b, mt, f := s.fetchManifest(ctx, reference, want, accept)
 	if f != nil {
-		return failed(f)
+		return nil, s.w.failed(stepManifest, start, f)
 	}
+	return s.manifestFrom(ctx, start, b, mt)
+}
+
+// manifestFrom is manifestAt once the root's bytes b (media type mt) are
+// in: an image manifest is checked, an index selects the node's platform
+// and its entry is fetched, through nested indexes.
+func (s *session) manifestFrom(ctx context.Context, start time.Time, b []byte, mt string) (*manifestDoc, *Error) {
+	ref := s.w.ref
+	host := s.reg.rep.Host
+	failed := func(f *Error) (*manifestDoc, *Error) { return nil, s.w.failed(stepManifest, start, f) }
+	reg := s.registry()
 	what := "the manifest of " + ref.String()
 	for depth := 0; ; depth++ {
 		m, f := s.decodeManifest(b, mt, what)

@@ -148,6 +148,7 @@ type walker struct {
 	transports []*http.Transport
 	registryOK bool
 	px         proxyState
+	crio       *runtimecfg.CRIONode // the node's CRI-O, when it pulls there (walkCRIO)
 }
 
 // Probe walks the pull of opts.Image. The error is for bad input only (a
@@ -233,6 +234,11 @@ func newWalker(opts Options) (*walker, error) {
 // verdict, an *Error; any other error is bad input (a
 // *runtimecfg.ConfigError, no host that may pull).
 func (w *walker) walk(ctx context.Context) error {
+	if n, ok := w.registry().(*runtimecfg.CRIONode); ok {
+		// CRI-O walks whole sources in turn (containers/image), not
+		// containerd's hosts per request.
+		return w.walkCRIO(ctx, n)
+	}
 	hosts, err := w.reference()
 	if err != nil {
 		return err

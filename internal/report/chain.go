@@ -9,8 +9,14 @@ import "github.com/pullpath/pullpath/internal/verdict"
 // A probe report has one when the runtime's registry config names more
 // than one host, or a mirror.
 type HostChain struct {
-	File  string      `json:"file,omitempty"` // the hosts.toml that applied
-	Hosts []ChainHost `json:"hosts"`
+	// Runtime is whose order the chain is: "" for containerd (hosts.toml),
+	// RuntimeCRIO for CRI-O (registries.conf, containers/image).
+	Runtime string      `json:"runtime,omitempty"`
+	File    string      `json:"file,omitempty"` // the hosts.toml (or registries.conf) that applied
+	Hosts   []ChainHost `json:"hosts"`
+	// Notes say what the runtime does differently from what its files
+	// seem to say (a key it ignores, a certs.d folder it does not read).
+	Notes []string `json:"notes,omitempty"`
 	// ServedBy names the host that finally served each step: resolve (the
 	// manifest HEAD containerd resolves the tag with), manifest (the GET of
 	// the manifest by digest), blobs (the config and layers). "" when no
@@ -32,6 +38,9 @@ type HostChain struct {
 	// (--check-upstream).
 	Upstream *UpstreamCheck `json:"upstream,omitempty"`
 }
+
+// RuntimeCRIO is HostChain.Runtime for CRI-O's order.
+const RuntimeCRIO = "cri-o"
 
 // ServedBy is the host that finally served each step of the pull.
 type ServedBy struct {
@@ -69,6 +78,10 @@ type ChainHost struct {
 	Resolves bool   `json:"resolves"`
 	Fetches  bool   `json:"fetches"`
 	Source   string `json:"source,omitempty"`
+	// Repository is the repository asked of this host when the runtime
+	// rewrites it (CRI-O's registries.conf prefix and location), "" when
+	// it is the image's own.
+	Repository string `json:"repository,omitempty"`
 	// Via is how the runtime reaches the host when it has proxy settings:
 	// "proxy HOST:PORT" or "direct" ("" without proxy settings).
 	Via string `json:"via,omitempty"`

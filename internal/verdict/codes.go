@@ -22,6 +22,12 @@ const (
 	NeverPull        Code = "NEVER_PULL"
 	CredentialsError Code = "CREDENTIALS_ERROR"
 
+	// CRI-O's registries.conf mirrors (containers/image), and registry
+	// configuration the node's runtime never reads, issue 37
+	MirrorDigestOnly    Code = "MIRROR_DIGEST_ONLY"
+	MirrorTagOnly       Code = "MIRROR_TAG_ONLY"
+	RuntimeConfigUnread Code = "RUNTIME_CONFIG_UNREAD"
+
 	// name resolution
 	DNSNXDomain     Code = "DNS_NXDOMAIN"
 	DNSServFail     Code = "DNS_SERVFAIL"
@@ -152,6 +158,9 @@ var Codes = []Info{
 	{ReferenceInvalid, CauseInvalidName, ConditionImage, false, "The image reference does not parse the way the kubelet and containerd parse it.", "The `image:` field of the Pod spec."},
 	{NeverPull, CauseNeverPull, ConditionImage, false, "imagePullPolicy is Never and the image is not on the node.", "The Pod's imagePullPolicy, or pre-load the image on every node of the pool."},
 	{CredentialsError, CauseUnauthorized, ConditionTLSIdentity, false, "The node's credentials could not be produced (credential helper failed or is missing).", "The credential helper named in the docker config and the identity it uses (instance role, kubelet identity)."},
+	{MirrorDigestOnly, CauseOther, ConditionImage, true, "A mirror of the image's registry is used for pulls by digest only (`mirror-by-digest-only = true`, or `pull-from-mirror = \"digest-only\"`: what OpenShift's ImageContentSourcePolicy and ImageDigestMirrorSet render) and this pull is by tag: CRI-O goes to the source registry, not the mirror. In a disconnected cluster the source is unreachable.", "Pull by digest (`image@sha256:...`), add an ImageTagMirrorSet (`pull-from-mirror = \"tag-only\"`) or set `pull-from-mirror = \"all\"` on the mirror in the registries.conf file named in the warning."},
+	{MirrorTagOnly, CauseOther, ConditionImage, true, "A mirror of the image's registry is used for pulls by tag only (`pull-from-mirror = \"tag-only\"`, what OpenShift's ImageTagMirrorSet renders) and this pull is by digest: CRI-O skips that mirror.", "An ImageDigestMirrorSet for the digest pulls, or `pull-from-mirror = \"all\"` on the mirror in the registries.conf file named in the warning."},
+	{RuntimeConfigUnread, CauseOther, ConditionRoute, true, "Registry configuration on the node that its runtime never reads: a containerd hosts.toml or config.toml on a CRI-O node, a hosts.toml outside the config_path the runtime uses (k3s and rke2 read their own folder). Its mirrors and CAs do not apply: the runtime goes where the file it does read sends it.", "The file named as ignored and the one named as read: move the mirrors and CAs into the file the runtime reads (CRI-O: /etc/containers/registries.conf.d and /etc/containers/certs.d; k3s/rke2: /etc/rancher/*/registries.yaml), then restart the runtime."},
 
 	{DNSNXDomain, CauseDNS, ConditionDNS, false, "The node's resolver says the name does not exist (NXDOMAIN).", whereDNS + "; for private endpoints, the private zone (privatelink.azurecr.io, VPC endpoint private DNS) and its link to the node's VNet/VPC."},
 	{DNSServFail, CauseDNS, ConditionDNS, false, "The node's resolver failed to resolve the name (SERVFAIL): a forwarder or the zone's servers are broken or unreachable from the resolver.", whereDNS + "; the resolver's forwarders and conditional forwarding rules."},
