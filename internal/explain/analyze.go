@@ -23,8 +23,10 @@ func Analyze(msgs []Message) *report.ExplainReport {
 	r := NewReport()
 	facts := Facts{}
 	k := NewClassifier()
+	var q PullQueue
 	for _, m := range msgs {
 		f, c, ok := k.Finding(m)
+		q.Note(m, c)
 		if ok {
 			r.Findings = append(r.Findings, f)
 			continue
@@ -37,6 +39,7 @@ func Analyze(msgs []Message) *report.ExplainReport {
 	}
 	r.Summary.Messages = len(msgs)
 	r.Groups = Correlate(facts, r.Findings)
+	r.Waits = q.Waits()
 	Summarize(r)
 	return r
 }

@@ -21,6 +21,7 @@ func printExplain(w io.Writer, r *report.ExplainReport, o Options) error {
 	p("pullpath explain: %s\n", head)
 	if r.Summary.Failures == 0 {
 		p("No pull failure found in %d message(s).\n", r.Summary.Messages)
+		writeExplainWaits(p, r.Waits)
 		for _, wn := range r.Warnings {
 			p("warning: %s\n", wn)
 		}
@@ -119,10 +120,22 @@ func printExplain(w io.Writer, r *report.ExplainReport, o Options) error {
 	if echoes > 0 {
 		p("  %3dx kubelet back-off or ErrImagePull events (they repeat a failure; the cause is in the runtime's message)\n", echoes)
 	}
+	writeExplainWaits(p, r.Waits)
 	for _, wn := range r.Warnings {
 		p("warning: %s\n", wn)
 	}
 	return ew.err
+}
+
+// writeExplainWaits lists the pulls that waited in a node's kubelet queue.
+func writeExplainWaits(p func(string, ...any), waits []report.ExplainWait) {
+	if len(waits) == 0 {
+		return
+	}
+	p("\nWAITING BEHIND OTHER PULLS (the kubelet pulls one image at a time by default)\n")
+	for _, w := range waits {
+		p("  %s\n", w.Summary)
+	}
 }
 
 func writeExplainNodes(p func(string, ...any), label string, nodes []report.ExplainNode, wide bool) {

@@ -16,7 +16,29 @@ type ExplainReport struct {
 	Findings   []ExplainFinding `json:"findings"`
 	Groups     []ExplainGroup   `json:"groups,omitempty"`
 	Summary    ExplainSummary   `json:"summary"`
-	Warnings   []string         `json:"warnings,omitempty"`
+	// Waits are pulls that waited, or wait, in a node's kubelet queue behind
+	// other pulls (the kubelet pulls one image at a time by default).
+	Waits    []ExplainWait `json:"waits,omitempty"`
+	Warnings []string      `json:"warnings,omitempty"`
+}
+
+// ExplainWait is one pull that waited in the kubelet's queue: a Pulled
+// event whose "(D including waiting)" exceeds the pull's own time, or a
+// Pulling event with no result yet behind an earlier one on the same node.
+type ExplainWait struct {
+	Node  string `json:"node"`
+	Pod   string `json:"pod,omitempty"`
+	Image string `json:"image"`
+	// Waited is how long a finished pull sat in the queue (a Pulled event's
+	// total minus its pull time); Since is when a pull still open was asked
+	// for (its Pulling event).
+	Waited string     `json:"waited,omitempty"`
+	Pulled string     `json:"pulled,omitempty"` // the pull's own time, for a finished pull
+	Since  *time.Time `json:"since,omitempty"`
+	// Behind are the earlier pulls of the node still open when this one was
+	// asked for ("POD IMAGE since TIME"), the first of them the one pulling.
+	Behind  []string `json:"behind,omitempty"`
+	Summary string   `json:"summary"`
 }
 
 // ExplainFinding is one pull-failure message, read.

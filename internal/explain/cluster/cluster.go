@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/pullpath/pullpath/internal/explain"
+	"github.com/pullpath/pullpath/internal/nodeplace"
 	"github.com/pullpath/pullpath/internal/report"
 )
 
@@ -91,6 +92,7 @@ func Explain(ctx context.Context, c kubernetes.Interface, t Target, o Options) (
 
 	// 5. Correlate.
 	r.Groups = explain.Correlate(st.facts, r.Findings)
+	r.Waits = st.queue.Waits()
 	explain.Summarize(r)
 	return r, nil
 }
@@ -169,6 +171,9 @@ type state struct {
 	messages  int
 	// classifier classifies each distinct message text once per run.
 	classifier *explain.Classifier
+	// queue reads the kubelet's Pulling and Pulled events node by node:
+	// the pulls that waited behind others.
+	queue explain.PullQueue
 }
 
 // Waiting reasons of a container whose image could not be pulled.
@@ -217,6 +222,7 @@ func (s *state) addPod(p *corev1.Pod) {
 var eventReasons = map[string]bool{
 	"Failed": true, "BackOff": true, "ErrImageNeverPull": true, "InspectFailed": true,
 	"Pulled": true, "ErrImagePull": true, "ImagePullBackOff": true,
+	"Pulling": true, // when the kubelet asked for the pull: its queue (explain.PullQueue)
 }
 
 func (s *state) addEvent(r *report.ExplainReport, e *corev1.Event) {
@@ -236,8 +242,10 @@ func (s *state) addEvent(r *report.ExplainReport, e *corev1.Event) {
 	m := explain.Message{
 		Ref: e.Namespace + "/" + e.Name, Namespace: e.InvolvedObject.Namespace, Kind: "Pod",
 		Object: e.InvolvedObject.Name, Node: node, Reason: e.Reason, Count: count, Text: e.Message,
+		Time: nodeplace.EventTime(e.LastTimestamp.Time, e.EventTime.Time, e.CreationTimestamp.Time),
 	}
 	f, c, ok := s.classifier.Finding(m)
+	s.queue.Note(m, c)
 	if ok {
 		r.Findings = append(r.Findings, f)
 		if f.Code != "" && f.Rule != "kubelet-backoff" && f.Rule != "unclassified-pull-failure" {

@@ -110,12 +110,17 @@ func (f *fixture) pod(name, node, image, failMsg string, pulled string) {
 
 func (f *fixture) event(pod, node, reason, typ, msg string) {
 	f.t.Helper()
+	f.eventAt(pod, node, reason, typ, msg, time.Now())
+}
+
+func (f *fixture) eventAt(pod, node, reason, typ, msg string, at time.Time) {
+	f.t.Helper()
 	e := &corev1.Event{
 		ObjectMeta:     metav1.ObjectMeta{Name: fmt.Sprintf("%s.%s.%d", pod, strings.ToLower(reason), time.Now().UnixNano()), Namespace: f.ns},
 		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: pod, Namespace: f.ns, APIVersion: "v1"},
 		Reason:         reason, Type: typ, Message: msg, Count: 3,
 		Source:         corev1.EventSource{Component: "kubelet", Host: node},
-		FirstTimestamp: metav1.Now(), LastTimestamp: metav1.Now(),
+		FirstTimestamp: metav1.NewTime(at), LastTimestamp: metav1.NewTime(at),
 	}
 	if _, err := f.c.CoreV1().Events(f.ns).Create(f.t.Context(), e, metav1.CreateOptions{}); err != nil {
 		f.t.Fatalf("create event: %v", err)
@@ -347,5 +352,47 @@ func TestUnknownTargets(t *testing.T) {
 	}
 	if _, err := Explain(t.Context(), c, Target{Kind: "cronjob", Name: "x", Namespace: "default"}, Options{}); err == nil || !strings.Contains(err.Error(), "unknown kind") {
 		t.Errorf("Explain(cronjob) error = %v, want unknown kind", err)
+	}
+}
+
+// The kubelet pulls one image at a time by default: a pod whose Pulling
+// event came while another pull of its node was still open waits behind
+// it, and a Pulled event's "(D including waiting)" says how long a finished
+// pull waited (pkg/kubelet/images: image_manager.go logs Pulling before
+// the serial puller's queue).
+func TestPullQueue(t *testing.T) {
+	f := newFixture(t, "queue")
+	f.node(nodeSpec{name: "q-1", ip: "10.5.0.4"})
+	f.node(nodeSpec{name: "q-2", ip: "10.5.0.5"})
+	big, small, other := "registry.example.com/ml/trainer:7", acrImage, "registry.example.com/shop/api:1"
+	t0 := time.Now().Add(-10 * time.Minute).Truncate(time.Second)
+	f.pod("trainer", "q-1", big, "", "")
+	f.eventAt("trainer", "q-1", "Pulling", "Normal", fmt.Sprintf("Pulling image %q", big), t0)
+	f.pod("web", "q-1", small, "", "")
+	f.eventAt("web", "q-1", "Pulling", "Normal", fmt.Sprintf("Pulling image %q", small), t0.Add(40*time.Second))
+	f.pod("api", "q-1", other, "", "")
+	f.eventAt("api", "q-1", "Pulled", "Normal", fmt.Sprintf("Successfully pulled image %q in 1.2s (2m5.254s including waiting). Image size: 1234 bytes.", other), t0.Add(-time.Minute))
+	// q-2 pulls one image and it finished: nothing waits there.
+	f.pod("web-2", "q-2", small, "", "")
+	f.eventAt("web-2", "q-2", "Pulling", "Normal", fmt.Sprintf("Pulling image %q", small), t0)
+	f.eventAt("web-2", "q-2", "Pulled", "Normal", fmt.Sprintf("Successfully pulled image %q in 3.1s (3.1s including waiting). Image size: 1234 bytes.", small), t0.Add(4*time.Second))
+
+	r := f.explain(Target{}, 2)
+	if r.Summary.Failures != 0 {
+		t.Errorf("failures = %d, want 0 (waiting is not a pull failure)", r.Summary.Failures)
+	}
+	if len(r.Waits) != 2 {
+		t.Fatalf("waits = %+v, want 2 (api waited, web waits behind trainer)", r.Waits)
+	}
+	waited, behind := r.Waits[0], r.Waits[1]
+	if waited.Pod != f.ns+"/api" || waited.Node != "q-1" || waited.Waited != "2m4.054s" || waited.Pulled != "1.2s" {
+		t.Errorf("finished pull's wait = %+v, want api on q-1 waited 2m4.054s, pulled 1.2s", waited)
+	}
+	if behind.Pod != f.ns+"/web" || behind.Node != "q-1" || len(behind.Behind) != 1 || !strings.Contains(behind.Behind[0], f.ns+"/trainer "+big) ||
+		behind.Since == nil || !behind.Since.Equal(t0.Add(40*time.Second)) {
+		t.Errorf("open pull's wait = %+v, want web on q-1 behind trainer's %s since %s", behind, big, t0.Add(40*time.Second))
+	}
+	if !strings.Contains(behind.Summary, "This node's pulls are queued") {
+		t.Errorf("summary %q does not cite the node's finished queued pull as evidence", behind.Summary)
 	}
 }
