@@ -170,7 +170,16 @@ func splitMirrors(msg, _ string) (head string, items, sources []string) {
 			i++
 		}
 	}
-	if !strings.HasPrefix(msg[i:], "): ") || len(items) == 0 {
+	if len(items) == 0 {
+		return "", nil, nil
+	}
+	if !strings.HasPrefix(msg[i:], "): ") {
+		// A message cut after the mirrors (the primary's error dropped, as
+		// a log line's or a thread's excerpt can be): the mirrors' errors
+		// are all there is.
+		if rest := strings.TrimSpace(msg[i:]); rest == ")" || rest == `)"` {
+			return msg[:at], items, sources
+		}
 		return "", nil, nil
 	}
 	src, text := splitRefPrefix(msg[i+3:])

@@ -39,6 +39,9 @@ type Classification struct {
 	Advice     []string          `json:"advice,omitempty"`
 	Ambiguous  bool              `json:"ambiguous,omitempty"`
 	Rule       string            `json:"rule,omitempty"` // the id of the rule that matched; "" when nothing did
+	// Progress is what a runtime that gave up on a stalled pull says of it:
+	// its timeout and the last progress it saw (progress.go).
+	Progress string `json:"progress,omitempty"`
 	// Attempts are the attempts of a multi-attempt message (the kubelet's
 	// aggregate over its credentials, CRI-O's mirrors), each classified;
 	// the classification is the one marked Chosen.
@@ -166,6 +169,7 @@ func classifyOne(m, cred string) (c Classification) {
 	}
 	v := verdict.Decide(verdict.Outcome{Code: code, Stage: stage, Role: role, Host: c.Host, RegistryOK: registryOK})
 	c.Stage, c.Cause, c.Condition = v.Stage, v.Cause, v.Condition
+	c.Progress = progressOf(tv)
 	c.Summary = summarize(rule.Says, c)
 	c.Advice = append(v.Advice, rule.Advice...)
 	if hint := publicAddressHint(c); hint != "" {
@@ -175,6 +179,9 @@ func classifyOne(m, cred string) (c Classification) {
 		c.Advice = append(c.Advice, hint)
 	}
 	if hint := resolverFamilyHint(c, lower); hint != "" {
+		c.Advice = append(c.Advice, hint)
+	}
+	if hint := ecrPullThroughHint(c); hint != "" {
 		c.Advice = append(c.Advice, hint)
 	}
 	if up := mirrorOf(req); up != "" {
@@ -206,6 +213,25 @@ func publicAddressHint(c Classification) string {
 			return fmt.Sprintf("%s is a Private Google Access VIP: the private zone answered it; the subnet needs Private Google Access, a route for the /30 to the default internet gateway and an egress rule allowing TCP 443 to it.", ap.Addr())
 		}
 		return fmt.Sprintf("%s is one of Google's public addresses: no private zone bound to the network answered %s, so a node without an external IP needs Private Google Access or Cloud NAT on its subnet.", ap.Addr(), c.Host)
+	}
+	return ""
+}
+
+// ecrPullThroughHint: an ECR repository under a pull-through cache rule's
+// prefix is created and filled on the first pull of each image, and that
+// pull needs ecr:BatchImportUpstreamImage (and ecr:CreateRepository when no
+// repository or creation template exists) on the identity that pulls, the
+// node role (Amazon ECR user guide, IAM permissions for pull-through
+// cache). Without them the first pull of an uncached image is refused
+// while cached ones pull: the message cannot tell, so the advice says what
+// would.
+func ecrPullThroughHint(c Classification) string {
+	if verdict.DetectPlatform(c.Host) != verdict.PlatformECR {
+		return ""
+	}
+	switch c.Code {
+	case verdict.ManifestNotFound, verdict.RepositoryNotFound, verdict.AuthAmbiguous, verdict.RegistryForbidden, verdict.AuthForbidden:
+		return "If the repository falls under an ECR pull-through cache rule's prefix (`aws ecr describe-pull-through-cache-rules`), the first pull of an image the cache has not stored needs ecr:BatchImportUpstreamImage, and ecr:CreateRepository unless a repository creation template applies, on the node role; images already cached pull without them. `pullpath aws audit` checks the rule, the role and the upstream secret."
 	}
 	return ""
 }
@@ -265,9 +291,18 @@ func stepOf(lower string, req request) string {
 		return StepManifest
 	case req.Path == "ping":
 		return StepPing
+	case strings.Contains(lower, "copying config"): // containers/image copy/single.go
+		return StepConfig
 	case strings.Contains(lower, "httpreadseeker"), strings.Contains(lower, "httpreaderseeker"),
 		strings.Contains(lower, "failed to copy"), strings.Contains(lower, "fetching blob"),
-		strings.Contains(lower, "reading blob"), strings.Contains(lower, "writing blob"):
+		strings.Contains(lower, "reading blob"), strings.Contains(lower, "writing blob"),
+		// containers/image: storage_dest.go "storing blob to file", copy/
+		// blob.go "happened during read", copy/single.go "copying layer";
+		// moby: xfer/download.go "Download failed, retrying", pull_v2.go
+		// "filesystem layer verification failed".
+		strings.Contains(lower, "storing blob to file"), strings.Contains(lower, "happened during read"),
+		strings.Contains(lower, "copying layer"), strings.Contains(lower, "download failed, retrying"),
+		strings.Contains(lower, "filesystem layer verification failed"):
 		return StepBlob
 	case strings.Contains(lower, "failed to resolve reference"), strings.Contains(lower, "failed to resolve image"):
 		return StepResolve
@@ -334,6 +369,11 @@ func summarize(says string, c Classification) string {
 	if p := stepPhrase[c.Step]; p != "" {
 		b.WriteString(", ")
 		b.WriteString(p)
+	}
+	if c.Progress != "" {
+		b.WriteString(" (")
+		b.WriteString(c.Progress)
+		b.WriteString(")")
 	}
 	return redact.String(b.String())
 }

@@ -42,6 +42,8 @@ var (
 		regexp.MustCompile(`(?i)failed to inspect image "([^"\s]{1,512})"`),
 		regexp.MustCompile(`(?i)failed to resolve (?:reference|image) "([^"\s]{1,512})"`),
 		regexp.MustCompile(`(?i)initializing source docker://([^\s:"]{1,256}(?::[^\s:"@]{1,128})?(?:@sha256:[0-9a-f]{64})?)`),
+		regexp.MustCompile(`(?i)pullimage "([^"\s]{1,512})"`),
+		regexp.MustCompile(`(?i)cancel pulling image ([^"\s]{1,512}) because`),
 		regexp.MustCompile(`(?i)pulling image "([^"\s]{1,512})"`),
 		regexp.MustCompile(`(?i)successfully pulled image "([^"\s]{1,512})"`),
 		regexp.MustCompile(`(?i)image "([^"\s]{1,512})" already present`),
@@ -158,6 +160,22 @@ func extractRequest(v textView) request {
 		r.Path = pathKind(r.URL)
 		return r
 	}
+	if m := contentAt(v); m != nil {
+		// containerd's fetcher (core/remotes/docker/resolver.go
+		// withErrorCheck) says a 404 as "content at URL not found"; 1.4
+		// printed only the request's path ("content at v2/REPO/manifests/
+		// DIGEST?ns=docker.io not found"), which still says the step.
+		raw := m[1]
+		if u, err := url.Parse(raw); err == nil && u.Host != "" {
+			r.Method, r.URL, r.Host = "GET", u, strings.ToLower(u.Host)
+			r.Path = pathKind(u)
+			return r
+		}
+		if u, err := url.Parse("/" + strings.TrimPrefix(raw, "/")); err == nil {
+			r.Path = pathKind(u)
+		}
+		return r
+	}
 	if m := pullingFromHost(v); m != nil {
 		r.Host = strings.ToLower(m[1])
 		r.Method = "HEAD"
@@ -189,6 +207,16 @@ func statusCode(v textView) [][]int {
 		return nil
 	}
 	return reStatusCode.FindAllStringSubmatchIndex(v.msg, 16)
+}
+
+// reContentAt is containerd's "content at %v not found".
+var reContentAt = regexp.MustCompile(`(?i)content at (\S{1,1000}) not found`)
+
+func contentAt(v textView) []string {
+	if !v.may("content at ") {
+		return nil
+	}
+	return reContentAt.FindStringSubmatch(v.msg)
 }
 
 func pullingFromHost(v textView) []string {

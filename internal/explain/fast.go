@@ -98,6 +98,25 @@ func (v textView) quoted(lit, trailer string) (string, bool) {
 	}
 }
 
+// unquoted finds the leftmost `LIT X TRAILER` in an ASCII message, where
+// LIT (lower case) is matched case-insensitively, X is 1 to 512 bytes of
+// [^"\s] and TRAILER (lower case) follows it: the capture of
+// (?i)LIT([^"\s]{1,512})TRAILER.
+func (v textView) unquoted(lit, trailer string) (string, bool) {
+	for from := 0; ; {
+		i := strings.Index(v.lower[from:], lit)
+		if i < 0 {
+			return "", false
+		}
+		start := from + i + len(lit)
+		n := run(v.msg, start, `"`, 512)
+		if n >= 1 && n <= 512 && strings.HasPrefix(v.lower[start+n:], trailer) {
+			return v.msg[start : start+n], true
+		}
+		from += i + 1
+	}
+}
+
 // extractImage returns the image named in msg, or "": the first of
 // reImage's patterns that matches, read by hand on ASCII text.
 func extractImage(v textView) string {
@@ -124,6 +143,12 @@ func extractImage(v textView) string {
 		return s
 	}
 	if s, ok := found(v.dockerSource()); ok {
+		return s
+	}
+	if s, ok := found(v.quoted(`pullimage "`, "")); ok {
+		return s
+	}
+	if s, ok := found(v.unquoted("cancel pulling image ", " because")); ok {
 		return s
 	}
 	for _, p := range []struct{ lit, trailer string }{

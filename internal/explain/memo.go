@@ -82,7 +82,7 @@ func (k *Classifier) Finding(m Message) (f report.ExplainFinding, c Classificati
 		Role: c.Role, Method: c.Method, URL: c.URL, Step: c.Step,
 		Stage: c.Stage, Cause: c.Cause, Code: c.Code, Condition: c.Condition,
 		Ambiguous: c.Ambiguous, Rule: c.Rule, Summary: c.Summary, Advice: c.Advice,
-		Message: e.message,
+		Progress: c.Progress, Message: e.message,
 	}
 	for _, a := range c.Attempts {
 		f.Attempts = append(f.Attempts, report.ExplainAttempt{

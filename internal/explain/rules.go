@@ -120,6 +120,15 @@ func timeoutFor(step string) verdict.Code {
 	return verdict.HTTPTimeout
 }
 
+// proxyDialRe is a failed dial of the runtime's proxy as Go's net/http
+// words it: net.OpError{Op: "proxyconnect"} since Go 1.9 ("proxyconnect
+// tcp: dial tcp PROXY: ..."), fmt.Errorf("http: error connecting to proxy
+// %s: %v") before (transport.go dialConn/getConn).
+var (
+	proxyDialRe   = regexp.MustCompile(`(?i)proxyconnect tcp|http: error connecting to proxy `)
+	proxyDialHint = []string{"proxyconnect tcp", "error connecting to proxy "}
+)
+
 // interceptionRe is a certificate error whose text names a TLS-intercepting
 // product (verdict.InterceptionProduct's names), on either side.
 var interceptionRe = func() *regexp.Regexp {
@@ -233,9 +242,32 @@ var Rules = []Rule{
 		Source: "kubelet image_manager.go (Pulled: Successfully pulled image)"},
 
 	// --- the node could not produce credentials
-	{ID: "credential-helper", Any: []string{"error getting credentials", "docker-credential-", "credential helper", "credential provider plugin"},
+	// The kubelet's credential providers (pkg/credentialprovider/plugin/
+	// plugin.go): "failed to get credential from external registry
+	// credential provider", "error execing credential provider plugin %s",
+	// "credential provider plugin did not return a valid cacheKeyType",
+	// "failed to validate credential provider config"; the kubelet then pulls
+	// without credentials.
+	{ID: "credential-helper", Any: []string{"error getting credentials", "docker-credential-", "credential helper", "credential provider"},
+		Code:   verdict.CredentialsError,
+		Says:   "the node's credential helper or the kubelet's credential provider failed: the pull went out without the node's credentials",
+		Source: "docker/dockershim credential helpers; kubelet pkg/credentialprovider/plugin/plugin.go; kubernetes/cloud-provider-gcp#226 (did not return a valid cacheKeyType); k3s-io/k3s#14039 (failed to validate credential provider config)"},
+	// GKE's credential provider (cloud-provider-gcp pkg/gcpcredential)
+	// reads the node's token from the metadata server: without a storage or
+	// cloud-platform scope it logs "Google container registry is disabled,
+	// no storage scope is available", without a service account "'default'
+	// service account does not exist" (the metadata server itself answers
+	// "Service account not enabled on this instance"); with Workload
+	// Identity for image pulls, "Workload Identity exchange failed".
+	{ID: "gcp-node-credentials", Any: []string{"no storage scope is available", "google container registry is disabled", "'default' service account does not exist",
+		"service account not enabled on this instance", "workload identity exchange failed", "workload identity opted-in but ksa token is unset"},
 		Code: verdict.CredentialsError,
-		Says: "the node's credential helper failed", Source: "docker/dockershim credential helpers; kubelet credential provider"},
+		Says: "GKE's credential provider has no token to give: the node has no service account, or its access scopes include neither devstorage.read_only nor cloud-platform, so every pull to gcr.io and pkg.dev goes out anonymously",
+		Advice: []string{
+			"A node pool's service account and scopes are fixed when the pool is created: create a pool with a service account that has roles/artifactregistry.reader and --scopes cloud-platform (or storage-ro), then move the workloads. The registry answers such anonymous pulls with 401 (Unauthenticated requests do not have permission) or 403.",
+			verdict.GCPAuditScopesHint,
+		},
+		Source: "kubernetes/cloud-provider-gcp pkg/gcpcredential/gcpcredential.go (no storage scope is available, 'default' service account does not exist, Workload Identity exchange failed); jfrog/jfrog-credentials-provider#91"},
 
 	// --- the image itself: platform and unpack (before any generic not-found)
 	{ID: "exec-format-error", Any: []string{"exec format error"},
@@ -273,23 +305,31 @@ var Rules = []Rule{
 		Code:   verdict.ProxyAuthRequired,
 		Says:   "the runtime's proxy demands authentication (407) and the runtime's proxy URL has no, or wrong, credentials",
 		Source: "Go net/http transport.go (CONNECT answered 407: the reason phrase alone); OpenShift CRI-O event (error pinging docker registry: Get \"https://registry-1.docker.io/v2/\": Proxy authentication required)"},
-	{ID: "proxyconnect-dns", Re: regexp.MustCompile(`(?i)proxyconnect tcp: dial tcp: lookup `),
-		Hint: []string{"proxyconnect tcp"}, Code: verdict.ProxyDNS,
+	// net/http connectMethodForRequest (Go 1.12-1.15): "invalid proxy URL
+	// port %q"; x/net/http/httpproxy parseProxy: "invalid proxy address %q:
+	// %v": the proxy value of the runtime's environment does not parse, and
+	// every request fails before any dial.
+	{ID: "proxy-url-invalid", Any: []string{"invalid proxy url port", "invalid proxy address"},
+		Code:   verdict.ProxyURLInvalid,
+		Says:   "the runtime's proxy setting is not a URL Go can use (a placeholder or a stray character in HTTPS_PROXY / HTTP_PROXY): every request failed before any dial",
+		Source: "Go net/http transport.go connectMethodForRequest (invalid proxy URL port %q); golang.org/x/net/http/httpproxy parseProxy (invalid proxy address %q: %v)"},
+	{ID: "proxyconnect-dns", Re: regexp.MustCompile(`(?i)(?:proxyconnect tcp|http: error connecting to proxy \S+): dial tcp: lookup `),
+		Hint: proxyDialHint, Code: verdict.ProxyDNS,
 		Says:   "the node cannot resolve the runtime's proxy's name (through a proxy the node resolves only the proxy)",
 		Source: "Go net/http (net.OpError proxyconnect around the dial); cri-o/cri-o#2331 (lookup http: a mangled proxy URL); crictl through an invalid proxy (lookup invalidproxy: Temporary failure in name resolution)"},
-	{ID: "proxyconnect-refused", All: []string{"proxyconnect tcp"}, Any: []string{"connection refused", "actively refused it"},
+	{ID: "proxyconnect-refused", Re: proxyDialRe, Hint: proxyDialHint, Any: []string{"connection refused", "actively refused it"},
 		Code:   verdict.ProxyRefused,
 		Says:   "nothing accepts connections at the runtime's proxy (proxyconnect ... connection refused): the proxy is down or its URL is wrong; the registry was never contacted",
 		Source: "containerd/nerdctl#1193 (proxyconnect tcp: dial tcp 127.0.0.1:7890: connect: connection refused); docker/for-win#7935"},
-	{ID: "proxyconnect-timeout", All: []string{"proxyconnect tcp"}, Any: []string{"i/o timeout", "connection timed out", "did not properly respond"},
+	{ID: "proxyconnect-timeout", Re: proxyDialRe, Hint: proxyDialHint, Any: []string{"i/o timeout", "connection timed out", "did not properly respond"},
 		Code:   verdict.ProxyTimeout,
 		Says:   "the runtime's proxy does not answer (the connect to it timed out)",
 		Source: "Go net/http (proxyconnect tcp: dial tcp PROXY: i/o timeout)"},
-	{ID: "proxyconnect-unreachable", All: []string{"proxyconnect tcp"}, Any: []string{"no route to host", "network is unreachable", "host is unreachable"},
+	{ID: "proxyconnect-unreachable", Re: proxyDialRe, Hint: proxyDialHint, Any: []string{"no route to host", "network is unreachable", "host is unreachable"},
 		Code:   verdict.ProxyUnreachable,
 		Says:   "the node has no route to the runtime's proxy",
 		Source: "docker/for-win#4607 (proxyconnect tcp: dial tcp 192.168.65.83:8080: connect: no route to host)"},
-	{ID: "proxyconnect-other", Any: []string{"proxyconnect tcp"},
+	{ID: "proxyconnect-other", Re: proxyDialRe, Hint: proxyDialHint,
 		Code:   verdict.ProxyConnectError,
 		Says:   "the connection to the runtime's proxy failed (reset, closed, or not an HTTP proxy: an https:// proxy URL for a plain proxy reads \"first record does not look like a TLS handshake\")",
 		Source: "Go net/http (proxyconnect tcp: EOF, tls: first record does not look like a TLS handshake)"},
@@ -449,6 +489,35 @@ var Rules = []Rule{
 		},
 		Source: "terraform-google-modules/terraform-google-kubernetes-engine#1779; crossplane/crossplane#3023; fluxcd/source-controller#798"},
 
+	// --- the clouds' pull-through caches: the node reached the cache, and the
+	// cache's own way to its upstream failed (its credentials, its rate
+	// limit, its upstream's answer). The words are the caches': ACR cache
+	// rules ("... with source registry for cache rule 'NAME'", "request to
+	// fetch ... from source ... for cache rule 'NAME' returned status code
+	// N"), Artifact Registry remote repositories ("failed to fetch bearer
+	// token ... this typically means your upstream credentials are
+	// invalid"), ECR pull-through cache rules ("The authentication to the
+	// upstream registry failed. Verify that the credentials provided in the
+	// pull through cache rule are correct", UnableToGetUpstreamImage).
+	{ID: "cache-upstream-unauthorized", Any: []string{"authentication required with source registry for cache rule", "upstream credentials are invalid",
+		"authentication to the upstream registry failed", "credentials provided in the pull through cache rule"},
+		Code: verdict.CacheUpstreamUnauthorized,
+		Says: "the registry's pull-through cache could not authenticate to its upstream: the node's path and identity are fine, the cache rule's upstream credentials are not",
+		Advice: []string{
+			"ACR: the cache rule's credential set (az acr credential-set show) and its Key Vault secrets, and the registry's identity's get permission on them (Key Vault Secrets User or an access policy); Artifact Registry: the remote repository's upstreamCredentials secret and the Artifact Registry service agent's roles/secretmanager.secretAccessor on it; ECR: the ecr-pullthroughcache/ Secrets Manager secret of the rule. Only images the cache has not stored yet fail: a cached tag still pulls.",
+		},
+		Source: "Azure/acr#599 (authentication required with source registry for cache rule); hashicorp/terraform-provider-google#17589 (Artifact Registry remote: upstream credentials are invalid); aws/containers-roadmap#2354 (ECR: The authentication to the upstream registry failed)"},
+	{ID: "cache-upstream-rate-limited", Any: []string{"too many requests to source registry for cache rule"},
+		Code: verdict.CacheUpstreamRateLimited,
+		Says: "the registry's pull-through cache was rate-limited by its upstream on a cache miss",
+		Advice: []string{
+			"Give the cache rule upstream credentials (an authenticated Docker Hub account has a higher limit than the cache's anonymous address), and pull new tags through it before the nodes need them; Azure/acr#754.",
+		},
+		Source: "Azure/acr#754 (too many requests to source registry for cache rule)"},
+	{ID: "cache-upstream-failed", Any: []string{"for cache rule '", "unable to be pulled using the pull through cache rule", "unabletogetupstreamimage"},
+		Code:   verdict.CacheUpstreamFailed,
+		Says:   "the registry's pull-through cache could not get the image from its upstream (the cache's request to the upstream failed)",
+		Source: "Azure/acr#891 (request to fetch referrers from source ... for cache rule 'ghcr-io' returned status code 303); ECR UnableToGetUpstreamImageException"},
 	// --- registry answers
 	{ID: "http-408", Any: []string{"408 request time-out", "408 request timeout", "408 (request timeout)", "fetching blob: statuscode: 408"},
 		Code: verdict.HTTPTimeout,
@@ -482,6 +551,18 @@ var Rules = []Rule{
 			"containerd asked for an anonymous token, so it had no credentials for this host: whatever the status (401, 403, 404), give the runtime credentials (imagePullSecrets, the node's credential provider, or CRI auth for a mirror host) rather than changing the identity's permissions.",
 		},
 		Source: "containerd remotes/docker/authorizer.go (failed to fetch anonymous token); kubernetes/kubernetes#66162, containerd/cri#848"},
+	// The kubelet of dockershim days (kubernetes#17086) decorated a failed
+	// pull of an explicit registry for which it held no credentials: "image
+	// pull failed for %s, this may be because there are no credentials on
+	// this request.  details: (%v)"; with a not-found inside, the anonymous
+	// pull cannot tell a missing image from a private one.
+	{ID: "kubelet-no-credentials", All: []string{"there are no credentials on this request", "not found"},
+		Code: verdict.AuthAmbiguous, Ambiguous: true,
+		Says: "the kubelet held no credentials for this registry and the anonymous pull found nothing: a missing image, or a private one the node may not read",
+		Advice: []string{
+			"Check the name (registry, repository, tag) and the node's credentials for the registry: on GKE the node pool's scopes and service account, elsewhere an imagePullSecret.",
+		},
+		Source: "kubelet dockertools (image pull failed for %s, this may be because there are no credentials on this request); kubernetes/kubernetes#17086"},
 	{ID: "pull-access-denied", Any: []string{"repository does not exist or may require", "requested access to the resource is denied", "insufficient_scope", "does not exist or no pull access"},
 		// containerd wraps every ErrInvalidAuthorization in "pull access
 		// denied": the inner cause, when it names missing or rejected
@@ -503,9 +584,9 @@ var Rules = []Rule{
 	{ID: "no-basic-auth-credentials", Any: []string{"no basic auth credentials"},
 		Code: verdict.RegistryUnauthorized,
 		Says: "the runtime had no credentials for this registry", Source: "aws/containers-roadmap#132 (ECR: no basic auth credentials)"},
-	{ID: "unauthorized", Any: []string{"401 unauthorized", "unauthorized", "status code 401", "status: 401", "unauthenticated", "fetching blob: statuscode: 401"},
+	{ID: "unauthorized", Any: []string{"401 unauthorized", "unauthorized", "status code 401", "status: 401", "unauthenticated", "fetching blob: statuscode: 401", "authentication required", "invalid username or password"},
 		CodeFor: unauthorizedFor,
-		Says:    "the request was refused as unauthenticated (401)", Source: "containerd-in-netns notes (401); containerd/containerd#6141"},
+		Says:    "the request was refused as unauthenticated (401)", Source: "containerd-in-netns notes (401); containerd/containerd#6141; distribution registry/api/errcode (UNAUTHORIZED: authentication required); Docker's error from registry: ... wording"},
 	{ID: "forbidden", Any: []string{"403 forbidden", "forbidden", "denied: ", `"code":"denied"`, "status code 403", "status: 403", "fetching blob: statuscode: 403"},
 		CodeFor: forbiddenFor,
 		Says:    "the request was refused as forbidden (403)", Source: "aws-samples/bedrock-access-gateway#114, #127; aws/aws-cdk#14457; docker/sbx-releases#525"},
@@ -524,9 +605,9 @@ var Rules = []Rule{
 	{ID: "blob-unknown", Any: []string{"blob unknown", "blob_unknown", "unknown blob"},
 		Code: verdict.BlobNotFound, Step: StepBlob,
 		Says: "a blob the manifest names is missing from the registry", Source: "distribution spec BLOB_UNKNOWN"},
-	{ID: "digest-mismatch", Any: []string{"digest mismatch", "unexpected commit digest", "does not match digest", "digest did not match"},
+	{ID: "digest-mismatch", Any: []string{"digest mismatch", "unexpected commit digest", "does not match digest", "digest did not match", "filesystem layer verification failed"},
 		Code: verdict.BlobDigestMismatch, Step: StepBlob,
-		Says: "a blob's bytes did not match its digest", Source: "containerd content.Commit (unexpected commit digest)"},
+		Says: "a blob's bytes did not match its digest", Source: "containerd content.Commit (unexpected commit digest); moby distribution/pull_v2.go (filesystem layer verification failed for digest %s)"},
 	{ID: "size-mismatch", Any: []string{"unexpected commit size", "size mismatch"},
 		Code: verdict.BlobSizeMismatch, Step: StepBlob,
 		Says: "a blob's length did not match the manifest", Source: "containerd content.Commit (unexpected commit size)"},
@@ -555,6 +636,30 @@ var Rules = []Rule{
 	{ID: "io-timeout", Any: []string{"i/o timeout"},
 		Code: verdict.ConnectTimeout,
 		Says: "a connection timed out", Source: "xorbitsai/inference#1601 (download failed after attempts=6: dial tcp ...: i/o timeout)"},
+	// The runtime gave up on a pull that made no progress (progress.go):
+	// containerd's reporter logs "cancel pulling image REF because of no
+	// progress in D", dockershim "Cancel pulling image "REF" because of no
+	// progress for D, latest progress: "...", CRI-O "Timed out on waiting up
+	// to D for image pull progress updates".
+	{ID: "pull-progress-timeout", Re: regexp.MustCompile(`(?i)cancel pulling image \S+ because of no progress|timed out on waiting up to \S+ for image pull progress`),
+		Hint: []string{"because of no progress", "for image pull progress"}, Code: verdict.PullProgressTimeout,
+		Says: "the runtime cancelled the pull because no byte arrived for its progress timeout: a stalled transfer on a slow or lossy path, a path MTU black hole, or a mirror or proxy that accepts and never answers",
+		Advice: []string{
+			"The host that stalled is in the runtime's log just before this line (containerd: the last request of the pull, `journalctl -u containerd`); `pullpath probe IMAGE` on the node times every host of the pull and proves an MTU black hole. Raise image_pull_progress_timeout only for a path that is slow but moving: a stalled one fails later instead.",
+		},
+		Source: "containerd internal/cri/server/images/image_pull.go (cancel pulling image %s because of no progress in %v); kubelet dockershim kube_docker_client.go (kubernetes#26677); CRI-O server/image_pull.go consumeImagePullProgress"},
+	// The CRI answers a pull the runtime cancelled with codes.Canceled and
+	// "context canceled": the kubelet's PullImage has no deadline (cri-client
+	// remote_image.go: context.WithCancel) and never cancels a pull it is
+	// waiting on, so on the node that is the runtime's progress timeout
+	// (containerd >= 1.7), unless the kubelet itself stopped.
+	{ID: "pull-cancelled", All: []string{"context canceled"}, Any: []string{"code = canceled", "failed to pull and unpack image", "pullimage \""},
+		Code: verdict.PullProgressTimeout,
+		Says: "the runtime cancelled the pull (code Canceled, context canceled): on a node that is containerd's image_pull_progress_timeout, no byte for that long",
+		Advice: []string{
+			"The line before it in the node's containerd log says so (cancel pulling image ... because of no progress in ...) with the timeout; `pullpath probe IMAGE` on the node times every host of the pull. A pod deleted while its image was pulling ends the same way: then nothing is wrong.",
+		},
+		Source: "containerd internal/cri/server/images/image_pull.go (the progress reporter cancels the pull's context); k8s.io/cri-client remote_image.go (no deadline on PullImage); kubernetes/kubernetes#131521, spegel-org/spegel#1159"},
 	{ID: "deadline-exceeded", Any: []string{"context deadline exceeded", "deadlineexceeded", "context canceled", "request canceled"},
 		CodeFor: timeoutFor, Ambiguous: true,
 		Says: "the pull ran out of time without naming a cause (the runtime hit the kubelet's deadline)",

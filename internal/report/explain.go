@@ -64,6 +64,7 @@ type ExplainFinding struct {
 	Rule      string            `json:"rule"`
 	Summary   string            `json:"summary"`
 	Advice    []string          `json:"advice,omitempty"`
+	Progress  string            `json:"progress,omitempty"` // a stalled pull's timeout and last progress, as the runtime said it
 	Message   string            `json:"message"`            // the original text, redacted and cut to 1 KiB
 	Attempts  []ExplainAttempt  `json:"attempts,omitempty"` // a multi-attempt message, attempt by attempt
 }
