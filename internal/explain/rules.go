@@ -614,11 +614,14 @@ var Rules = []Rule{
 	{ID: "manifest-descriptor-not-found", Re: regexp.MustCompile(`(?i)could not fetch content descriptor \S+ \(application/vnd\.[^)]*manifest`),
 		Hint: []string{"could not fetch content descriptor "}, Code: verdict.ManifestNotFound, Step: StepManifest,
 		Says: "the registry would not serve a manifest the reference points to", Source: "munnerz/kube-plex#46 (held-out set)"},
-	{ID: "containerd-not-found", Re: regexp.MustCompile(`(?i)404 not found|404 \(not found\)|fetching blob: statuscode: 404|: not found\b|could not fetch content descriptor`),
-		Hint: []string{"404 not found", "404 (not found)", "fetching blob: statuscode: 404", ": not found", "could not fetch content descriptor"}, CodeFor: notFoundFor,
+	// containerd 1.5-1.7's resolver logs a host of the chain that answered
+	// 404 as "trying next host - response was http.StatusNotFound" (later
+	// "trying next host after status: 404 Not Found", commit 700b90618).
+	{ID: "containerd-not-found", Re: regexp.MustCompile(`(?i)404 not found|404 \(not found\)|fetching blob: statuscode: 404|: not found\b|could not fetch content descriptor|response was http\.statusnotfound`),
+		Hint: []string{"404 not found", "404 (not found)", "fetching blob: statuscode: 404", ": not found", "could not fetch content descriptor", "response was http.statusnotfound"}, CodeFor: notFoundFor,
 		Says:   "the registry has no such image (the tag, or the whole repository, is missing)",
 		Advice: []string{"containerd cannot tell a missing tag from a missing repository (the HEAD answer has no body): check both the repository path and the tag."},
-		Source: "containerd-in-netns notes (unknown repository: REF: not found); kubernetes-sigs/provider-aws-test-infra#281"},
+		Source: "containerd-in-netns notes (unknown repository: REF: not found); kubernetes-sigs/provider-aws-test-infra#281; containerd remotes/docker/resolver.go (trying next host - response was http.StatusNotFound, k0sproject/k0s#5478)"},
 	{ID: "server-error", Any: []string{"500 internal server error", "502 bad gateway", "503 service unavailable", "504 gateway timeout", "internal server error", "bad gateway", "service unavailable", "gateway timeout", "fetching blob: statuscode: 500", "fetching blob: statuscode: 502", "fetching blob: statuscode: 503", "fetching blob: statuscode: 504"},
 		Code: verdict.RegistryServerError,
 		Says: "the server answered with an error (5xx)", Source: "kubernetes-sigs/cri-tools#1608 (pinging container registry: Internal Server Error)"},
