@@ -113,6 +113,17 @@ func notFoundFor(step string) verdict.Code {
 	return verdict.ManifestNotFound
 }
 
+// progressTimeoutFor: a pull the runtime cancelled for lack of progress
+// while a layer or the config was downloading is a stalled blob; at any
+// other step (or when the message does not say) the runtime's progress
+// timeout itself.
+func progressTimeoutFor(step string) verdict.Code {
+	if step == StepBlob || step == StepConfig {
+		return verdict.BlobStalled
+	}
+	return verdict.PullProgressTimeout
+}
+
 func timeoutFor(step string) verdict.Code {
 	if step == StepBlob || step == StepConfig {
 		return verdict.BlobStalled
@@ -645,7 +656,7 @@ var Rules = []Rule{
 	// progress for D, latest progress: "...", CRI-O "Timed out on waiting up
 	// to D for image pull progress updates".
 	{ID: "pull-progress-timeout", Re: regexp.MustCompile(`(?i)cancel pulling image \S+ because of no progress|timed out on waiting up to \S+ for image pull progress`),
-		Hint: []string{"because of no progress", "for image pull progress"}, Code: verdict.PullProgressTimeout,
+		Hint: []string{"because of no progress", "for image pull progress"}, CodeFor: progressTimeoutFor,
 		Says: "the runtime cancelled the pull because no byte arrived for its progress timeout: a stalled transfer on a slow or lossy path, a path MTU black hole, or a mirror or proxy that accepts and never answers",
 		Advice: []string{
 			"The host that stalled is in the runtime's log just before this line (containerd: the last request of the pull, `journalctl -u containerd`); `pullpath probe IMAGE` on the node times every host of the pull and proves an MTU black hole. Raise image_pull_progress_timeout only for a path that is slow but moving: a stalled one fails later instead.",
@@ -657,8 +668,8 @@ var Rules = []Rule{
 	// waiting on, so on the node that is the runtime's progress timeout
 	// (containerd >= 1.7), unless the kubelet itself stopped.
 	{ID: "pull-cancelled", All: []string{"context canceled"}, Any: []string{"code = canceled", "failed to pull and unpack image", "pullimage \""},
-		Code: verdict.PullProgressTimeout,
-		Says: "the runtime cancelled the pull (code Canceled, context canceled): on a node that is containerd's image_pull_progress_timeout, no byte for that long",
+		CodeFor: progressTimeoutFor,
+		Says:    "the runtime cancelled the pull (code Canceled, context canceled): on a node that is containerd's image_pull_progress_timeout, no byte for that long",
 		Advice: []string{
 			"The line before it in the node's containerd log says so (cancel pulling image ... because of no progress in ...) with the timeout; `pullpath probe IMAGE` on the node times every host of the pull. A pod deleted while its image was pulling ends the same way: then nothing is wrong.",
 		},
