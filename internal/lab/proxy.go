@@ -96,7 +96,13 @@ func removeProxyDir(runDir string) {
 // node's proxy files into its view, adds a trusted inspection CA to the
 // node's trust, and records the running containerd's environment.
 func prepareProxy(t *scenario.Scenario, n *Network, runDir string, p *pki, env *Env, cfg func(host string) *ServeConfig) error {
-	if px := t.Proxy; px != nil && !px.Down {
+	if px := t.Proxy; px != nil && px.Fault != "" {
+		listen, err := t.ListenAddr(px.Host, px.Address, px.EffectivePort())
+		if err != nil {
+			return fmt.Errorf("proxy: %v", err)
+		}
+		cfg(px.Host).BadProxy = &labsvc.BadProxyConfig{Listen: listen, Fault: px.Fault}
+	} else if px != nil && !px.Down {
 		if why := labsvc.SquidAvailable(px.Intercept != ""); why != "" {
 			return fmt.Errorf("proxy: %s", why)
 		}

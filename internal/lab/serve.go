@@ -20,6 +20,7 @@ type ServeConfig struct {
 	Token    *labsvc.TokenConfig    `json:"token,omitempty"`
 	DNS      []*labsvc.DNSConfig    `json:"dns,omitempty"`
 	Proxy    *ProxyServeConfig      `json:"proxy,omitempty"`
+	BadProxy *labsvc.BadProxyConfig `json:"badProxy,omitempty"`
 	Mirrors  []*MirrorServe         `json:"mirrors,omitempty"`
 	NAT64    *NAT64ServeConfig      `json:"nat64,omitempty"`
 	DNS64    *DNS64ServeConfig      `json:"dns64,omitempty"`
@@ -107,6 +108,14 @@ func Serve(ctx context.Context, c *ServeConfig, readyFile string, log io.Writer)
 		}
 		closers = append(closers, s)
 		fmt.Fprintf(log, "%s: proxy (squid) on %s\n", c.Host, s.Addr)
+	}
+	if c.BadProxy != nil {
+		s, err := labsvc.StartBadProxy(ctx, *c.BadProxy)
+		if err != nil {
+			return err
+		}
+		closers = append(closers, s)
+		fmt.Fprintf(log, "%s: proxy (the lab's, fault %s) on %s\n", c.Host, s.Fault, s.Addr)
 	}
 	ms, err := startMirrors(ctx, c.Host, c.Mirrors, log)
 	closers = append(closers, ms...)

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -130,6 +131,10 @@ func (c *Checker) OpenTunnel(ctx context.Context, proxyAddr string, proxy *url.U
 	switch c := resp.StatusCode; {
 	case c == http.StatusProxyAuthRequired:
 		code = verdict.ProxyAuthRequired
+		t.Info.AuthSchemes = AuthSchemes(resp.Header.Values("Proxy-Authenticate"))
+		if len(t.Info.AuthSchemes) > 0 && !slices.ContainsFunc(t.Info.AuthSchemes, isBasic) {
+			code = verdict.ProxyAuthScheme
+		}
 	case c >= 500:
 		code = verdict.ProxyUpstreamFailed
 	}
@@ -137,8 +142,8 @@ func (c *Checker) OpenTunnel(ctx context.Context, proxyAddr string, proxy *url.U
 	if t.Info.ProxyError != "" {
 		msg += " (" + t.Info.ProxyError + ")"
 	}
-	if pa := resp.Header.Get("Proxy-Authenticate"); code == verdict.ProxyAuthRequired && pa != "" {
-		msg += ", Proxy-Authenticate: " + pa
+	if pa := resp.Header.Values("Proxy-Authenticate"); len(pa) > 0 {
+		msg += ", Proxy-Authenticate: " + strings.Join(pa, "; ")
 	}
 	return fail(code, err, msg)
 }
@@ -163,4 +168,50 @@ func ioCode(err error) verdict.Code {
 		return verdict.ProxyTimeout
 	}
 	return verdict.ProxyConnectError
+}
+
+// AuthSchemes lists the schemes of Proxy-Authenticate (or
+// WWW-Authenticate) values, in order and once each: one header may carry
+// several challenges separated by commas ("Negotiate, NTLM", "Basic
+// realm=\"a,b\", NTLM"), each a scheme token followed by parameters or
+// a token68.
+func AuthSchemes(values []string) []string {
+	var out []string
+	for _, v := range values {
+		for _, part := range splitOutsideQuotes(v, ',') {
+			word, _, _ := strings.Cut(strings.TrimSpace(part), " ")
+			if word == "" || strings.Contains(word, "=") {
+				continue // a parameter of the challenge before (realm="x")
+			}
+			if !slices.ContainsFunc(out, func(s string) bool { return strings.EqualFold(s, word) }) {
+				out = append(out, word)
+			}
+		}
+	}
+	return out
+}
+
+// isBasic says whether scheme is Basic, the only proxy scheme Go's
+// net/http answers (from the proxy URL's user:password).
+func isBasic(scheme string) bool { return strings.EqualFold(scheme, "basic") }
+
+// splitOutsideQuotes splits s at sep where sep is not inside a quoted
+// string.
+func splitOutsideQuotes(s string, sep byte) []string {
+	var out []string
+	quoted, escaped, start := false, false, 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case escaped:
+			escaped = false
+		case c == '\\' && quoted:
+			escaped = true
+		case c == '"':
+			quoted = !quoted
+		case c == sep && !quoted:
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(out, s[start:])
 }

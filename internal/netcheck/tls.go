@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"strings"
@@ -45,7 +46,15 @@ func (c *Checker) HandshakeVia(ctx context.Context, dial func(context.Context) (
 	info.SkipVerify = cfg.InsecureSkipVerify
 
 	start := time.Now()
-	state, dialErr, err := c.handshake(ctx, dial, cfg)
+	var first *recordingConn
+	state, dialErr, err := c.handshake(ctx, func(ctx context.Context) (net.Conn, error) {
+		conn, err := dial(ctx)
+		if err == nil && first == nil {
+			first = &recordingConn{Conn: conn}
+			conn = first
+		}
+		return conn, err
+	}, cfg)
 	info.DurationMS = ms(time.Since(start))
 	if dialErr {
 		_, info.Code = ClassifyDialError(err)
@@ -66,6 +75,7 @@ func (c *Checker) HandshakeVia(ctx context.Context, dial func(context.Context) (
 	// shown: crypto/tls hands it over with the error; failing that, a
 	// second handshake that does not verify reads it.
 	info.Code = ClassifyTLSError(err)
+	info.Broken, info.Received = brokenBy(err, first)
 	var cve *tls.CertificateVerificationError
 	if errors.As(err, &cve) {
 		certs = cve.UnverifiedCertificates
@@ -179,4 +189,72 @@ func ClassifyTLSError(err error) verdict.Code {
 		return verdict.TLSHandshakeTimeout
 	}
 	return verdict.TLSHandshakeFailed
+}
+
+// brokenBy says how the peer ended a handshake that failed (reset,
+// closed, not-tls: see report.TLSInfo.Broken) and, for bytes that are no
+// TLS record, their printable start as conn recorded them.
+func brokenBy(err error, conn *recordingConn) (string, string) {
+	var rh tls.RecordHeaderError
+	switch {
+	case errors.Is(err, syscall.ECONNRESET):
+		return "reset", ""
+	case errors.As(err, &rh):
+		got := rh.RecordHeader[:]
+		if conn != nil && len(conn.first) > 0 {
+			got = conn.first
+		}
+		text := printable(got)
+		if len(text) > maxReceivedText {
+			text = text[:maxReceivedText] + "..."
+		}
+		return "not-tls", text
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "closed", ""
+	}
+	return "", ""
+}
+
+// recordingConn keeps the first bytes read from a connection.
+type recordingConn struct {
+	net.Conn
+	first []byte
+}
+
+// maxRecorded bounds what recordingConn keeps, maxReceivedText the
+// printable start of it a report shows.
+const (
+	maxRecorded     = 512
+	maxReceivedText = 200
+)
+
+func (c *recordingConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if room := maxRecorded - len(c.first); room > 0 && n > 0 {
+		c.first = append(c.first, b[:min(n, room)]...)
+	}
+	return n, err
+}
+
+// printable is b as one line of text: control characters and line breaks
+// become spaces, runs of spaces one, anything else non-printable a dot.
+func printable(b []byte) string {
+	var s strings.Builder
+	space := false
+	for _, c := range b {
+		switch {
+		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
+			if !space && s.Len() > 0 {
+				s.WriteByte(' ')
+			}
+			space = true
+			continue
+		case c < 0x20 || c > 0x7e:
+			s.WriteByte('.')
+		default:
+			s.WriteByte(c)
+		}
+		space = false
+	}
+	return strings.TrimSpace(s.String())
 }

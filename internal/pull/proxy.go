@@ -273,6 +273,8 @@ func (w *walker) tunnelFailure(ctx context.Context, ep *endpoint, d runtimecfg.P
 			cred = "the user:password in its proxy URL was refused"
 		}
 		return tun.Code, fmt.Sprintf("%s, and the proxy demands authentication: %s; %s (registry credentials and pull secrets are not sent to a proxy)", goes, answer, cred)
+	case verdict.ProxyAuthScheme:
+		return tun.Code, fmt.Sprintf("%s, and the proxy demands authentication: %s. %s", goes, answer, schemeAdvice(ci.AuthSchemes))
 	case verdict.ProxyDenied, verdict.ProxyUpstreamFailed:
 	default:
 		return tun.Code, fmt.Sprintf("%s, and the proxy failed the CONNECT: %s", goes, answer)
@@ -365,6 +367,9 @@ func (w *walker) noProxyCIDRWarning(ctx context.Context, ep *endpoint, d runtime
 // shows another issuer directly.
 func (w *walker) tunnelTLSFailure(ctx context.Context, ep *endpoint, proxy string, info *report.TLSInfo, tlsCfg *tls.Config) (verdict.Code, string) {
 	r := ep.rep
+	if code, summary := tunnelBroken(r, proxy, info); code != "" {
+		return code, summary
+	}
 	base := fmt.Sprintf("TLS with %s (%s) through the proxy %s failed: %s", r.Host, r.Role, proxy, info.Error)
 	if info.Code != verdict.TLSUnknownAuthority && info.Code != verdict.TLSNameMismatch {
 		return info.Code, base
@@ -386,6 +391,43 @@ func (w *walker) tunnelTLSFailure(ctx context.Context, ep *endpoint, proxy strin
 		}
 	}
 	return info.Code, base + "; if the proxy intercepts TLS, the issuer above is the interceptor's: trust its CA on the node or bypass the proxy for " + r.Host
+}
+
+// schemeAdvice says why a 407 offering only schemes other than Basic
+// cannot be answered by the runtime, and what can.
+func schemeAdvice(schemes []string) string {
+	return fmt.Sprintf("It offers only %s: containerd's Go client answers a proxy with Basic credentials from the proxy URL and cannot speak %s, so no user:password in HTTPS_PROXY helps. Run a local authenticating proxy on the node (cntlm, px) as the runtime's proxy, or have a proxy rule let the nodes through without authentication",
+		strings.Join(schemes, " and "), strings.Join(schemes, " or "))
+}
+
+// tunnelBroken names a TLS handshake through a tunnel the proxy accepted
+// (CONNECT 200) and then broke: reset, closed, silent, or carrying bytes
+// that are not TLS. Those are the proxy's far side, not the node's route
+// nor the registry's certificate. "" when the handshake failed otherwise.
+func tunnelBroken(r *report.Endpoint, proxy string, info *report.TLSInfo) (verdict.Code, string) {
+	target := net.JoinHostPort(r.Host, strconv.Itoa(r.Port))
+	accepted := fmt.Sprintf("the proxy %s answered CONNECT %s with 200 (%s, %s)", proxy, target, r.Host, r.Role)
+	farSide := "the proxy accepted the tunnel and its far side broke it (its path to " + r.Host + ", a filter or upstream proxy behind it): not the node's route, not the registry's certificate"
+	switch {
+	case info.Broken == "reset":
+		return verdict.ProxyTunnelBroken, fmt.Sprintf("%s, then reset the tunnel after the TLS ClientHello: %s", accepted, farSide)
+	case info.Broken == "closed":
+		return verdict.ProxyTunnelBroken, fmt.Sprintf("%s, then closed the tunnel after the TLS ClientHello without a byte of the server's answer: %s", accepted, farSide)
+	case info.Broken == "not-tls":
+		return verdict.ProxyTunnelNotTLS, fmt.Sprintf("%s, then the tunnel carried bytes that are not TLS where %s's TLS answer belongs: %q. A captive portal or the proxy's block page answers in the registry's place (containerd: %s)", accepted, r.Host, info.Received, goNotTLS(info.Received))
+	case info.Code == verdict.TLSHandshakeTimeout:
+		return verdict.ProxyTunnelBroken, fmt.Sprintf("%s, then nothing came back through the tunnel: %s. %s", accepted, info.Error, farSide)
+	}
+	return "", ""
+}
+
+// goNotTLS is what Go's net/http (containerd) says when the first bytes
+// of a TLS connection are received instead of a TLS record.
+func goNotTLS(received string) string {
+	if strings.HasPrefix(received, "HTTP/") {
+		return "http: server gave HTTP response to HTTPS client"
+	}
+	return "tls: first record does not look like a TLS handshake"
 }
 
 // proxyClient is a client whose every connection goes to the proxy at
@@ -434,6 +476,9 @@ func (st site) proxyStatusFailure(resp *http.Response, what string) *Error {
 	}
 	switch c := resp.StatusCode; {
 	case c == http.StatusProxyAuthRequired:
+		if schemes := netcheck.AuthSchemes(resp.Header.Values("Proxy-Authenticate")); len(schemes) > 0 && !slices.ContainsFunc(schemes, func(s string) bool { return strings.EqualFold(s, "basic") }) {
+			return st.fail(verdict.ProxyAuthScheme, nil, "%s: the proxy demands authentication. %s", detail, schemeAdvice(schemes))
+		}
 		return st.fail(verdict.ProxyAuthRequired, nil, "%s: the proxy demands authentication and the runtime's proxy URL has no, or wrong, user:password", detail)
 	case perr != "" && c >= 500:
 		return st.fail(verdict.ProxyUpstreamFailed, nil, "%s: the proxy cannot reach %s", detail, st.host)

@@ -192,6 +192,12 @@ type TLSInfo struct {
 	DurationMS float64      `json:"durationMs"`
 	Code       verdict.Code `json:"code,omitempty"`
 	Error      string       `json:"error,omitempty"`
+	// Broken says how a handshake that did not finish ended, when the
+	// peer ended it: reset (RST), closed (FIN before the server's
+	// answer), not-tls (bytes that are no TLS record arrived; Received
+	// shows their printable start).
+	Broken   string `json:"broken,omitempty"`
+	Received string `json:"received,omitempty"`
 }
 
 // HTTPExchange is one request and its answer (URL redacted).

@@ -52,4 +52,7 @@ type ProxyConnect struct {
 	Authenticated bool    `json:"authenticated,omitempty"`
 	DurationMS    float64 `json:"durationMs"`
 	Error         string  `json:"error,omitempty"`
+	// AuthSchemes are the schemes a 407's Proxy-Authenticate challenges
+	// offer (Basic, NTLM, Negotiate, ...), in the proxy's order.
+	AuthSchemes []string `json:"authSchemes,omitempty"`
 }

@@ -3,6 +3,7 @@ package scenario
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -36,6 +37,11 @@ type Proxy struct {
 	Intercept string `json:"intercept,omitempty"`
 	// Down starts nothing: the node's proxy address refuses connections.
 	Down bool `json:"down,omitempty"`
+	// Fault runs the lab's misbehaving proxy (labsvc.BadProxy) instead of
+	// squid: reset, close or html (CONNECT 200, then the tunnel is reset,
+	// closed, or carries an HTML page), or ntlm-only (407 offering NTLM
+	// and Negotiate only).
+	Fault string `json:"fault,omitempty"`
 }
 
 // ProxyUser is one proxy account.
@@ -110,6 +116,9 @@ var proxyVars = map[string]bool{
 	"HTTP_PROXY": true, "http_proxy": true, "HTTPS_PROXY": true, "https_proxy": true, "NO_PROXY": true, "no_proxy": true,
 }
 
+// ProxyFaults are the values of proxy.fault (labsvc.BadProxyFaults).
+var ProxyFaults = []string{"reset", "close", "html", "ntlm-only"}
+
 var proxyIntercepts = map[string]bool{"": true, "untrusted": true, "trusted": true}
 
 // proxy validates the proxy section and node.proxy.
@@ -156,6 +165,12 @@ func (v *validator) proxy() {
 		}
 		if !proxyIntercepts[p.Intercept] {
 			v.fail("proxy.intercept", "want untrusted or trusted (or nothing), got %q", p.Intercept)
+		}
+		if p.Fault != "" && !slices.Contains(ProxyFaults, p.Fault) {
+			v.fail("proxy.fault", "want one of %s, got %q", strings.Join(ProxyFaults, ", "), p.Fault)
+		}
+		if p.Fault != "" && (p.Down || len(p.Users) > 0 || len(p.Deny) > 0 || len(p.Allow) > 0 || p.Intercept != "") {
+			v.fail("proxy.fault", "a faulty proxy is the lab's own, not squid: no down, users, deny, allow or intercept")
 		}
 		if p.Down && (len(p.Users) > 0 || len(p.Deny) > 0 || len(p.Allow) > 0 || p.Intercept != "") {
 			v.fail("proxy.down", "a proxy that is down has no users, deny, allow or intercept")
