@@ -93,10 +93,12 @@ func (o *Options) Complete(fs *pflag.FlagSet, image string, stdin io.Reader) err
 			return errors.New("--password-stdin: standard input is empty, want the password or token")
 		}
 	}
-	if err := o.proxy.complete(fs, o, o.identity.hostRoot); err != nil {
+	// step 0 first: the runtime decides whose process and unit carry
+	// the proxy
+	if err := o.runtime.complete(fs, o, o.identity.hostRoot); err != nil {
 		return err
 	}
-	if err := o.runtime.complete(fs, o, o.identity.hostRoot); err != nil {
+	if err := o.proxy.complete(fs, o, o.identity.hostRoot); err != nil {
 		return err
 	}
 	return o.identity.complete(o)

@@ -41,6 +41,9 @@ func (f *proxyFlags) complete(fs *pflag.FlagSet, o *Options, root string) error 
 		}
 	}
 	opts := runtimecfg.ProxyDiscoveryOptions{Root: root, RuntimeEnvFile: f.runtimeEnv, NoNodeProxy: f.noNodeProxy}
+	if rc := o.Pull.Runtime; rc != nil {
+		opts.Runtime = rc.Runtime
+	}
 	for _, v := range []struct {
 		name string
 		val  *string

@@ -35,6 +35,19 @@ import (
 // its own.
 var runtimeUnits = []string{"containerd.service", "k3s.service", "k3s-agent.service", "rke2-server.service", "rke2-agent.service"}
 
+// crioUnits are CRI-O's: its package's crio.service, whose drop-ins
+// (crio.service.d, where OpenShift's Machine Config Operator writes
+// 10-mco-default-env.conf) carry its proxy.
+var crioUnits = []string{"crio.service"}
+
+// unitsOf are the runtime's units and its process name.
+func unitsOf(runtime string) ([]string, string) {
+	if runtime == RuntimeCRIO {
+		return crioUnits, "crio"
+	}
+	return runtimeUnits, "containerd"
+}
+
 // ProxyDiscoveryOptions say where to look and what the caller overrides.
 type ProxyDiscoveryOptions struct {
 	Root           string // the node's filesystem: "/" on the node, "/host" in a Pod with it mounted
@@ -42,6 +55,9 @@ type ProxyDiscoveryOptions struct {
 	SelfNetNS      string // the probe's network namespace (readlink /proc/self/ns/net); default read here
 	RuntimeEnvFile string // --runtime-env
 	NoNodeProxy    bool   // --no-node-proxy
+	// Runtime is the node's runtime (step 0): RuntimeCRIO reads crio's
+	// process and crio.service; "" or RuntimeContainerd containerd's.
+	Runtime string
 	// Overrides, set by flags (nil: not given).
 	HTTPSProxy, HTTPProxy, NoProxy *string
 }
@@ -95,7 +111,7 @@ func DiscoverProxy(o ProxyDiscoveryOptions) (*ProxyDiscovery, error) {
 		if d.Running != nil {
 			unit = d.Running.Unit
 		}
-		d.readIntent(o.Root, unit)
+		d.readIntent(o.Root, unit, o.Runtime)
 		switch {
 		case d.Running != nil:
 			vars = d.Running.Vars
@@ -139,8 +155,8 @@ func (d *ProxyDiscovery) override(o ProxyDiscoveryOptions) {
 // readIntent reads the unit files of unit (or of the first runtime unit
 // that has a unit file) and computes the environment they give the
 // runtime: for k3s and rke2, their CONTAINERD_ variables renamed.
-func (d *ProxyDiscovery) readIntent(root, unit string) {
-	units := runtimeUnits
+func (d *ProxyDiscovery) readIntent(root, unit, runtime string) {
+	units, _ := unitsOf(runtime)
 	if unit != "" {
 		units = []string{unit}
 	}
@@ -258,6 +274,7 @@ func findRuntimeProcess(o ProxyDiscoveryOptions) (*RuntimeProcess, []string) {
 	var notes []string
 	var candidates []*RuntimeProcess
 	otherNS := 0
+	_, name := unitsOf(o.Runtime)
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -265,13 +282,13 @@ func findRuntimeProcess(o ProxyDiscoveryOptions) (*RuntimeProcess, []string) {
 		}
 		dir := filepath.Join(o.ProcRoot, e.Name())
 		comm, err := os.ReadFile(filepath.Join(dir, "comm"))
-		if err != nil || strings.TrimSpace(string(comm)) != "containerd" {
+		if err != nil || strings.TrimSpace(string(comm)) != name {
 			continue
 		}
 		if self != "" {
 			ns, err := os.Readlink(filepath.Join(dir, "ns", "net"))
 			if err != nil {
-				notes = append(notes, fmt.Sprintf("containerd pid %d: cannot read its network namespace (%v): run as root", pid, unwrapPathError(err)))
+				notes = append(notes, fmt.Sprintf("%s pid %d: cannot read its network namespace (%v): run as root", name, pid, unwrapPathError(err)))
 				continue
 			}
 			if ns != self {
@@ -281,14 +298,14 @@ func findRuntimeProcess(o ProxyDiscoveryOptions) (*RuntimeProcess, []string) {
 		}
 		env, err := readBounded(filepath.Join(dir, "environ"), 1<<20)
 		if err != nil {
-			notes = append(notes, fmt.Sprintf("containerd pid %d: cannot read /proc/%d/environ (%v): run as root", pid, pid, err))
+			notes = append(notes, fmt.Sprintf("%s pid %d: cannot read /proc/%d/environ (%v): run as root", name, pid, pid, err))
 			continue
 		}
 		unit := cgroupUnit(filepath.Join(dir, "cgroup"))
-		if !isRuntimeUnit(unit) && !strings.Contains(unit, "containerd") {
+		if !isRuntimeUnit(unit) && !strings.Contains(unit, name) {
 			unit = "" // a process started by hand, or under another service: not a runtime unit's
 		}
-		p := &RuntimeProcess{PID: pid, Comm: "containerd", Unit: unit, Vars: map[string]EnvVar{}}
+		p := &RuntimeProcess{PID: pid, Comm: name, Unit: unit, Vars: map[string]EnvVar{}}
 		for _, kv := range strings.Split(string(env), "\x00") {
 			k, v, ok := strings.Cut(kv, "=")
 			if ok && IsProxyVar(k) {
@@ -298,11 +315,11 @@ func findRuntimeProcess(o ProxyDiscoveryOptions) (*RuntimeProcess, []string) {
 		candidates = append(candidates, p)
 	}
 	if otherNS > 0 {
-		notes = append(notes, fmt.Sprintf("%d containerd process(es) in other network namespaces were not considered", otherNS))
+		notes = append(notes, fmt.Sprintf("%d %s process(es) in other network namespaces were not considered", otherNS, name))
 	}
 	if len(candidates) == 0 {
 		if len(notes) == 0 {
-			notes = append(notes, "no containerd process in this network namespace")
+			notes = append(notes, "no "+name+" process in this network namespace")
 		}
 		return nil, notes
 	}
@@ -322,7 +339,7 @@ func findRuntimeProcess(o ProxyDiscoveryOptions) (*RuntimeProcess, []string) {
 }
 
 func isRuntimeUnit(u string) bool {
-	for _, r := range runtimeUnits {
+	for _, r := range append(runtimeUnits, crioUnits...) {
 		if u == r {
 			return true
 		}
