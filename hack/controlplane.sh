@@ -11,6 +11,8 @@
 #                             pull (internal/crirun); also copied to
 #                             $(go env GOPATH)/bin, where crirun finds it
 #   typecheck                 hack/test.sh's darwin check (test/tools/typecheck)
+#   cimagepull                containers/image's own pull, the reference beside the
+#                             probe on a lab CRI-O node (test/tools/cimagepull)
 #   pause                     the lab clusters' sandbox, from pullpath's module
 #
 # One module and one build, because the programs share most of their
@@ -69,6 +71,7 @@ programs=(
   "helm helm.sh/helm/v4/cmd/helm"
   "crictl sigs.k8s.io/cri-tools/cmd/crictl"
   "typecheck pullpath-tools/typecheck"
+  "cimagepull pullpath-tools/cimagepull"
 )
 
 stale=$force
@@ -76,7 +79,7 @@ for p in "${programs[@]}"; do
   name=${p%% *}
   out="$bin/$name"
   if [[ ! -x $out ]]; then stale=1; continue; fi
-  for f in "$tools/go.mod" "$tools/go.sum" "$tools/tools.go" "$tools/typecheck/main.go"; do
+  for f in "$tools/go.mod" "$tools/go.sum" "$tools/tools.go" "$tools/typecheck/main.go" "$tools/cimagepull/main.go"; do
     if [[ $f -nt $out ]]; then stale=1; fi
   done
 done

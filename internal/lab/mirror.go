@@ -91,6 +91,9 @@ func prepareMirrors(t *scenario.Scenario, p *pki, cfg func(host string) *ServeCo
 		c := cfg(m.Host)
 		c.Mirrors = append(c.Mirrors, ms)
 	}
+	if t.Node.IsCRIO() {
+		return nil // a CRI-O node's mirrors are in its registries.conf (prepareCRIO)
+	}
 	env.CertsDir = filepath.Join(runDir, "node", "certs.d")
 	hd := filepath.Join(env.CertsDir, t.RegistryKey())
 	if err := os.MkdirAll(hd, 0o755); err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/pullpath/pullpath/internal/lab/scenario"
@@ -104,7 +105,8 @@ func prepare(ctx context.Context, t *scenario.Scenario, n *Network, runDir strin
 		// a cluster runs the image (its first layer is the pause binary)
 		spec.BaseLayer, spec.Cmd = o.ImageBase, o.ImageCmd
 	}
-	if _, err := labsvc.WriteImage(ctx, storage, spec); err != nil {
+	written, err := labsvc.WriteImage(ctx, storage, spec)
+	if err != nil {
 		return nil, nil, fmt.Errorf("image: %v", err)
 	}
 
@@ -222,6 +224,12 @@ func prepare(ctx context.Context, t *scenario.Scenario, n *Network, runDir strin
 		return nil, nil, err
 	}
 	if err := prepareMirrors(t, p, cfg, runDir, env.CAFile, env); err != nil {
+		return nil, nil, err
+	}
+	if t.Probe.ByDigest {
+		env.Image = strings.TrimSuffix(env.Image, ":"+im.Tag) + "@" + written.Top.Digest
+	}
+	if err := prepareCRIO(t, runDir, env); err != nil {
 		return nil, nil, err
 	}
 	return env, configs, nil

@@ -45,6 +45,9 @@ type Env struct {
 	Image    string
 	// Self is the pullpath binary the lab re-executes.
 	Self string
+	// NodeRoot is a CRI-O node's filesystem (registries.conf.d and
+	// certs.d under it, prepareCRIO); "" for a containerd node.
+	NodeRoot string
 	// RuntimeEnv is the node's running containerd's proxy environment
 	// (KEY=VALUE, from node.proxy): a runtime started beside the probe
 	// runs with it.
@@ -286,6 +289,9 @@ func probe(ctx context.Context, t *scenario.Scenario, env *Env) (*report.ProbeRe
 		// The kubelet's identity replaces the docker config.
 		argv = withoutFlag(argv, "--docker-config")
 		argv = append(argv, "--image-credential-provider-config", cp.Config, "--image-credential-provider-bin-dir", cp.BinDir)
+	}
+	if env.NodeRoot != "" {
+		argv = crioProbeArgs(argv, env)
 	}
 	if d := t.Probe.ConnectTimeout.Duration; d > 0 {
 		argv = append(argv, "--connect-timeout", d.String())

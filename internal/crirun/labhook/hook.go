@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pullpath/pullpath/internal/crirun"
@@ -36,6 +37,12 @@ type Hook struct {
 	// FixtureDir, when set, receives each failed pull's message as an
 	// explain fixture, lab-SCENARIO.txt (see internal/explain/testdata/runtime).
 	FixtureDir string
+
+	// cimagepull, for the scenarios whose node plays CRI-O (cimage.go),
+	// found once.
+	cimageOnce sync.Once
+	cimage     string
+	cimageErr  error
 }
 
 var _ lab.Hook = (*Hook)(nil)
@@ -45,6 +52,9 @@ func (h *Hook) Name() string { return "runtime" }
 
 // Check runs the runtime's pull in the lab the probe just used.
 func (h *Hook) Check(ctx context.Context, env *lab.Env, probe *report.ProbeReport) report.LabCheck {
+	if env.Scenario != nil && env.Scenario.Node.IsCRIO() {
+		return h.checkCRIO(ctx, env, probe)
+	}
 	start := time.Now()
 	timeout := h.PullTimeout
 	if timeout <= 0 {

@@ -206,6 +206,12 @@ type Node struct {
 	TrustLabCA *bool `json:"trustLabCA,omitempty"`
 	// Proxy is the proxy settings in the node's files (proxy.go).
 	Proxy *NodeProxy `json:"proxy,omitempty"`
+	// Runtime is the node's runtime, containerd (default) or cri-o
+	// (crio.go): a cri-o node keeps its registry configuration in
+	// registries.conf.d and certs.d under its own root.
+	Runtime string `json:"runtime,omitempty"`
+	// CRIO is a cri-o node's registries.conf (crio.go).
+	CRIO *NodeCRIO `json:"crio,omitempty"`
 }
 
 // CredentialProvider is a credential provider plugin on the lab node: it
@@ -235,6 +241,9 @@ type Probe struct {
 	Timeout Duration `json:"timeout,omitempty"`
 	// Args are extra probe flags.
 	Args []string `json:"args,omitempty"`
+	// ByDigest pulls the registry's image by its digest
+	// (REGISTRY/REPOSITORY@sha256:...), computed from the image spec.
+	ByDigest bool `json:"byDigest,omitempty"`
 }
 
 // Expect is what the probe's verdict must say. Empty fields are not checked.

@@ -475,6 +475,7 @@ func (v *validator) node() {
 	if c := n.Credentials; c != nil && (c.Username == "" || c.Password == "") {
 		v.fail("node.credentials", "want username and password")
 	}
+	v.crio()
 	if c := n.CredentialProvider; c != nil && c.Fail == "" && (c.Username == "" || c.Password == "") {
 		v.fail("node.credentialProvider", "want username and password (or fail: MESSAGE for a plugin that fails)")
 	}
