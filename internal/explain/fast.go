@@ -81,21 +81,10 @@ func run(s string, i int, stop string, max int) int {
 // quoted finds the leftmost `LIT"X"TRAILER` in an ASCII message, where LIT
 // (lower case, ending in `"`) is matched case-insensitively, X is 1 to 512
 // bytes of [^"\s] and TRAILER (lower case, may be "") follows the closing
-// quote: the capture of (?i)LIT([^"\s]{1,512})"TRAILER.
+// quote: the capture of (?i)LIT([^"\s]{1,512})"TRAILER. X stops at the
+// closing quote, so that is unquoted with the quote in front of TRAILER.
 func (v textView) quoted(lit, trailer string) (string, bool) {
-	for from := 0; ; {
-		i := strings.Index(v.lower[from:], lit)
-		if i < 0 {
-			return "", false
-		}
-		start := from + i + len(lit)
-		n := run(v.msg, start, `"`, 512)
-		end := start + n
-		if n >= 1 && n <= 512 && end < len(v.msg) && v.msg[end] == '"' && strings.HasPrefix(v.lower[end+1:], trailer) {
-			return v.msg[start:end], true
-		}
-		from += i + 1
-	}
+	return v.unquoted(lit, `"`+trailer)
 }
 
 // unquoted finds the leftmost `LIT X TRAILER` in an ASCII message, where

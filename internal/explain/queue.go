@@ -28,16 +28,28 @@ import (
 //
 // PullQueue reads both from the events it is given, node by node.
 type PullQueue struct {
-	nodes map[string]*nodePulls
+	// asked and done are the last Pulling event, and the last Pulled,
+	// Failed or back-off event, of a pod's image on a node.
+	asked, done map[pullKey]time.Time
+	waits       []report.ExplainWait // finished pulls that waited
+	// texts caches what a message text says for the queue (its image, its
+	// queue wait): a cluster repeats the same few texts on every pod.
+	texts map[string]queueText
 }
 
-type podImage struct{ pod, image string }
-
-type nodePulls struct {
-	asked map[podImage]time.Time // the last Pulling event
-	done  map[podImage]time.Time // the last Pulled, Failed or back-off after it
-	waits []report.ExplainWait   // finished pulls that waited
+// queueText is what one Pulling or Pulled text says.
+type queueText struct {
+	image       string        // normalized for a Pulling text, as written for a Pulled one
+	pull, total time.Duration // a Pulled text's pull time and total
+	waited      bool          // total - pull >= MinQueueWait
 }
+
+// maxQueueTexts bounds the text cache.
+const maxQueueTexts = 8192
+
+type pullKey struct{ node, ns, pod, image string }
+
+func (k pullKey) name() string { return joinNS(k.ns, k.pod) }
 
 // MinQueueWait is the shortest queue wait a finished pull reports: below
 // it the difference is the kubelet's own bookkeeping (the image size
@@ -49,119 +61,154 @@ var rePulledWaiting = regexp.MustCompile(`(?i)successfully pulled image "([^"\s]
 
 // Note reads one message (and its classification) into the queue: Pulling,
 // Pulled and failure events of pods on a node. Messages without a node are
-// ignored.
+// ignored, and so are events without a time but for a Pulled event's own
+// wait: open pulls can only be ordered by time.
 func (q *PullQueue) Note(m Message, c Classification) {
 	if m.Node == "" || m.Object == "" {
 		return
 	}
-	pod := joinNS(m.Namespace, m.Object)
-	text := normalize(m.Text)
-	lower := strings.ToLower(text)
 	switch {
-	case m.Reason == "Pulling" || strings.HasPrefix(lower, "pulling image \""):
-		img := extractImage(newTextView(text, lower))
-		if img == "" {
+	case m.Reason == "Pulling" || strings.HasPrefix(m.Text, "Pulling image \""):
+		if m.Time.IsZero() {
 			return
 		}
-		n := q.node(m.Node)
-		k := podImage{pod, NormalizeImage(img)}
-		if m.Time.After(n.asked[k]) || n.asked[k].IsZero() {
-			n.asked[k] = m.Time
+		t := q.text(m.Text, false)
+		if t.image == "" {
+			return
 		}
+		q.note(&q.asked, pullKey{m.Node, m.Namespace, m.Object, t.image}, m.Time)
 	case c.Rule != "" && c.Image != "":
-		n := q.node(m.Node)
-		k := podImage{pod, NormalizeImage(c.Image)}
-		if m.Time.After(n.done[k]) || n.done[k].IsZero() {
-			n.done[k] = m.Time
+		if !m.Time.IsZero() {
+			q.note(&q.done, pullKey{m.Node, m.Namespace, m.Object, NormalizeImage(c.Image)}, m.Time)
 		}
-		if c.Rule == "kubelet-pulled" {
-			if w, ok := queueWait(m.Node, pod, text); ok {
-				n.waits = append(n.waits, w)
+		if c.Rule == "kubelet-pulled" && strings.Contains(m.Text, "including waiting") {
+			if t := q.text(m.Text, true); t.waited {
+				q.waits = append(q.waits, queueWait(m.Node, joinNS(m.Namespace, m.Object), t))
 			}
 		}
 	}
 }
 
-func (q *PullQueue) node(name string) *nodePulls {
-	if q.nodes == nil {
-		q.nodes = map[string]*nodePulls{}
+// note keeps the latest time of k in *m.
+func (q *PullQueue) note(m *map[pullKey]time.Time, k pullKey, at time.Time) {
+	if *m == nil {
+		*m = map[pullKey]time.Time{}
 	}
-	n := q.nodes[name]
-	if n == nil {
-		n = &nodePulls{asked: map[podImage]time.Time{}, done: map[podImage]time.Time{}}
-		q.nodes[name] = n
+	if prev, ok := (*m)[k]; !ok || at.After(prev) {
+		(*m)[k] = at
 	}
-	return n
 }
 
-// queueWait reads a Pulled message's queue wait, when it is one.
-func queueWait(node, pod, text string) (report.ExplainWait, bool) {
-	m := rePulledWaiting.FindStringSubmatch(text)
-	if m == nil {
-		return report.ExplainWait{}, false
+// text reads a Pulling text's image, or a Pulled text's durations (pulled),
+// once per distinct text.
+func (q *PullQueue) text(raw string, pulled bool) queueText {
+	if t, ok := q.texts[raw]; ok {
+		return t
 	}
-	pull, err1 := time.ParseDuration(m[2])
-	total, err2 := time.ParseDuration(m[3])
-	if err1 != nil || err2 != nil || total-pull < MinQueueWait {
-		return report.ExplainWait{}, false
+	var t queueText
+	msg := normalize(raw)
+	if pulled {
+		if m := rePulledWaiting.FindStringSubmatch(msg); m != nil {
+			pull, err1 := time.ParseDuration(m[2])
+			total, err2 := time.ParseDuration(m[3])
+			if err1 == nil && err2 == nil {
+				t = queueText{image: m[1], pull: pull, total: total, waited: total-pull >= MinQueueWait}
+			}
+		}
+	} else if img := extractImage(newTextView(msg, strings.ToLower(msg))); img != "" {
+		t.image = NormalizeImage(img)
 	}
-	waited := (total - pull).Truncate(time.Millisecond)
+	if q.texts == nil {
+		q.texts = map[string]queueText{}
+	}
+	if len(q.texts) < maxQueueTexts {
+		q.texts[raw] = t
+	}
+	return t
+}
+
+// queueWait is a finished pull's queue wait.
+func queueWait(node, pod string, t queueText) report.ExplainWait {
+	waited := (t.total - t.pull).Truncate(time.Millisecond)
 	return report.ExplainWait{
-		Node: node, Pod: pod, Image: m[1], Waited: waited.String(), Pulled: pull.String(),
-		Summary: fmt.Sprintf("%s waited %s in the kubelet's queue on %s before its pull of %s began (the pull itself took %s): the node was pulling other images, one at a time unless serializeImagePulls is false", pod, waited, node, m[1], pull),
-	}, true
+		Node: node, Pod: pod, Image: t.image, Waited: waited.String(), Pulled: t.pull.String(),
+		Summary: fmt.Sprintf("%s waited %s in the kubelet's queue on %s before its pull of %s began (the pull itself took %s): the node was pulling other images, one at a time unless serializeImagePulls is false", pod, waited, node, t.image, t.pull),
+	}
 }
 
 // Waits are the pulls that waited, node by node: finished ones from their
 // Pulled events, then the pulls still open behind an earlier open pull of
 // the same node.
 func (q *PullQueue) Waits() []report.ExplainWait {
-	var out []report.ExplainWait
-	names := make([]string, 0, len(q.nodes))
-	for name := range q.nodes {
+	type open struct {
+		k  pullKey
+		at time.Time
+	}
+	opens := map[string][]open{}
+	for k, at := range q.asked {
+		if done, ok := q.done[k]; ok && !done.Before(at) {
+			continue
+		}
+		opens[k.node] = append(opens[k.node], open{k, at})
+	}
+	queued := map[string]report.ExplainWait{} // a node's first finished pull that waited
+	for _, w := range q.waits {
+		if _, ok := queued[w.Node]; !ok {
+			queued[w.Node] = w
+		}
+	}
+	names := make([]string, 0, len(opens)+len(queued))
+	for name := range opens {
 		names = append(names, name)
 	}
+	for name := range queued {
+		if _, ok := opens[name]; !ok {
+			names = append(names, name)
+		}
+	}
 	sort.Strings(names)
+	var out []report.ExplainWait
 	for _, name := range names {
-		n := q.nodes[name]
-		out = append(out, n.waits...)
-		type open struct {
-			k  podImage
-			at time.Time
+		for _, w := range q.waits {
+			if w.Node == name {
+				out = append(out, w)
+			}
 		}
-		var opens []open
-		for k, at := range n.asked {
-			if at.IsZero() {
-				continue // an event without a time cannot be ordered
-			}
-			if done, ok := n.done[k]; ok && !done.Before(at) {
-				continue
-			}
-			opens = append(opens, open{k, at})
+		list := opens[name]
+		if len(list) < 2 {
+			continue
 		}
-		sort.Slice(opens, func(i, j int) bool {
-			if !opens[i].at.Equal(opens[j].at) {
-				return opens[i].at.Before(opens[j].at)
+		sort.Slice(list, func(i, j int) bool {
+			if !list[i].at.Equal(list[j].at) {
+				return list[i].at.Before(list[j].at)
 			}
-			return opens[i].k.pod+opens[i].k.image < opens[j].k.pod+opens[j].k.image
+			return list[i].k.name()+list[i].k.image < list[j].k.name()+list[j].k.image
 		})
 		serialized := ""
-		if len(n.waits) > 0 {
-			serialized = fmt.Sprintf(" This node's pulls are queued: %s waited %s before its pull began.", n.waits[0].Pod, n.waits[0].Waited)
+		if w, ok := queued[name]; ok {
+			serialized = fmt.Sprintf(" This node's pulls are queued: %s waited %s before its pull began.", w.Pod, w.Waited)
 		}
-		for i := 1; i < len(opens); i++ {
-			since := opens[i].at.UTC()
+		head := list[0]
+		for i := 1; i < len(list); i++ {
+			since := list[i].at.UTC()
+			// The pulls before it: the first few by name, then how many more
+			// (a long queue would make this quadratic).
 			var behind []string
-			for _, o := range opens[:i] {
-				behind = append(behind, fmt.Sprintf("%s %s since %s", o.k.pod, o.k.image, o.at.UTC().Format(time.RFC3339)))
+			for _, o := range list[:min(i, maxBehind)] {
+				behind = append(behind, fmt.Sprintf("%s %s since %s", o.k.name(), o.k.image, o.at.UTC().Format(time.RFC3339)))
 			}
-			head := opens[0]
+			if i > maxBehind {
+				behind = append(behind, fmt.Sprintf("and %d more", i-maxBehind))
+			}
 			out = append(out, report.ExplainWait{
-				Node: name, Pod: opens[i].k.pod, Image: opens[i].k.image, Since: &since, Behind: behind,
+				Node: name, Pod: list[i].k.name(), Image: list[i].k.image, Since: &since, Behind: behind,
 				Summary: fmt.Sprintf("%s asked for %s at %s and has no result yet, while %s's pull of %s, asked for at %s, is still open on %s: with serialized pulls (the kubelet's default) it waits behind %d pull(s); a slow pull holds every later one.%s",
-					opens[i].k.pod, opens[i].k.image, since.Format(time.RFC3339), head.k.pod, head.k.image, head.at.UTC().Format(time.RFC3339), name, i, serialized),
+					list[i].k.name(), list[i].k.image, since.Format(time.RFC3339), head.k.name(), head.k.image, head.at.UTC().Format(time.RFC3339), name, i, serialized),
 			})
 		}
 	}
 	return out
 }
+
+// maxBehind is how many earlier pulls a wait names.
+const maxBehind = 3
