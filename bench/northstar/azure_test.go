@@ -7,11 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pullpath/pullpath/internal/audit"
 	azaudit "github.com/pullpath/pullpath/internal/audit/azure"
 	"github.com/pullpath/pullpath/internal/audit/azure/armfake"
 	"github.com/pullpath/pullpath/internal/diagnose"
 	explaincluster "github.com/pullpath/pullpath/internal/explain/cluster"
 	"github.com/pullpath/pullpath/internal/lab/labtest"
+	"github.com/pullpath/pullpath/internal/nodeplace"
 	"github.com/pullpath/pullpath/internal/report"
 )
 
@@ -72,14 +74,14 @@ func BenchmarkNorthStarAzure(b *testing.B) {
 		r := row{round: i + 1}
 		liveRun := func() {
 			o := opts()
-			o.Live = &diagnose.Live{Azure: live}
+			o.Live = &diagnose.Live{Options: map[nodeplace.Cloud]audit.Live{nodeplace.Azure: live}}
 			var s map[string]float64
 			r.live, s, r.named = run("live", o)
 			r.read, r.identity, r.walk, r.audit, r.total = s["read"], s["identity"], s["walk"], s["audit"], s["total"]
 		}
 		byHand := func() {
 			o := opts()
-			o.Auditors = map[string]diagnose.Auditor{"azure": diagnose.AzureFolder(azureFolder)}
+			o.Auditors = map[nodeplace.Cloud]diagnose.Auditor{nodeplace.Azure: azaudit.Provider.Folder(azureFolder)}
 			var s map[string]float64
 			r.folder, s, r.fnamed = run("--from-azure", o)
 			r.fread, r.fidentity, r.fwalk, r.faudit, r.fto = s["read"], s["identity"], s["walk"], s["audit"], s["total"]
@@ -97,7 +99,7 @@ func BenchmarkNorthStarAzure(b *testing.B) {
 	start := time.Now()
 	col := live
 	col.Subscription, col.ResourceGroup, col.Cluster = "00000000-0000-0000-0000-000000000000", "lab", "lab"
-	if _, _, _, err := azaudit.Collect(ctx, col); err != nil {
+	if _, err := azaudit.Collect(ctx, col); err != nil {
 		b.Fatalf("azure collect: %v", err)
 	}
 	collect := time.Since(start)

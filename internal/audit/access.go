@@ -1,6 +1,10 @@
 package audit
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/pullpath/pullpath/internal/nodeplace"
+)
 
 // The two ways a live audit cannot read a cloud, as typed errors every
 // cloud returns, so that a caller (diagnose) can say which credential is
@@ -9,7 +13,7 @@ import "fmt"
 // NoCredentialsError: the cloud's default credential chain found no
 // credentials, or the cloud refused the ones it found (expired, unknown).
 type NoCredentialsError struct {
-	Cloud  string // aws, azure, gcp
+	Cloud  nodeplace.Cloud
 	Chain  string // what was looked at: "the AWS default chain (environment, shared config, SSO, IMDS)"
 	Reason string // the SDK's words, one line, no secret
 }
@@ -20,7 +24,7 @@ func (e *NoCredentialsError) Error() string {
 
 // DeniedError is a call the identity may not make.
 type DeniedError struct {
-	Cloud      string
+	Cloud      nodeplace.Cloud
 	Call       string // as the cloud's CLI names it: "ec2 describe-instances"
 	Permission string // the action to grant: "ec2:DescribeInstances"
 	Identity   string // who asked, when known

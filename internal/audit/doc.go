@@ -1,13 +1,13 @@
 // Package audit is the one shape of pullpath's cloud audits (`pullpath aws
-// audit`, `pullpath azure audit`, and every cloud after them), in the manner
+// audit`, `pullpath azure audit`, `pullpath gcp audit`), in the manner
 // of cluster-autoscaler's cloudprovider: this package owns what is the same
-// for every cloud, and a cloud package (internal/audit/aws, .../azure) owns
+// for every cloud, and a cloud package (internal/audit/aws, .../azure, .../gcp) owns
 // only its model and its checks. It imports no cloud SDK.
 //
 // # What a cloud package exports
 //
-// Two entry points, with these signatures, both returning a finished report
-// (report.AuditReport, kind <Cloud>AuditReport):
+// Three entry points, with these signatures, the first two returning a
+// finished report (report.AuditReport, kind <Cloud>AuditReport):
 //
 //	// FromFolder audits the configuration saved in dir: the files
 //	// `pullpath CLOUD collect` writes, or the cloud CLI's own outputs.
@@ -17,9 +17,18 @@
 //	// LiveOptions are the cloud's own (cluster, region, credential, ...).
 //	func Live(ctx context.Context, o LiveOptions, f audit.Focus) (*report.AuditReport, error)
 //
-// The CLI calls one of them once; diagnose holds either as an Auditor
-// (Folder, LiveAuditor). Both go through the same model and checks, so a live
-// run and a replay of its collected folder give the same report.
+//	// Collect reads the same configuration once and returns the folder's
+//	// files and the calls it could go without (Collection).
+//	func Collect(ctx context.Context, o LiveOptions) (*audit.Collection, error)
+//
+// LiveOptions implements Live (Open: find the target from the nodes and
+// bind it into an Auditor; Collect; Target: what names the cluster in the
+// commands that collect it by hand), and the package's Provider value
+// holds it with FromFolder and the permissions. The list of providers,
+// internal/audit/clouds, names each Provider once: the CLI and diagnose
+// loop over it, and the cloud's name, title and command lines are
+// nodeplace.Cloud's. Adding a cloud is its package, a line in that list
+// and its facts in nodeplace.
 //
 // # What an entry point does, in order
 //

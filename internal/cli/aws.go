@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
@@ -15,6 +14,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/audit"
 	awsaudit "github.com/pullpath/pullpath/internal/audit/aws"
+	"github.com/pullpath/pullpath/internal/nodeplace"
 	"github.com/pullpath/pullpath/internal/report"
 )
 
@@ -58,7 +58,7 @@ const awsCollectExample = `  # write the files --from reads, to replay offline o
 
 func newAWSCommand(s Streams) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "aws",
+		Use:   string(nodeplace.AWS),
 		Short: "Audit the EKS node path to ECR and S3, subnet by subnet",
 		Long:  awsLong,
 	}
@@ -195,19 +195,7 @@ func (o *awsCollectOptions) Validate() error {
 }
 
 func (o *awsCollectOptions) Run(ctx context.Context) error {
-	raw, err := awsaudit.Collect(ctx, o.conn.live())
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(o.out, 0o755); err != nil {
-		return fmt.Errorf("--out %s: %w", o.out, err)
-	}
-	files, err := awsaudit.WriteDir(o.out, raw)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(o.stdout, "wrote %d files to %s; audit them with: pullpath aws audit --from %s\n", len(files), o.out, o.out)
-	return err
+	return collect(ctx, o.stdout, nodeplace.AWS, o.conn.live(), o.out, "")
 }
 
 // parseSize reads 1234, 800MiB, 1.2GiB, 500MB, 2GB.

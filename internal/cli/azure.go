@@ -15,6 +15,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/audit"
 	azaudit "github.com/pullpath/pullpath/internal/audit/azure"
+	"github.com/pullpath/pullpath/internal/nodeplace"
 	"github.com/pullpath/pullpath/internal/report"
 )
 
@@ -78,7 +79,7 @@ const azureCollectExample = `  # write the files --from reads, to replay offline
 
 func newAzureCommand(s Streams) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "azure",
+		Use:   string(nodeplace.Azure),
 		Short: "Audit the AKS node path to ACR, pool by pool",
 		Long:  azureLong,
 	}
@@ -129,18 +130,6 @@ var azureARM struct {
 func (c *azureConn) live() azaudit.LiveOptions {
 	return azaudit.LiveOptions{Subscription: c.subscription, ResourceGroup: c.resourceGroup, Cluster: c.name, Registry: c.registry,
 		Credential: azureARM.credential, ClientOptions: azureARM.options}
-}
-
-func (c *azureConn) collect(ctx context.Context) (azaudit.Files, []string, error) {
-	files, _, warns, err := azaudit.Collect(ctx, c.live())
-	if err != nil {
-		return nil, nil, errors.New(oneLineErr(err))
-	}
-	var ws []string
-	for _, w := range warns {
-		ws = append(ws, w.Message)
-	}
-	return files, ws, nil
 }
 
 type azureAuditOptions struct {
@@ -243,16 +232,5 @@ func (o *azureCollectOptions) Validate() error {
 }
 
 func (o *azureCollectOptions) Run(ctx context.Context) error {
-	files, warns, err := o.conn.collect(ctx)
-	if err != nil {
-		return err
-	}
-	if err := files.Write(o.out); err != nil {
-		return err
-	}
-	fmt.Fprintf(o.stdout, "wrote %d files to %s\n", len(files), o.out)
-	for _, w := range warns {
-		fmt.Fprintf(o.stdout, "warning: %s\n", w)
-	}
-	return nil
+	return collect(ctx, o.stdout, nodeplace.Azure, o.conn.live(), o.out, "")
 }

@@ -14,8 +14,13 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/pullpath/pullpath/internal/audit"
+	awsaudit "github.com/pullpath/pullpath/internal/audit/aws"
+	"github.com/pullpath/pullpath/internal/audit/clouds"
+	gcpaudit "github.com/pullpath/pullpath/internal/audit/gcp"
 	"github.com/pullpath/pullpath/internal/diagnose"
 	"github.com/pullpath/pullpath/internal/explain/cluster"
+	"github.com/pullpath/pullpath/internal/nodeplace"
 	"github.com/pullpath/pullpath/internal/sweep"
 )
 
@@ -97,14 +102,13 @@ type diagnoseOptions struct {
 	canary    bool
 	noWalk    bool
 	sweepNS   string
-	fromAWS   string
-	fromAzure string
+	from      map[nodeplace.Cloud]*string // --from-CLOUD, each provider's
 	noCloud   bool
-	fromGCP   string
 	page      int64
 	streams   Streams
 	o         diagnose.Options
-	live      diagnose.Live
+	liveAWS   awsaudit.LiveOptions
+	liveGCP   gcpaudit.LiveOptions
 }
 
 func newDiagnoseCommand(s Streams) *cobra.Command {
@@ -135,16 +139,18 @@ func newDiagnoseCommand(s Streams) *cobra.Command {
 	f.BoolVar(&o.o.Sweep.CheckUpstream, "check-upstream", true, "when a node's hosts.toml mirror or cache served, the walk also tries the upstream registry: a cache hiding a broken upstream is named")
 	f.StringArrayVar(&o.o.Sweep.PullSecrets, "pull-secret", nil, "imagePullSecret in --sweep-namespace: the canary's and the probe Pod's, and the probe's credentials; repeatable")
 	f.BoolVar(&o.o.UsePullSecrets, "use-pull-secrets", false, "also walk with the failing Pods' own pull identity: Pods in their namespace with their imagePullSecrets and ServiceAccount (no Secret leaves its namespace; needs deploy/sweep/workload-identity.yaml's verbs there)")
-	f.StringVar(&o.fromAWS, "from-aws", "", "the `DIR` pullpath aws collect wrote (or the AWS CLI outputs it reads): name the AWS objects to change")
-	f.StringVar(&o.fromGCP, "from-gcp", "", "the `DIR` pullpath gcp collect wrote (or the gcloud --format=json outputs it reads): name the Google Cloud objects to change")
-	f.StringVar(&o.fromAzure, "from-azure", "", "the `DIR` pullpath azure collect wrote (or the Azure CLI outputs it reads): name the Azure objects to change")
+	o.from = map[nodeplace.Cloud]*string{}
+	for _, p := range clouds.All {
+		o.from[p.Cloud] = f.String(strings.TrimPrefix(p.Cloud.FromFlag(), "--"), "",
+			fmt.Sprintf("the `DIR` pullpath %s collect wrote (or the %s it reads): name the %s objects to change", p.Cloud, p.Outputs, p.Objects))
+	}
 	f.BoolVar(&o.noCloud, "no-cloud", false, "no live cloud audit: without a --from-* folder, the answer names the collect command instead")
-	f.StringVar(&o.live.AWS.Profile, "profile", "", "AWS shared config profile of the live audit (default: $AWS_PROFILE, then default)")
-	f.StringVar(&o.live.AWS.Region, "region", "", "AWS region of the live audit (default: the nodes' zone's region)")
-	f.StringVar(&o.live.AWS.Cluster, "aws-cluster", "", "the EKS cluster of the live audit (default: the eks:cluster-name tag of the nodes' instances)")
-	f.StringVar(&o.live.GCP.Project, "gcp-project", "", "the GKE cluster's project of the live audit (default: the project of the nodes' gce:// providerIDs)")
-	f.StringVar(&o.live.GCP.Location, "gcp-location", "", "the GKE cluster's region or zone of the live audit (default: the goog-k8s-cluster-location label of the nodes' instances)")
-	f.StringVar(&o.live.GCP.Cluster, "gcp-cluster", "", "the GKE cluster of the live audit (default: the goog-k8s-cluster-name label of the nodes' instances)")
+	f.StringVar(&o.liveAWS.Profile, "profile", "", "AWS shared config profile of the live audit (default: $AWS_PROFILE, then default)")
+	f.StringVar(&o.liveAWS.Region, "region", "", "AWS region of the live audit (default: the nodes' zone's region)")
+	f.StringVar(&o.liveAWS.Cluster, "aws-cluster", "", "the EKS cluster of the live audit (default: the eks:cluster-name tag of the nodes' instances)")
+	f.StringVar(&o.liveGCP.Project, "gcp-project", "", "the GKE cluster's project of the live audit (default: the project of the nodes' gce:// providerIDs)")
+	f.StringVar(&o.liveGCP.Location, "gcp-location", "", "the GKE cluster's region or zone of the live audit (default: the goog-k8s-cluster-location label of the nodes' instances)")
+	f.StringVar(&o.liveGCP.Cluster, "gcp-cluster", "", "the GKE cluster of the live audit (default: the goog-k8s-cluster-name label of the nodes' instances)")
 	f.Int64Var(&o.page, "page-size", 500, "objects per List call against the API server")
 	f.StringVar(&o.loading.ExplicitPath, "kubeconfig", "", "path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
 	clientcmd.BindOverrideFlags(o.overrides, f, clientcmd.RecommendedConfigOverrideFlags(""))
@@ -197,12 +203,13 @@ func (o *diagnoseOptions) Validate() error {
 	if o.page <= 0 {
 		return fmt.Errorf("--page-size %d: want a positive number", o.page)
 	}
-	for _, d := range []struct{ flag, dir, cloud string }{{"--from-aws", o.fromAWS, "aws"}, {"--from-azure", o.fromAzure, "azure"}, {"--from-gcp", o.fromGCP, "gcp"}} {
-		if d.dir == "" {
+	for _, c := range nodeplace.Clouds {
+		dir := o.fromDir(c)
+		if dir == "" {
 			continue
 		}
-		if st, err := os.Stat(d.dir); err != nil || !st.IsDir() {
-			return fmt.Errorf("%s %s: want a folder written by `pullpath %s collect` (or the CLI outputs it reads)", d.flag, d.dir, d.cloud)
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return fmt.Errorf("%s %s: want a folder written by `pullpath %s collect` (or the CLI outputs it reads)", c.FromFlag(), dir, c)
 		}
 	}
 	return nil
@@ -213,15 +220,11 @@ func (o *diagnoseOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	auditors := map[string]diagnose.Auditor{}
-	if o.fromAWS != "" {
-		auditors["aws"] = diagnose.AWSFolder(o.fromAWS)
-	}
-	if o.fromAzure != "" {
-		auditors["azure"] = diagnose.AzureFolder(o.fromAzure)
-	}
-	if o.fromGCP != "" {
-		auditors["gcp"] = diagnose.GCPFolder(o.fromGCP)
+	auditors := map[nodeplace.Cloud]diagnose.Auditor{}
+	for _, p := range clouds.All {
+		if dir := o.fromDir(p.Cloud); dir != "" {
+			auditors[p.Cloud] = p.Folder(dir)
+		}
 	}
 	d := o.o
 	d.Client = client
@@ -229,7 +232,7 @@ func (o *diagnoseOptions) Run(ctx context.Context) error {
 	d.Image, d.Budget, d.Canary, d.NoWalk, d.PageSize = o.image, o.budget, o.canary, o.noWalk, o.page
 	d.Auditors = auditors
 	if !o.noCloud {
-		d.Live = &o.live
+		d.Live = &diagnose.Live{Options: map[nodeplace.Cloud]audit.Live{nodeplace.AWS: o.liveAWS, nodeplace.GCP: o.liveGCP}}
 	}
 	d.Sweep.Namespace = o.sweepNS
 	d.Sweep.RunID = sweep.NewRunID()
@@ -249,4 +252,12 @@ func (o *diagnoseOptions) Run(ctx context.Context) error {
 		return err
 	}
 	return o.out.finish(o.streams.Out, r)
+}
+
+// fromDir is the --from-CLOUD folder given for c, or "".
+func (o *diagnoseOptions) fromDir(c nodeplace.Cloud) string {
+	if p := o.from[c]; p != nil {
+		return *p
+	}
+	return ""
 }

@@ -5,7 +5,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 
@@ -14,6 +13,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/audit"
 	gcpaudit "github.com/pullpath/pullpath/internal/audit/gcp"
+	"github.com/pullpath/pullpath/internal/nodeplace"
 	"github.com/pullpath/pullpath/internal/report"
 )
 
@@ -77,7 +77,7 @@ const gcpCollectExample = `  # write the files --from reads, to replay offline o
 
 func newGCPCommand(s Streams) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "gcp",
+		Use:   string(nodeplace.GCP),
 		Short: "Audit the GKE node path to Artifact Registry and GCR, subnet by subnet",
 		Long:  gcpLong,
 	}
@@ -245,23 +245,5 @@ func (o *gcpCollectOptions) Validate() error {
 }
 
 func (o *gcpCollectOptions) Run(ctx context.Context) error {
-	files, warns, err := gcpaudit.Collect(ctx, o.conn.live(o.image))
-	if err != nil {
-		return err
-	}
-	if err := files.Write(o.out); err != nil {
-		return err
-	}
-	fmt.Fprintf(o.stdout, "wrote %d files to %s; audit them with: pullpath gcp audit %s--from %s\n", len(files), o.out, imageArg(o.image), o.out)
-	for _, w := range warns {
-		fmt.Fprintf(o.stdout, "warning: %s (%s)\n", w.Message, w.Command)
-	}
-	return nil
-}
-
-func imageArg(image string) string {
-	if image == "" {
-		return ""
-	}
-	return image + " "
+	return collect(ctx, o.stdout, nodeplace.GCP, o.conn.live(o.image), o.out, o.image)
 }

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/pullpath/pullpath/internal/exitcode"
+	"github.com/pullpath/pullpath/internal/nodeplace"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -65,7 +66,7 @@ func Answer(r *report.DiagnoseReport, clouds []cloudNeed) report.DiagnoseAnswer 
 
 	// 3. The objects to change.
 	if ar := r.Audit; ar != nil {
-		a.Look = withoutAuditHint(a.Look, ar.Target.Cloud)
+		a.Look = withoutAuditHint(a.Look, nodeplace.Cloud(ar.Target.Cloud))
 	}
 	if ar := r.Audit; ar != nil && a.Status == report.AnswerBroken {
 		var ips []string
@@ -85,7 +86,7 @@ func Answer(r *report.DiagnoseReport, clouds []cloudNeed) report.DiagnoseAnswer 
 			if !c.Audited && c.Next != "" {
 				// One line names the audit to run, with how to collect it.
 				a.Look = withoutAuditHint(a.Look, c.Cloud)
-				a.Look = append(a.Look, fmt.Sprintf("The nodes run on %s: name the object to change with %s.", cloudName(c.Cloud), c.Next))
+				a.Look = append(a.Look, fmt.Sprintf("The nodes run on %s: name the object to change with %s.", c.Cloud.Title(), c.Next))
 			}
 		}
 	}
@@ -263,7 +264,7 @@ func fromRead(a *report.DiagnoseAnswer, g *report.ExplainGroup, ex *report.Expla
 
 // withoutAuditHint drops the advice line that says to run the cloud's
 // audit (verdict.IsAuditHint) when diagnose ran it or names it itself.
-func withoutAuditHint(look []string, cloud string) []string {
+func withoutAuditHint(look []string, cloud nodeplace.Cloud) []string {
 	var out []string
 	for _, l := range look {
 		if !verdict.IsAuditHint(cloud, l) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/distribution/reference"
 
+	"github.com/pullpath/pullpath/internal/nodeplace"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -59,7 +60,7 @@ func identityAnswer(a *report.DiagnoseAnswer, r *report.DiagnoseReport) bool {
 	if decided && mainPulls {
 		// The network is fine: the advice to audit the cloud's network
 		// (its subnets and routes) is beside the point.
-		for _, cloud := range []string{"aws", "azure", "gcp"} {
+		for _, cloud := range nodeplace.Clouds {
 			a.Look = withoutAuditHint(a.Look, cloud)
 		}
 	}

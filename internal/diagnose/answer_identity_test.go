@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pullpath/pullpath/internal/nodeplace"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -70,7 +71,7 @@ func TestAnswerTheWorkloadsOwnSecretIsStale(t *testing.T) {
 	// the probe's advice for an identity failure on AWS, as on the lab cluster
 	r.IdentityWalk.Verdict.Advice = []string{"The pull identity: imagePullSecret or node credentials.",
 		verdict.AWSAuditHint}
-	a := Answer(r, []cloudNeed{{Cloud: "aws", Nodes: 2, Next: auditCommands["aws"]}})
+	a := Answer(r, []cloudNeed{{Cloud: nodeplace.AWS, Nodes: 2, Next: byHand(nodeplace.AWS)}})
 	if a.Status != report.AnswerBroken || a.Source != "walk" || a.Code != verdict.RegistryUnauthorized || a.Condition != verdict.ConditionTLSIdentity {
 		t.Fatalf("Answer = %s from %s: %s %s, want broken from the walk: REGISTRY_UNAUTHORIZED tls-identity", a.Status, a.Source, a.Code, a.Condition)
 	}

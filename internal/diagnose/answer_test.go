@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pullpath/pullpath/internal/nodeplace"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -41,7 +42,7 @@ func sweepScaleUp() *report.SweepReport {
 
 func TestAnswerFromTheWalk(t *testing.T) {
 	r := &report.DiagnoseReport{Scope: "deployment shop/web", Image: ecrImage, Explain: explainScaleUp(), Sweep: sweepScaleUp()}
-	a := Answer(r, []cloudNeed{{Cloud: "aws", Nodes: 1, Next: auditCommands["aws"]}})
+	a := Answer(r, []cloudNeed{{Cloud: nodeplace.AWS, Nodes: 1, Next: byHand(nodeplace.AWS)}})
 	if a.Status != report.AnswerBroken || a.Source != "walk" || a.Condition != verdict.ConditionEndpointSet {
 		t.Fatalf("Answer = status %s source %s condition %s, want broken walk endpoint-set", a.Status, a.Source, a.Condition)
 	}
@@ -118,15 +119,15 @@ func TestAnswerNothingFailing(t *testing.T) {
 }
 
 func TestCloudOf(t *testing.T) {
-	for in, want := range map[string]string{
-		"aws:///ap-northeast-2a/i-0abc": "aws",
-		"azure:///subscriptions/s/resourceGroups/mc/providers/Microsoft.Compute/virtualMachineScaleSets/aks-apps/virtualMachines/0": "azure",
-		"gce://p/z/n":                           "gcp",
+	for in, want := range map[string]nodeplace.Cloud{
+		"aws:///ap-northeast-2a/i-0abc": nodeplace.AWS,
+		"azure:///subscriptions/s/resourceGroups/mc/providers/Microsoft.Compute/virtualMachineScaleSets/aks-apps/virtualMachines/0": nodeplace.Azure,
+		"gce://p/z/n":                           nodeplace.GCP,
 		"kind://docker/kind/kind-control-plane": "",
 		"":                                      "",
 	} {
-		if got := cloudOf(in); got != want {
-			t.Errorf("cloudOf(%q) = %q, want %q", in, got, want)
+		if got := nodeplace.CloudOf(in); got != want {
+			t.Errorf("CloudOf(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -16,7 +16,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	awsaudit "github.com/pullpath/pullpath/internal/audit/aws"
 	"github.com/pullpath/pullpath/internal/explain/cluster"
+	"github.com/pullpath/pullpath/internal/nodeplace"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/sweep"
 	"github.com/pullpath/pullpath/internal/testenv/controlplane"
@@ -277,7 +279,7 @@ func TestDiagnoseNamesTheAWSObject(t *testing.T) {
 		Target:   cluster.Target{Namespace: "shop"},
 		Budget:   30 * time.Second,
 		Sweep:    sweepOptions(),
-		Auditors: map[string]Auditor{"aws": AWSFolder("testdata/aws-scale-up-new-subnet")},
+		Auditors: map[nodeplace.Cloud]Auditor{nodeplace.AWS: awsaudit.Provider.Folder("testdata/aws-scale-up-new-subnet")},
 	})
 	if err != nil {
 		t.Fatalf("Run = %v", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -15,26 +16,15 @@ import (
 
 // cloudNeed is a cloud the diagnosed nodes run on.
 type cloudNeed struct {
-	Cloud   string
+	Cloud   nodeplace.Cloud
 	Nodes   int
 	Audited bool
 	Next    string // how to audit it by hand
 }
 
-// cloudOf is the cloud audit a node's spec.providerID names (nodeplace
-// reads it): aws, azure, or gcp for GKE's gce:// IDs.
-func cloudOf(providerID string) string {
-	if c := nodeplace.CloudOf(providerID); c != nodeplace.CloudGCE {
-		return c
-	}
-	return "gcp"
-}
-
-// auditCommands say how to collect a cloud's folder and feed it back.
-var auditCommands = map[string]string{
-	"aws":   "pullpath aws collect --cluster CLUSTER --region REGION --out DIR, then pullpath diagnose ... --from-aws DIR (or pullpath aws audit --from DIR)",
-	"azure": "pullpath azure collect --resource-group RG --name CLUSTER --out DIR, then pullpath diagnose ... --from-azure DIR (or pullpath azure audit --from DIR)",
-	"gcp":   "pullpath gcp collect IMAGE --project PROJECT --location LOCATION --cluster CLUSTER --out DIR, then pullpath diagnose ... --from-gcp DIR (or pullpath gcp audit IMAGE --from DIR)",
+// byHand says how to collect a cloud's folder and feed it back.
+func byHand(c nodeplace.Cloud) string {
+	return fmt.Sprintf("%s, then pullpath diagnose ... %s DIR (or %s)", c.CollectCommand(nodeplace.Target{}), c.FromFlag(), c.FromCommand())
 }
 
 // audit runs the audit of the cloud the failing nodes run on, focused on
@@ -42,20 +32,20 @@ var auditCommands = map[string]string{
 func (d *diagnosis) audit(ctx context.Context) {
 	start := time.Now()
 	failing, healthy := d.focusNodes()
-	counts := map[string]int{}
+	counts := map[nodeplace.Cloud]int{}
 	for _, n := range failing {
-		if c := cloudOf(n.ProviderID); c != "" {
+		if c := nodeplace.CloudOf(n.ProviderID); c != "" {
 			counts[c]++
 		}
 	}
 	if len(counts) == 0 {
 		for _, n := range healthy {
-			if c := cloudOf(n.ProviderID); c != "" {
+			if c := nodeplace.CloudOf(n.ProviderID); c != "" {
 				counts[c]++
 			}
 		}
 	}
-	var clouds []string
+	var clouds []nodeplace.Cloud
 	for c := range counts {
 		clouds = append(clouds, c)
 	}
@@ -67,7 +57,7 @@ func (d *diagnosis) audit(ctx context.Context) {
 		for c := range d.o.Auditors {
 			clouds = append(clouds, c)
 		}
-		sort.Strings(clouds)
+		slices.Sort(clouds)
 	}
 	if len(clouds) == 0 {
 		s := d.step("audit", report.DiagnoseSkipped, "no cloud to audit", 0)
@@ -75,7 +65,7 @@ func (d *diagnosis) audit(ctx context.Context) {
 		return
 	}
 	cloud := clouds[0]
-	need := cloudNeed{Cloud: cloud, Nodes: counts[cloud], Next: auditCommands[cloud]}
+	need := cloudNeed{Cloud: cloud, Nodes: counts[cloud], Next: byHand(cloud)}
 	au := d.o.Auditors[cloud]
 	// Inside the budget, whatever the source.
 	ctx, cancel := context.WithDeadline(ctx, d.deadline)
@@ -87,29 +77,31 @@ func (d *diagnosis) audit(ctx context.Context) {
 		s.Next = need.Next
 		return
 	}
+	opened := false
 	if au == nil && d.o.Live != nil {
 		// No folder for this cloud: read it live, with its default
 		// credential chain, found from the nodes.
-		d.progress("audit: %s live: credentials, identity, cluster", cloudName(cloud))
+		d.progress("audit: %s live: credentials, identity, cluster", cloud.Title())
 		var err error
 		if au, err = d.openLive(ctx, cloud, append(append([]NodeRef(nil), failing...), healthy...)); err != nil {
-			need.Next = liveNext(cloud, err, d.o.Live, append(failing, healthy...))
+			need.Next = d.liveNext(cloud, err, append(failing, healthy...))
 			d.clouds = append(d.clouds, need)
 			status := report.DiagnoseFailed
 			var ne *audit.NoCredentialsError
 			if errors.As(err, &ne) {
 				status = report.DiagnoseSkipped
 			}
-			s := d.step("audit", status, fmt.Sprintf("the nodes run on %s; the live audit could not read it", cloudName(cloud)), time.Since(start))
+			s := d.step("audit", status, fmt.Sprintf("the nodes run on %s; the live audit could not read it", cloud.Title()), time.Since(start))
 			s.Reason = oneLine(err)
 			s.Next = need.Next
 			return
 		}
+		opened = true
 	}
 	if au == nil {
 		d.clouds = append(d.clouds, need)
-		s := d.step("audit", report.DiagnoseSkipped, fmt.Sprintf("the nodes run on %s; no %s configuration at hand", cloudName(cloud), cloudName(cloud)), 0)
-		s.Reason = fmt.Sprintf("no --from-%s folder and no live %s access was given", cloud, cloudName(cloud))
+		s := d.step("audit", report.DiagnoseSkipped, fmt.Sprintf("the nodes run on %s; no %s configuration at hand", cloud.Title(), cloud.Title()), 0)
+		s.Reason = fmt.Sprintf("no %s folder and no live %s access was given", cloud.FromFlag(), cloud.Title())
 		s.Next = need.Next
 		return
 	}
@@ -118,15 +110,15 @@ func (d *diagnosis) audit(ctx context.Context) {
 	if d.group != nil {
 		f.Image = d.group.Image // the registry a cloud audit reads (GCP: its project and repository)
 	}
-	d.progress("audit: %s configuration from %s, focused on %s", cloudName(cloud), au.Source(), plural(len(failing), "failing node", "failing nodes"))
+	d.progress("audit: %s configuration from %s, focused on %s", cloud.Title(), au.Source(), plural(len(failing), "failing node", "failing nodes"))
 	ar, err := au.Audit(ctx, f)
 	took := time.Since(start)
 	if err != nil {
-		if _, live := au.(liveAuditor); live {
-			need.Next = liveNext(cloud, err, d.o.Live, failing)
+		if opened {
+			need.Next = d.liveNext(cloud, err, failing)
 		}
 		d.clouds = append(d.clouds, need)
-		s := d.step("audit", report.DiagnoseFailed, fmt.Sprintf("the %s audit could not run", cloudName(cloud)), took)
+		s := d.step("audit", report.DiagnoseFailed, fmt.Sprintf("the %s audit could not run", cloud.Title()), took)
 		s.Reason = oneLine(err)
 		s.Next = need.Next
 		return
@@ -140,7 +132,7 @@ func (d *diagnosis) audit(ctx context.Context) {
 			fails++
 		}
 	}
-	sum := fmt.Sprintf("%s audit (%s): %s, %d failing; %s", cloudName(cloud), au.Source(), plural(len(ar.Subnets), "subnet", "subnets"), fails, ar.Verdict.Summary)
+	sum := fmt.Sprintf("%s audit (%s): %s, %d failing; %s", cloud.Title(), au.Source(), plural(len(ar.Subnets), "subnet", "subnets"), fails, ar.Verdict.Summary)
 	if denied := deniedPermissions(ar); len(denied) > 0 {
 		sum += fmt.Sprintf("; %s denied, the checks that read them warn: %s", plural(len(denied), "call", "calls"), strings.Join(denied, ", "))
 	}
@@ -149,18 +141,6 @@ func (d *diagnosis) audit(ctx context.Context) {
 
 // auditWait is the least budget an audit needs.
 func (d *diagnosis) auditWait() time.Duration { return time.Second }
-
-func cloudName(c string) string {
-	switch c {
-	case "aws":
-		return "AWS"
-	case "azure":
-		return "Azure"
-	case "gcp":
-		return "GCP"
-	}
-	return strings.ToUpper(c)
-}
 
 // focusNodes are the nodes seen failing (walked or read) and the healthy ones.
 func (d *diagnosis) focusNodes() (failing, healthy []NodeRef) {

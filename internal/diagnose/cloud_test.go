@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	awsaudit "github.com/pullpath/pullpath/internal/audit/aws"
+	"github.com/pullpath/pullpath/internal/nodeplace"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -27,7 +29,7 @@ func TestAuditFocusOrdersTheReport(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			d := &diagnosis{
-				o: Options{Auditors: map[string]Auditor{"aws": AWSFolder("testdata/aws-scale-up-new-subnet")}},
+				o: Options{Auditors: map[nodeplace.Cloud]Auditor{nodeplace.AWS: awsaudit.Provider.Folder("testdata/aws-scale-up-new-subnet")}},
 				r: &report.DiagnoseReport{Sweep: &report.SweepReport{
 					Nodes:   []report.SweepNode{{PlannedNode: report.PlannedNode{Name: tt.node}, Status: report.SweepFail, Verdict: fail}},
 					Verdict: report.SweepVerdict{Status: verdict.StatusFail, Code: verdict.ConnectTimeout, Endpoint: s3Host + ":443", Role: verdict.RoleBlob},

@@ -1,7 +1,8 @@
 // Package diagnose joins pullpath's steps into one answer, in the order of
 // the diagnosis method: read the failure (explain), walk the pull from a
 // failing node and a healthy-looking node of every other group (sweep),
-// find the cloud object that differs (the AWS or Azure audit), and say the
+// find the cloud object that differs (the cloud's audit: AWS, Azure or GCP,
+// from internal/audit's list of providers), and say the
 // broken link, the objects to change and the command that proves the fix.
 //
 // Every step that cannot run is skipped with its reason and the command
@@ -20,6 +21,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/explain/cluster"
+	"github.com/pullpath/pullpath/internal/nodeplace"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/sweep"
 )
@@ -49,11 +51,11 @@ type Options struct {
 	// the probe's node paths. Image, Canary, Timeout and Prefer are set by
 	// diagnose.
 	Sweep sweep.Options
-	// Auditors are the cloud audits at hand, by cloud ("aws", "azure"):
-	// offline from a collected folder or live. A cloud without one is
-	// read live when Live is set, else named in the answer with the
+	// Auditors are the cloud audits at hand, by cloud: offline from a
+	// collected folder (a provider's Folder) or live. A cloud without one
+	// is read live when Live is set, else named in the answer with the
 	// command that collects its folder.
-	Auditors map[string]Auditor
+	Auditors map[nodeplace.Cloud]Auditor
 	// Live reads the cloud the nodes run on through its API with its
 	// default credential chain when no folder was given for it (nil:
 	// --no-cloud).

@@ -12,8 +12,10 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 
+	"github.com/pullpath/pullpath/internal/audit"
 	azaudit "github.com/pullpath/pullpath/internal/audit/azure"
 	"github.com/pullpath/pullpath/internal/audit/azure/armfake"
+	"github.com/pullpath/pullpath/internal/nodeplace"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -69,7 +71,7 @@ func TestDiagnoseLiveAzure(t *testing.T) {
 	t.Run("a credential that reads", func(t *testing.T) {
 		srv := armfake.New(m)
 		defer srv.Close()
-		r, step := run(t, Options{Live: &Live{Azure: azaudit.LiveOptions{Credential: armfake.Credential{}, ClientOptions: srv.ClientOptions()}}})
+		r, step := run(t, Options{Live: &Live{Options: map[nodeplace.Cloud]audit.Live{nodeplace.Azure: azaudit.LiveOptions{Credential: armfake.Credential{}, ClientOptions: srv.ClientOptions()}}}})
 		want := "live as application " + armfake.AppID + " (object " + armfake.ObjectID + ") in tenant " + armfake.TenantID + ", cluster aks-prod in resource group rg-aks"
 		if step.Status != report.DiagnoseRan || !strings.Contains(step.Summary, want) {
 			t.Fatalf("audit step = %+v, want it ran %s", step, want)
@@ -77,7 +79,7 @@ func TestDiagnoseLiveAzure(t *testing.T) {
 		if n := srv.Calls()["GET managedClusters"]; n < 2 {
 			t.Errorf("managedClusters calls = %d, want the subscription's list and the cluster's show", n)
 		}
-		folder, _ := run(t, Options{Auditors: map[string]Auditor{"azure": AzureFolder(azureFixture)}})
+		folder, _ := run(t, Options{Auditors: map[nodeplace.Cloud]Auditor{nodeplace.Azure: azaudit.Provider.Folder(azureFixture)}})
 		if r.Audit == nil || folder.Audit == nil || len(r.Audit.Changes) == 0 {
 			t.Fatalf("live audit %+v, folder audit %+v: want both, with changes", r.Audit, folder.Audit)
 		}
@@ -89,7 +91,7 @@ func TestDiagnoseLiveAzure(t *testing.T) {
 	t.Run("no credentials", func(t *testing.T) {
 		srv := armfake.New(m)
 		defer srv.Close()
-		_, step := run(t, Options{Live: &Live{Azure: azaudit.LiveOptions{Credential: refusedCredential{}, ClientOptions: srv.ClientOptions()}}})
+		_, step := run(t, Options{Live: &Live{Options: map[nodeplace.Cloud]audit.Live{nodeplace.Azure: azaudit.LiveOptions{Credential: refusedCredential{}, ClientOptions: srv.ClientOptions()}}}})
 		if step.Status != report.DiagnoseSkipped || !strings.Contains(step.Reason, "no usable azure credentials") || strings.Contains(step.Reason, "\n") {
 			t.Errorf("audit step = %+v, want skipped for want of credentials, on one line", step)
 		}
@@ -105,7 +107,7 @@ func TestDiagnoseLiveAzure(t *testing.T) {
 		srv := armfake.New(m)
 		defer srv.Close()
 		srv.Deny("GET managedClusters", "Microsoft.ContainerService/managedClusters/read")
-		_, step := run(t, Options{Live: &Live{Azure: azaudit.LiveOptions{Credential: armfake.Credential{}, ClientOptions: srv.ClientOptions()}}})
+		_, step := run(t, Options{Live: &Live{Options: map[nodeplace.Cloud]audit.Live{nodeplace.Azure: azaudit.LiveOptions{Credential: armfake.Credential{}, ClientOptions: srv.ClientOptions()}}}})
 		if step.Status != report.DiagnoseFailed || !strings.Contains(step.Next, "Microsoft.ContainerService/managedClusters/read (denied to application "+armfake.AppID) {
 			t.Errorf("audit step = %+v, want failed, naming the permission and who lacks it", step)
 		}

@@ -6,8 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pullpath/pullpath/internal/audit"
 	gcpaudit "github.com/pullpath/pullpath/internal/audit/gcp"
 	"github.com/pullpath/pullpath/internal/audit/gcp/gcpfake"
+	"github.com/pullpath/pullpath/internal/nodeplace"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/testenv/controlplane"
 )
@@ -60,13 +62,15 @@ func TestDiagnoseLiveGCP(t *testing.T) {
 		t.Setenv("GCE_METADATA_HOST", strings.TrimPrefix(srv.URL, "http://"))
 		srv.MetadataEmail = email
 	}
-	live := func() *Live { return &Live{GCP: gcpaudit.LiveOptions{Endpoint: srv.URL}} }
+	live := func() *Live {
+		return &Live{Options: map[nodeplace.Cloud]audit.Live{nodeplace.GCP: gcpaudit.LiveOptions{Endpoint: srv.URL}}}
+	}
 
 	t.Run("the metadata server's service account", func(t *testing.T) {
 		adc(t, gkeEmail)
 		before := srv.Calls()["compute instance"]
 		r, step := diag(t, Options{Live: live()})
-		folder, _ := diag(t, Options{Auditors: map[string]Auditor{"gcp": GCPFolder(dir)}})
+		folder, _ := diag(t, Options{Auditors: map[nodeplace.Cloud]Auditor{nodeplace.GCP: gcpaudit.Provider.Folder(dir)}})
 		if step.Status != report.DiagnoseRan || !strings.Contains(step.Summary, "live as "+gkeEmail+", cluster prod in us-central1, project shop-prod") {
 			t.Fatalf("audit step = %+v, want it ran live, naming the service account, the cluster, its location and project", step)
 		}

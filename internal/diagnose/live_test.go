@@ -8,8 +8,10 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
+	awsaudit "github.com/pullpath/pullpath/internal/audit/aws"
 	"github.com/pullpath/pullpath/internal/audit/aws/fakeaws"
 	"github.com/pullpath/pullpath/internal/explain/cluster"
+	"github.com/pullpath/pullpath/internal/nodeplace"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/testenv/controlplane"
 )
@@ -53,7 +55,7 @@ func TestDiagnoseLiveAWS(t *testing.T) {
 	t.Run("credentials in the environment", func(t *testing.T) {
 		awsEnv(t, srv)
 		r, step := diag(t, Options{Live: &Live{}})
-		folder, _ := diag(t, Options{Auditors: map[string]Auditor{"aws": AWSFolder("testdata/aws-scale-up-new-subnet")}})
+		folder, _ := diag(t, Options{Auditors: map[nodeplace.Cloud]Auditor{nodeplace.AWS: awsaudit.Provider.Folder("testdata/aws-scale-up-new-subnet")}})
 		if step.Status != report.DiagnoseRan || !strings.Contains(step.Summary, "live as arn:aws:iam::123456789012:user/pullpath-fake, cluster prod in ap-northeast-2") {
 			t.Fatalf("audit step = %+v, want it ran live, naming the identity, the cluster and the region", step)
 		}

@@ -1,12 +1,8 @@
 package nodeplace
 
-import "strings"
-
-// Clouds a providerID names.
-const (
-	CloudAWS   = "aws"
-	CloudAzure = "azure"
-	CloudGCE   = "gce"
+import (
+	"regexp"
+	"strings"
 )
 
 // ProviderID is what a node's spec.providerID says, in the forms the
@@ -18,11 +14,11 @@ const (
 //   - azure:///subscriptions/SUB/resourceGroups/RG/providers/Microsoft.Compute/
 //     virtualMachines/NAME, or .../virtualMachineScaleSets/SET/virtualMachines/N
 //     (cloud-provider-azure; the resource group's case varies);
-//   - gce://PROJECT/ZONE/INSTANCE (the GCE cloud provider, GKE).
+//   - gce://PROJECT/ZONE/INSTANCE (the GCE cloud provider, GKE: Cloud GCP).
 //
 // A part the ID does not carry is "".
 type ProviderID struct {
-	Cloud    string // aws | azure | gce | "" (another scheme, or no providerID)
+	Cloud    Cloud  // aws | azure | gcp (gce://) | "" (another scheme, or no providerID)
 	Zone     string // aws, gce
 	Instance string // aws i-...; gce instance name; azure VM name or scale-set instance
 	Project  string // gce
@@ -41,9 +37,13 @@ func ParseProviderID(id string) ProviderID {
 		return ProviderID{}
 	}
 	var p ProviderID
-	switch strings.ToLower(scheme) {
-	case CloudAWS:
-		p.Cloud = CloudAWS
+	for c, f := range facts {
+		if strings.EqualFold(scheme, f.scheme) {
+			p.Cloud = c
+		}
+	}
+	switch p.Cloud {
+	case AWS:
 		parts := strings.Split(strings.Trim(rest, "/"), "/")
 		switch len(parts) {
 		case 1:
@@ -51,8 +51,7 @@ func ParseProviderID(id string) ProviderID {
 		case 2:
 			p.Zone, p.Instance = parts[0], parts[1]
 		}
-	case CloudAzure:
-		p.Cloud = CloudAzure
+	case Azure:
 		parts := strings.Split(strings.Trim(rest, "/"), "/")
 		for i := 0; i+1 < len(parts); i++ {
 			switch v := parts[i+1]; strings.ToLower(parts[i]) {
@@ -66,8 +65,7 @@ func ParseProviderID(id string) ProviderID {
 				p.Instance = v
 			}
 		}
-	case CloudGCE:
-		p.Cloud = CloudGCE
+	case GCP:
 		if parts := strings.Split(rest, "/"); len(parts) == 3 {
 			p.Project, p.Zone, p.Instance = parts[0], parts[1], parts[2]
 		}
@@ -75,23 +73,36 @@ func ParseProviderID(id string) ProviderID {
 	return p
 }
 
-// CloudOf is the cloud a spec.providerID names: aws, azure, gce, or "".
-func CloudOf(id string) string { return ParseProviderID(id).Cloud }
+// CloudOf is the cloud a spec.providerID names: aws, azure, gcp, or "".
+func CloudOf(id string) Cloud { return ParseProviderID(id).Cloud }
 
-// Region is the AWS region of the ID's zone (ap-northeast-2a ->
-// ap-northeast-2), or "" when the ID is not AWS's or carries no zone.
+var zoneRegionRE = regexp.MustCompile(`^([a-z]{2}(?:-gov|-iso[a-z]*)?-[a-z]+-\d+)`)
+
+// Region is the AWS region of the ID's zone, or "" when the ID is not
+// AWS's or carries no zone (RegionOfZone).
 func (p ProviderID) Region() string {
-	if p.Cloud != CloudAWS || len(p.Zone) < 2 {
+	if p.Cloud != AWS {
 		return ""
 	}
-	return p.Zone[:len(p.Zone)-1]
+	return RegionOfZone(p.Zone)
+}
+
+// RegionOfZone is the AWS region of an availability zone, a Local Zone or
+// a Wavelength Zone name: ap-northeast-2a, us-west-2-lax-1a and
+// us-east-1-wl1-bos-wlz-1 are in ap-northeast-2, us-west-2, us-east-1.
+func RegionOfZone(zone string) string {
+	m := zoneRegionRE.FindStringSubmatch(zone)
+	if m == nil {
+		return ""
+	}
+	return m[1]
 }
 
 // AKSCluster reads an AKS cluster's resource group and name from its
 // node resource group, named MC_RG_NAME_LOCATION by default; ok is false
 // when the node resource group was given another name.
 func (p ProviderID) AKSCluster() (rg, name string, ok bool) {
-	if p.Cloud != CloudAzure {
+	if p.Cloud != Azure {
 		return "", "", false
 	}
 	f := strings.Split(p.ResourceGroup, "_")

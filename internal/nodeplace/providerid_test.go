@@ -20,8 +20,8 @@ func TestParseProviderID(t *testing.T) {
 			ProviderID{Cloud: "azure", Subscription: "s1", ResourceGroup: "MC_shop-rg_shop-aks_koreacentral", ScaleSet: "aks-system-1-vmss", Instance: "0"}},
 		{"azure:///subscriptions/s1/resourcegroups/mc_rg_aks_eastus/providers/Microsoft.Compute/virtualMachines/aks-np-1",
 			ProviderID{Cloud: "azure", Subscription: "s1", ResourceGroup: "mc_rg_aks_eastus", Instance: "aks-np-1"}},
-		{"gce://my-project/europe-west1-b/gke-pool-1-abcd", ProviderID{Cloud: "gce", Project: "my-project", Zone: "europe-west1-b", Instance: "gke-pool-1-abcd"}},
-		{"gce://my-project/europe-west1-b", ProviderID{Cloud: "gce"}},
+		{"gce://my-project/europe-west1-b/gke-pool-1-abcd", ProviderID{Cloud: "gcp", Project: "my-project", Zone: "europe-west1-b", Instance: "gke-pool-1-abcd"}},
+		{"gce://my-project/europe-west1-b", ProviderID{Cloud: "gcp"}},
 		{"kind://docker/kind/kind-worker", ProviderID{}},
 		{"virtual-kubelet://vk", ProviderID{}},
 		{"i-0abc", ProviderID{}},
@@ -41,6 +41,9 @@ func TestParseProviderID(t *testing.T) {
 func TestRegion(t *testing.T) {
 	tests := []struct{ id, want string }{
 		{"aws:///ap-northeast-2c/i-0abc", "ap-northeast-2"},
+		{"aws:///us-west-2-lax-1a/i-0abc", "us-west-2"},
+		{"aws:///us-east-1-wl1-bos-wlz-1/i-0abc", "us-east-1"},
+		{"aws:///us-gov-west-1a/i-0abc", "us-gov-west-1"},
 		{"aws:////i-0abc", ""},
 		{"gce://p/europe-west1-b/i", ""},
 		{"azure:///subscriptions/s", ""},
@@ -67,6 +70,17 @@ func TestAKSCluster(t *testing.T) {
 		rg, name, ok := ParseProviderID(tt.id).AKSCluster()
 		if rg != tt.rg || name != tt.name || ok != tt.ok {
 			t.Errorf("ParseProviderID(%q).AKSCluster() = %q, %q, %v; want %q, %q, %v", tt.id, rg, name, ok, tt.rg, tt.name, tt.ok)
+		}
+	}
+}
+
+func TestRegionOfZone(t *testing.T) {
+	for zone, want := range map[string]string{
+		"ap-northeast-2a": "ap-northeast-2", "us-west-2-lax-1a": "us-west-2", "us-east-1-wl1-bos-wlz-1": "us-east-1",
+		"us-gov-west-1a": "us-gov-west-1", "eu-central-1c": "eu-central-1", "": "", "nonsense": "",
+	} {
+		if got := RegionOfZone(zone); got != want {
+			t.Errorf("RegionOfZone(%q) = %q, want %q", zone, got, want)
 		}
 	}
 }

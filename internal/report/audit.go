@@ -52,7 +52,7 @@ type AuditReport struct {
 
 // AuditTarget names what was audited.
 type AuditTarget struct {
-	Cloud        string `json:"cloud"` // aws | azure
+	Cloud        string `json:"cloud"` // aws | azure | gcp (a nodeplace.Cloud)
 	Cluster      string `json:"cluster"`
 	Region       string `json:"region,omitempty"`
 	Account      string `json:"account,omitempty"`       // AWS account id or Azure subscription id

@@ -62,7 +62,7 @@ type PlannedNode struct {
 	SubnetSource string `json:"subnetSource,omitempty"`
 	InternalIP   string `json:"internalIP,omitempty"`
 	ProviderID   string `json:"providerID,omitempty"`
-	Cloud        string `json:"cloud,omitempty"` // aws | azure | gce | "" (from providerID)
+	Cloud        string `json:"cloud,omitempty"` // aws | azure | gcp | "" (from providerID: nodeplace.Cloud)
 	Cordoned     bool   `json:"cordoned,omitempty"`
 	// HasImage says whether node.status.images already lists the target
 	// image (nil: unknown, the list is empty or full at 50 entries).

@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"strings"
@@ -470,36 +471,33 @@ func joinSet(m map[string]bool) string {
 }
 
 // nextSteps names the cloud audit when the nodes' providerID tells the
-// cloud (`pullpath aws audit --cluster NAME --region R`, `pullpath azure
-// audit -g RG -n NAME`, `pullpath gcp audit IMAGE --project P ...`: each
-// audits every node subnet and compares them),
+// cloud (auditCommand: each audits every node subnet and compares them),
 // with the failing subnets to look at, and the sweep that proves the fix.
+// auditCommand is the audit of the cloud a node's providerID names, with
+// what the ID tells of the cluster (AWS: the region, always written; an
+// AKS node resource group: the cluster's group and name; GKE: the
+// project), or "" for a node of no known cloud.
+func auditCommand(n *report.SweepNode, image string) string {
+	p := nodeplace.ParseProviderID(n.ProviderID)
+	t := nodeplace.Target{Image: image, Project: p.Project}
+	switch p.Cloud {
+	case "":
+		return ""
+	case nodeplace.AWS:
+		t.Region = cmp.Or(p.Region(), "REGION")
+	case nodeplace.Azure:
+		t.ResourceGroup, t.Cluster, _ = p.AKSCluster()
+	}
+	return p.Cloud.AuditCommand(t)
+}
+
 func nextSteps(r *report.SweepReport, failing []*report.SweepNode) []string {
 	var out []string
 	subnets := map[string]map[string]bool{} // audit command -> failing subnets
 	var order []string
 	for _, n := range failing {
-		var cmd string
-		switch n.Cloud {
-		case nodeplace.CloudAWS:
-			region := nodeplace.ParseProviderID(n.ProviderID).Region()
-			if region == "" {
-				region = "REGION"
-			}
-			cmd = "pullpath aws audit --cluster CLUSTER --region " + region
-		case nodeplace.CloudAzure:
-			rg, name, ok := nodeplace.ParseProviderID(n.ProviderID).AKSCluster()
-			if !ok {
-				rg, name = "RESOURCE_GROUP", "CLUSTER"
-			}
-			cmd = fmt.Sprintf("pullpath azure audit -g %s -n %s", rg, name)
-		case nodeplace.CloudGCE:
-			project := nodeplace.ParseProviderID(n.ProviderID).Project
-			if project == "" {
-				project = "PROJECT"
-			}
-			cmd = fmt.Sprintf("pullpath gcp audit %s --project %s --location LOCATION --cluster CLUSTER", r.Image, project)
-		default:
+		cmd := auditCommand(n, r.Image)
+		if cmd == "" {
 			continue
 		}
 		if subnets[cmd] == nil {

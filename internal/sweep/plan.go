@@ -95,7 +95,7 @@ func Plan(nodes []corev1.Node, o PlanOptions) report.SweepPlan {
 		info := cluster.FactsOf(n)
 		pn := report.PlannedNode{
 			Name: n.Name, Pool: info.Pool, Zone: info.Zone, Subnet: info.Subnet, SubnetSource: info.SubnetSource,
-			InternalIP: info.InternalIP, ProviderID: n.Spec.ProviderID, Cloud: nodeplace.CloudOf(n.Spec.ProviderID),
+			InternalIP: info.InternalIP, ProviderID: n.Spec.ProviderID, Cloud: string(nodeplace.CloudOf(n.Spec.ProviderID)),
 			Cordoned: n.Spec.Unschedulable,
 		}
 		pn.Group = groupKey(pn)

@@ -256,9 +256,9 @@ func TestNextStepsNameTheAudit(t *testing.T) {
 		{"aws:///ap-northeast-2c/i-0abc", "aws", "pullpath aws audit --cluster CLUSTER --region ap-northeast-2   # the cloud's configuration: subnet subnet-a (failing) against the healthy subnets"},
 		{"aws:////i-0abc", "aws", "pullpath aws audit --cluster CLUSTER --region REGION   # the cloud's configuration: subnet subnet-a (failing) against the healthy subnets"},
 		{"azure:///subscriptions/s/resourceGroups/MC_shop-rg_shop-aks_koreacentral/providers/Microsoft.Compute/virtualMachineScaleSets/aks-system-1-vmss/virtualMachines/0", "azure",
-			"pullpath azure audit -g shop-rg -n shop-aks   # the cloud's configuration: subnet subnet-a (failing) against the healthy subnets"},
+			"pullpath azure audit --resource-group shop-rg --name shop-aks   # the cloud's configuration: subnet subnet-a (failing) against the healthy subnets"},
 		{"azure:///subscriptions/s/resourceGroups/custom-nodes/providers/x", "azure",
-			"pullpath azure audit -g RESOURCE_GROUP -n CLUSTER   # the cloud's configuration: subnet subnet-a (failing) against the healthy subnets"},
+			"pullpath azure audit --resource-group RG --name CLUSTER   # the cloud's configuration: subnet subnet-a (failing) against the healthy subnets"},
 	}
 	for _, tt := range tests {
 		n := &report.SweepNode{PlannedNode: report.PlannedNode{Name: "n1", ProviderID: tt.providerID, Cloud: tt.cloud, Subnet: "subnet-a", SubnetSource: "label pullpath.io/subnet"}}

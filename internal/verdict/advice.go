@@ -3,6 +3,8 @@ package verdict
 import (
 	"fmt"
 	"strings"
+
+	"github.com/pullpath/pullpath/internal/nodeplace"
 )
 
 // Platform is what a host name tells about where the registry runs.
@@ -59,7 +61,7 @@ func ECRDualStackName(host string) bool {
 	}
 	parts := strings.Split(h, ".")
 	switch {
-	case len(parts) == 4 && parts[0] == "ecr" && parts[2] == "api" && parts[3] == "aws":
+	case len(parts) == 4 && parts[0] == "ecr" && strings.HasSuffix(h, ".api.aws"): // a DNS suffix, not the cloud
 		return true
 	case len(parts) < 5 || parts[1] != "dkr-ecr" && parts[1] != "dkr-ecr-fips":
 		return false
@@ -240,23 +242,23 @@ func Decide(o Outcome) Verdict {
 
 // The advice lines that name a cloud's audit. A caller that ran the audit
 // (diagnose) drops exactly these lines: IsAuditHint.
-const (
-	AWSAuditHint          = "Next: `pullpath aws audit --cluster CLUSTER` (with `--probe-report` and this probe's JSON) names the object to change in the node's subnet, beside a healthy subnet."
-	AzureAuditHint        = "Next: `pullpath azure audit --resource-group RG --name CLUSTER --probe-report probe.json` checks every pool's effective routes, peering, NSG, zone link and records, private endpoint and the kubelet identity's pull role, and names the object to change."
-	GCPAuditHint          = "Next: `pullpath gcp audit IMAGE --project PROJECT --location LOCATION --cluster CLUSTER` checks every node subnet's DNS zones, Private Google Access, routes, egress firewall, Cloud NAT, the node account's role and scopes and VPC Service Controls, and names the object to change."
-	GCPAuditScopesHint    = "Next: `pullpath gcp audit IMAGE --project PROJECT --location LOCATION --cluster CLUSTER` checks the pool's scopes and the account's roles."
-	GCPAuditPerimeterHint = "Next: `pullpath gcp audit IMAGE --project PROJECT --location LOCATION --cluster CLUSTER` reads the perimeters and names the one to change."
+var (
+	AWSAuditHint          = "Next: `" + nodeplace.AWS.AuditCommand(nodeplace.Target{}) + "` (with `--probe-report` and this probe's JSON) names the object to change in the node's subnet, beside a healthy subnet."
+	AzureAuditHint        = "Next: `" + nodeplace.Azure.AuditCommand(nodeplace.Target{}) + " --probe-report probe.json` checks every pool's effective routes, peering, NSG, zone link and records, private endpoint and the kubelet identity's pull role, and names the object to change."
+	GCPAuditHint          = "Next: `" + nodeplace.GCP.AuditCommand(nodeplace.Target{}) + "` checks every node subnet's DNS zones, Private Google Access, routes, egress firewall, Cloud NAT, the node account's role and scopes and VPC Service Controls, and names the object to change."
+	GCPAuditScopesHint    = "Next: `" + nodeplace.GCP.AuditCommand(nodeplace.Target{}) + "` checks the pool's scopes and the account's roles."
+	GCPAuditPerimeterHint = "Next: `" + nodeplace.GCP.AuditCommand(nodeplace.Target{}) + "` reads the perimeters and names the one to change."
 )
 
-var auditHints = map[string][]string{
-	"aws":   {AWSAuditHint},
-	"azure": {AzureAuditHint},
-	"gcp":   {GCPAuditHint, GCPAuditScopesHint, GCPAuditPerimeterHint},
+var auditHints = map[nodeplace.Cloud][]string{
+	nodeplace.AWS:   {AWSAuditHint},
+	nodeplace.Azure: {AzureAuditHint},
+	nodeplace.GCP:   {GCPAuditHint, GCPAuditScopesHint, GCPAuditPerimeterHint},
 }
 
 // IsAuditHint says whether line is one of the advice lines that name
-// cloud's audit (aws, azure, gcp).
-func IsAuditHint(cloud, line string) bool {
+// cloud's audit.
+func IsAuditHint(cloud nodeplace.Cloud, line string) bool {
 	for _, h := range auditHints[cloud] {
 		if line == h {
 			return true

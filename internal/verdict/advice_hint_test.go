@@ -1,6 +1,10 @@
 package verdict
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/pullpath/pullpath/internal/nodeplace"
+)
 
 // Every advice line that names a cloud's audit is one IsAuditHint knows,
 // so a caller that ran the audit can drop it by identity.
@@ -8,18 +12,18 @@ func TestAuditHintsAreKnown(t *testing.T) {
 	for _, tc := range []struct {
 		code  Code
 		host  string
-		cloud string
+		cloud nodeplace.Cloud
 	}{
-		{ConnectTimeout, "123456789012.dkr.ecr.us-east-1.amazonaws.com", "aws"},
-		{DNSNXDomain, "myacr.azurecr.io", "azure"},
-		{ConnectTimeout, "us-docker.pkg.dev", "gcp"},
+		{ConnectTimeout, "123456789012.dkr.ecr.us-east-1.amazonaws.com", nodeplace.AWS},
+		{DNSNXDomain, "myacr.azurecr.io", nodeplace.Azure},
+		{ConnectTimeout, "us-docker.pkg.dev", nodeplace.GCP},
 	} {
 		var found bool
 		for _, l := range Advise(tc.code, tc.host, RoleRegistry) {
 			if IsAuditHint(tc.cloud, l) {
 				found = true
 			}
-			for _, other := range []string{"aws", "azure", "gcp"} {
+			for _, other := range nodeplace.Clouds {
 				if other != tc.cloud && IsAuditHint(other, l) {
 					t.Errorf("%s: line %q is taken for %s's audit hint", tc.host, l, other)
 				}

@@ -14,7 +14,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/pullpath/pullpath/internal/audit"
 	"os"
 	"path/filepath"
 	"sort"
@@ -25,6 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/pullpath/pullpath/bench/measure"
+	"github.com/pullpath/pullpath/internal/audit"
 	awsaudit "github.com/pullpath/pullpath/internal/audit/aws"
 	"github.com/pullpath/pullpath/internal/audit/aws/fakeaws"
 	"github.com/pullpath/pullpath/internal/audit/aws/synth"
@@ -113,7 +113,7 @@ func run(bin string, rounds int) error {
 		srv := fakeaws.New(d)
 		var n atomic.Int64
 		start := time.Now()
-		_, err = awsaudit.Collect(ctx, awsaudit.LiveOptions{Cluster: "big", EndpointURL: srv.URL, Calls: &n, Config: &aws.Config{Region: "us-east-1",
+		_, err = awsaudit.CollectRaw(ctx, awsaudit.LiveOptions{Cluster: "big", EndpointURL: srv.URL, Calls: &n, Config: &aws.Config{Region: "us-east-1",
 			Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
 				return aws.Credentials{AccessKeyID: "AKIDEXAMPLE", SecretAccessKey: "secret"}, nil
 			})}})

@@ -15,13 +15,14 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/pullpath/pullpath/internal/audit"
 	"os"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/pullpath/pullpath/bench/measure"
+	"github.com/pullpath/pullpath/internal/audit"
 	azaudit "github.com/pullpath/pullpath/internal/audit/azure"
 	"github.com/pullpath/pullpath/internal/audit/azure/armfake"
 	"github.com/pullpath/pullpath/internal/audit/azure/synth"
@@ -118,8 +119,9 @@ func run(bin string, rounds int) error {
 		start := time.Now()
 		id := *am.Cluster.ID
 		parts := strings.Split(strings.Trim(id, "/"), "/")
-		_, st, _, err := azaudit.Collect(ctx, azaudit.LiveOptions{Subscription: parts[1], ResourceGroup: parts[3], Cluster: *am.Cluster.Name,
-			Credential: armfake.Credential{}, ClientOptions: srv.ClientOptions()})
+		var requests atomic.Int64
+		_, err = azaudit.Collect(ctx, azaudit.LiveOptions{Subscription: parts[1], ResourceGroup: parts[3], Cluster: *am.Cluster.Name,
+			Credential: armfake.Credential{}, ClientOptions: srv.ClientOptions(), Calls: &requests})
 		el := time.Since(start)
 		calls := srv.Calls()
 		srv.Close()
@@ -130,7 +132,7 @@ func run(bin string, rounds int) error {
 		for _, k := range sortedKeys(calls) {
 			kinds = append(kinds, fmt.Sprintf("%s %d", k, calls[k]))
 		}
-		fmt.Printf("| %d pools, %d routes/table, %d rules/NSG, %d records | %d (%.2f s on loopback) | %s |\n", s.Pools, s.Routes, s.Rules, s.Records, st.Requests, el.Seconds(), strings.Join(kinds, ", "))
+		fmt.Printf("| %d pools, %d routes/table, %d rules/NSG, %d records | %d (%.2f s on loopback) | %s |\n", s.Pools, s.Routes, s.Rules, s.Records, requests.Load(), el.Seconds(), strings.Join(kinds, ", "))
 	}
 	return nil
 }

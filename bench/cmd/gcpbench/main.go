@@ -130,7 +130,7 @@ func run(bin string, rounds int) error {
 		srv := gcpfake.New(sm)
 		srv.PageSize = 500
 		start := time.Now()
-		_, _, err = gcpaudit.Collect(ctx, gcpaudit.LiveOptions{Project: "shop-prod", Location: "us-central1", Cluster: "prod", Image: image,
+		_, err = gcpaudit.Collect(ctx, gcpaudit.LiveOptions{Project: "shop-prod", Location: "us-central1", Cluster: "prod", Image: image,
 			Endpoint: srv.URL, ClientOptions: srv.Options()})
 		el := time.Since(start)
 		calls := srv.Calls()

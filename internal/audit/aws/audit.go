@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/pullpath/pullpath/internal/audit"
+	"github.com/pullpath/pullpath/internal/nodeplace"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -21,10 +22,10 @@ func FromFolder(dir string, f audit.Focus) (*report.AuditReport, error) {
 	return Audit(raw, dir, f)
 }
 
-// Live reads the account through the AWS SDK (Collect) and audits it: the
-// audit package's live entry point.
+// Live reads the account through the AWS SDK (CollectRaw) and audits it:
+// the audit package's live entry point.
 func Live(ctx context.Context, o LiveOptions, f audit.Focus) (*report.AuditReport, error) {
-	raw, err := Collect(ctx, o)
+	raw, err := CollectRaw(ctx, o)
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +44,7 @@ func Audit(raw *Raw, source string, f audit.Focus) (*report.AuditReport, error) 
 		APIVersion: report.APIVersion,
 		Kind:       report.KindAWSAudit,
 		Source:     source,
-		Target: report.AuditTarget{Cloud: "aws", Cluster: m.Cluster, Region: m.Region, Account: m.Account,
+		Target: report.AuditTarget{Cloud: string(nodeplace.AWS), Cluster: m.Cluster, Region: m.Region, Account: m.Account,
 			Network: m.VPC, Registry: m.Host(SvcECRDKR)},
 		StartedAt: start,
 		Warnings:  m.Warnings,

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/pullpath/pullpath/internal/audit"
+	"github.com/pullpath/pullpath/internal/nodeplace"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -21,8 +22,8 @@ func (m *Model) placeNode(n audit.Node) audit.Node {
 	}
 	name := strings.TrimSuffix(strings.ToLower(n.Name), ".")
 	instance := ""
-	if i := strings.LastIndexByte(n.ProviderID, '/'); i >= 0 && strings.HasPrefix(n.ProviderID, "aws://") {
-		instance = n.ProviderID[i+1:]
+	if p := nodeplace.ParseProviderID(n.ProviderID); p.Cloud == nodeplace.AWS {
+		instance = p.Instance
 	}
 	for _, ns := range m.NodeSubnets {
 		for _, in := range ns.Instances {

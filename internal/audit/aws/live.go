@@ -20,6 +20,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/pullpath/pullpath/internal/audit"
+	"github.com/pullpath/pullpath/internal/report"
 )
 
 // LiveOptions say which cluster to read and how to reach the APIs.
@@ -45,14 +46,33 @@ const (
 	pageInstances = 1000
 )
 
-// Collect calls the audit's read-only APIs once, with the default
+// Collect reads the account once (CollectRaw) and returns the folder's
+// files, one per command as the AWS CLI v2 prints it (FilesOf), with the
+// calls the caller may not make as warnings.
+func Collect(ctx context.Context, o LiveOptions) (*audit.Collection, error) {
+	raw, err := CollectRaw(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	files, err := FilesOf(raw)
+	if err != nil {
+		return nil, err
+	}
+	c := &audit.Collection{Files: files}
+	for _, f := range sortedKeys(raw.Failed) {
+		c.Warnings = append(c.Warnings, report.AuditWarning{Message: raw.Failed[f], File: f, Permission: raw.Denied[f]})
+	}
+	return c, nil
+}
+
+// CollectRaw calls the audit's read-only APIs once, with the default
 // credential chain (environment, shared config and SSO, IMDS, IRSA / pod
 // identity), every Describe through its paginator and every list filtered
 // to the cluster's VPC, and returns what the CLI would print for each file
 // of the contract. A call the caller may not make (AccessDenied) leaves its
 // file out, with the error kept for the report's warnings; the cluster and
 // its subnets are required.
-func Collect(ctx context.Context, o LiveOptions) (*Raw, error) {
+func CollectRaw(ctx context.Context, o LiveOptions) (*Raw, error) {
 	cfg, err := loadConfig(ctx, o)
 	if err != nil {
 		return nil, err

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/pullpath/pullpath/internal/audit"
+	"github.com/pullpath/pullpath/internal/nodeplace"
 )
 
 // LiveTarget is what a live audit reads, found from the nodes themselves:
@@ -41,35 +42,7 @@ const credentialsTimeout = 10 * time.Second
 // Permissions are the IAM actions the audit reads with (docs/aws.md).
 var Permissions = []string{"eks:DescribeCluster", "eks:ListNodegroups", "eks:DescribeNodegroup", "ec2:Describe*", "iam:SimulatePrincipalPolicy"}
 
-var (
-	zoneRegionRE    = regexp.MustCompile(`^([a-z]{2}(?:-gov|-iso[a-z]*)?-[a-z]+-\d+)`)
-	notAuthorizedRE = regexp.MustCompile(`not authorized to perform:? ([a-z0-9-]+:[A-Za-z0-9*]+)`)
-)
-
-// InstanceOf reads an EKS node's spec.providerID, aws:///ZONE/INSTANCE-ID
-// (aws://ZONE/ID without the empty host is accepted too).
-func InstanceOf(providerID string) (zone, id string, ok bool) {
-	rest, ok := strings.CutPrefix(providerID, "aws://")
-	if !ok {
-		return "", "", false
-	}
-	parts := strings.Split(strings.Trim(rest, "/"), "/")
-	if len(parts) != 2 || !strings.HasPrefix(parts[1], "i-") {
-		return "", "", false
-	}
-	return parts[0], parts[1], true
-}
-
-// RegionOfZone is the region of an availability zone, a Local Zone or a
-// Wavelength Zone name: ap-northeast-2a, us-west-2-lax-1a and
-// us-east-1-wl1-bos-wlz-1 are in ap-northeast-2, us-west-2, us-east-1.
-func RegionOfZone(zone string) string {
-	m := zoneRegionRE.FindStringSubmatch(zone)
-	if m == nil {
-		return ""
-	}
-	return m[1]
-}
+var notAuthorizedRE = regexp.MustCompile(`not authorized to perform:? ([a-z0-9-]+:[A-Za-z0-9*]+)`)
 
 // FindTarget loads the default chain (o.Profile, o.Region), checks that it
 // gives credentials and asks STS who they are, then reads the nodes'
@@ -81,16 +54,16 @@ func FindTarget(ctx context.Context, o LiveOptions, instanceIDs []string) (LiveT
 	var t LiveTarget
 	cfg, err := loadConfig(ctx, o)
 	if err != nil {
-		return t, &audit.NoCredentialsError{Cloud: "aws", Chain: Chain, Reason: oneLineErr(err)}
+		return t, &audit.NoCredentialsError{Cloud: nodeplace.AWS, Chain: Chain, Reason: oneLineErr(err)}
 	}
 	if cfg.Credentials == nil {
-		return t, &audit.NoCredentialsError{Cloud: "aws", Chain: Chain, Reason: "no credential provider configured"}
+		return t, &audit.NoCredentialsError{Cloud: nodeplace.AWS, Chain: Chain, Reason: "no credential provider configured"}
 	}
 	cctx, cancel := context.WithTimeout(ctx, credentialsTimeout)
 	_, err = cfg.Credentials.Retrieve(cctx)
 	cancel()
 	if err != nil {
-		return t, &audit.NoCredentialsError{Cloud: "aws", Chain: Chain, Reason: oneLineErr(err)}
+		return t, &audit.NoCredentialsError{Cloud: nodeplace.AWS, Chain: Chain, Reason: oneLineErr(err)}
 	}
 	t.Config, t.Region = cfg, cfg.Region
 	who, err := sts.NewFromConfig(cfg, func(op *sts.Options) {
@@ -100,7 +73,7 @@ func FindTarget(ctx context.Context, o LiveOptions, instanceIDs []string) (LiveT
 	}).GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
 	if err != nil {
 		if refusedCredentials(err) {
-			return t, &audit.NoCredentialsError{Cloud: "aws", Chain: Chain, Reason: "AWS refuses them: " + apiError(err)}
+			return t, &audit.NoCredentialsError{Cloud: nodeplace.AWS, Chain: Chain, Reason: "AWS refuses them: " + apiError(err)}
 		}
 		return t, fmt.Errorf("sts get-caller-identity: %s", apiError(err))
 	}
@@ -180,10 +153,10 @@ func deniedOr(err error, call, perm, identity string) error {
 			if m := notAuthorizedRE.FindStringSubmatch(ae.ErrorMessage()); m != nil {
 				perm = m[1]
 			}
-			return &audit.DeniedError{Cloud: "aws", Call: call, Permission: perm, Identity: identity, Reason: apiError(err)}
+			return &audit.DeniedError{Cloud: nodeplace.AWS, Call: call, Permission: perm, Identity: identity, Reason: apiError(err)}
 		}
 		if refusedCredentials(err) {
-			return &audit.NoCredentialsError{Cloud: "aws", Chain: Chain, Reason: "AWS refuses them: " + apiError(err)}
+			return &audit.NoCredentialsError{Cloud: nodeplace.AWS, Chain: Chain, Reason: "AWS refuses them: " + apiError(err)}
 		}
 	}
 	return fmt.Errorf("%s: %s", call, apiError(err))

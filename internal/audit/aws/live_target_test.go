@@ -59,19 +59,3 @@ func TestFindTarget(t *testing.T) {
 		t.Errorf("no credentials: %v, want a NoCredentialsError with the chain's words", err)
 	}
 }
-
-func TestRegionOfZone(t *testing.T) {
-	for zone, want := range map[string]string{
-		"ap-northeast-2a": "ap-northeast-2", "us-west-2-lax-1a": "us-west-2", "us-east-1-wl1-bos-wlz-1": "us-east-1",
-		"us-gov-west-1a": "us-gov-west-1", "eu-central-1c": "eu-central-1", "": "", "nonsense": "",
-	} {
-		if got := awsaudit.RegionOfZone(zone); got != want {
-			t.Errorf("RegionOfZone(%q) = %q, want %q", zone, got, want)
-		}
-	}
-	for id, want := range map[string]string{"aws:///ap-northeast-2a/i-0c0e8ad69b234723": "i-0c0e8ad69b234723", "aws://us-east-1a/i-01": "i-01", "azure:///x": "", "aws:///zone-only": ""} {
-		if _, got, _ := awsaudit.InstanceOf(id); got != want {
-			t.Errorf("InstanceOf(%q) = %q, want %q", id, got, want)
-		}
-	}
-}

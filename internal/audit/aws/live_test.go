@@ -42,7 +42,7 @@ func collect(t *testing.T, srv *fakeaws.Server, cluster string, calls *atomic.In
 		if calls != nil {
 			calls.Store(0) // the calls of the collect returned, not of both
 		}
-		raw, err := awsaudit.Collect(context.Background(), awsaudit.LiveOptions{Cluster: cluster, EndpointURL: srv.URL, Config: staticConfig(), Calls: calls})
+		raw, err := awsaudit.CollectRaw(context.Background(), awsaudit.LiveOptions{Cluster: cluster, EndpointURL: srv.URL, Config: staticConfig(), Calls: calls})
 		if err != nil {
 			t.Fatalf("Collect = %v", err)
 		}
@@ -236,7 +236,7 @@ func TestLiveDeniedCallWarns(t *testing.T) {
 func TestLiveUnknownClusterIsOneLineError(t *testing.T) {
 	srv := fakeaws.New("testdata/valid-healthy")
 	defer srv.Close()
-	_, err := awsaudit.Collect(context.Background(), awsaudit.LiveOptions{Cluster: "nope", EndpointURL: srv.URL + "/missing", Config: staticConfig()})
+	_, err := awsaudit.CollectRaw(context.Background(), awsaudit.LiveOptions{Cluster: "nope", EndpointURL: srv.URL + "/missing", Config: staticConfig()})
 	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "eks describe-cluster --name nope") {
 		t.Errorf("Collect(unknown) = %v, want a one-line error naming the call", err)
 	}

@@ -4,20 +4,29 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/pullpath/pullpath/internal/audit"
 )
 
-// WriteDir writes raw as the offline folder: one file per command, as the
+// WriteDir writes raw as the offline folder (FilesOf) and returns the names
+// of the files written. LoadDir reads them back into the same Raw.
+func WriteDir(dir string, raw *Raw) ([]string, error) {
+	files, err := FilesOf(raw)
+	if err != nil {
+		return nil, err
+	}
+	return files.Names(), files.Write(dir)
+}
+
+// FilesOf encodes raw as the offline folder's files: one per command, as the
 // AWS CLI v2 prints it (4-space indent, members named as the service names
 // them: camelCase for EKS, PascalCase for EC2 and IAM; absent members
-// left out; timestamps in ISO 8601 with an offset). It returns the files
-// written. LoadDir reads them back into the same Raw.
-func WriteDir(dir string, raw *Raw) ([]string, error) {
+// left out; timestamps in ISO 8601 with an offset).
+func FilesOf(raw *Raw) (audit.Files, error) {
 	type item struct {
 		name  string
 		v     any
@@ -49,19 +58,15 @@ func WriteDir(dir string, raw *Raw) ([]string, error) {
 	add(FileDHCPOptions, raw.DHCPOptions, raw.DHCPOptions != nil, false)
 	add(FileVPCs, raw.VPCs, raw.VPCs != nil, false)
 	add(FileSimulate, raw.Simulate, raw.Simulate != nil, false)
-	var names []string
+	files := audit.Files{}
 	for _, it := range items {
 		b, err := EncodeCLI(it.v, it.camel)
 		if err != nil {
-			return names, fmt.Errorf("%s: %w", it.name, err)
+			return nil, fmt.Errorf("%s: %w", it.name, err)
 		}
-		path := filepath.Join(dir, it.name)
-		if err := os.WriteFile(path, b, 0o644); err != nil {
-			return names, fmt.Errorf("%s: %w", path, err)
-		}
-		names = append(names, it.name)
+		files[it.name] = b
 	}
-	return names, nil
+	return files, nil
 }
 
 // EncodeCLI writes v the way the AWS CLI prints an output: members in the

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/pullpath/pullpath/internal/audit"
+	"github.com/pullpath/pullpath/internal/nodeplace"
 	"github.com/pullpath/pullpath/internal/report"
 )
 
@@ -37,15 +38,15 @@ func FromFolder(dir string, f audit.Focus) (*report.AuditReport, error) {
 // audits it: the audit package's live entry point. A call ARM refused (a
 // role the caller lacks) leaves its file out, and the report says why.
 func Live(ctx context.Context, o LiveOptions, f audit.Focus) (*report.AuditReport, error) {
-	files, _, warns, err := Collect(ctx, o)
+	c, err := Collect(ctx, o)
 	if err != nil {
 		return nil, err
 	}
-	m, err := Load(files.FS())
+	m, err := Load(c.Files.FS())
 	if err != nil {
 		return nil, err
 	}
-	m.Warnings = append(warns, m.Warnings...)
+	m.Warnings = append(c.Warnings, m.Warnings...)
 	return Audit(m, audit.SourceLive, f), nil
 }
 
@@ -63,7 +64,7 @@ func Audit(m *Model, source string, f audit.Focus) *report.AuditReport {
 		Kind:       report.KindAzureAudit,
 		Source:     source,
 		Target: report.AuditTarget{
-			Cloud:    "azure",
+			Cloud:    string(nodeplace.Azure),
 			Cluster:  str(m.Cluster.Name),
 			Region:   strings.ToLower(str(m.Cluster.Location)),
 			Account:  subscriptionOf(str(m.Cluster.ID)),

@@ -7,14 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/http"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"sync/atomic"
-	"testing/fstest"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -29,6 +25,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/network/armnetwork/v8"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/privatedns/armprivatedns"
 
+	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/report"
 )
 
@@ -41,42 +38,14 @@ type LiveOptions struct {
 	Credential    azcore.TokenCredential // nil: DefaultAzureCredential (env, workload identity, managed identity, az login)
 	// ClientOptions reach another cloud or, in tests, a loopback ARM server.
 	ClientOptions *arm.ClientOptions
+	// Calls counts the ARM requests made (nil: not counted).
+	Calls *atomic.Int64
 }
 
-// Files are the contract's files as collect writes them.
-type Files map[string][]byte
-
-// FS serves the files to Load.
-func (f Files) FS() fs.FS {
-	m := fstest.MapFS{}
-	for k, v := range f {
-		m[k] = &fstest.MapFile{Data: v, Mode: 0o644}
-	}
-	return m
-}
-
-// Write writes the files into dir, creating it.
-func (f Files) Write(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("--out %s: %v", dir, errors.Unwrap(err))
-	}
-	for _, name := range sortedKeys(f) {
-		if err := os.WriteFile(filepath.Join(dir, name), f[name], 0o644); err != nil {
-			return fmt.Errorf("--out %s: %v", dir, errors.Unwrap(err))
-		}
-	}
-	return nil
-}
-
-// Stats counts the ARM requests a collection made.
-type Stats struct {
-	Requests int64
-}
-
-type countPolicy struct{ n *int64 }
+type countPolicy struct{ n *atomic.Int64 }
 
 func (p countPolicy) Do(req *policy.Request) (*http.Response, error) {
-	atomic.AddInt64(p.n, 1)
+	p.n.Add(1)
 	return req.Next()
 }
 
@@ -85,7 +54,7 @@ func (p countPolicy) Do(req *policy.Request) (*http.Response, error) {
 type collector struct {
 	o        LiveOptions
 	opts     *arm.ClientOptions
-	files    Files
+	files    audit.Files
 	warnings []report.AuditWarning
 	cs       map[string]*armcontainerservice.ClientFactory
 	net      map[string]*armnetwork.ClientFactory
@@ -98,12 +67,11 @@ type collector struct {
 // (pagers for every list) and returns the contract's files in the CLI's
 // shape. API calls grow with pools, subnets, route tables and NSGs, never
 // with routes, rules or zone records: records are fetched by name.
-func Collect(ctx context.Context, o LiveOptions) (Files, Stats, []report.AuditWarning, error) {
-	var st Stats
+func Collect(ctx context.Context, o LiveOptions) (*audit.Collection, error) {
 	if o.Credential == nil {
 		dc, err := azidentity.NewDefaultAzureCredential(nil)
 		if err != nil {
-			return nil, st, nil, fmt.Errorf("azure credential: %w", err)
+			return nil, fmt.Errorf("azure credential: %w", err)
 		}
 		o.Credential = dc
 	}
@@ -112,13 +80,17 @@ func Collect(ctx context.Context, o LiveOptions) (Files, Stats, []report.AuditWa
 		c := *o.ClientOptions
 		opts = &c
 	}
-	opts.PerRetryPolicies = append(append([]policy.Policy(nil), opts.PerRetryPolicies...), countPolicy{&st.Requests})
-	c := &collector{o: o, opts: opts, files: Files{},
+	if o.Calls != nil {
+		opts.PerRetryPolicies = append(append([]policy.Policy(nil), opts.PerRetryPolicies...), countPolicy{o.Calls})
+	}
+	c := &collector{o: o, opts: opts, files: audit.Files{},
 		cs: map[string]*armcontainerservice.ClientFactory{}, net: map[string]*armnetwork.ClientFactory{},
 		dns: map[string]*armprivatedns.ClientFactory{}, acr: map[string]*armcontainerregistry.ClientFactory{},
 		auth: map[string]*armauthorization.ClientFactory{}}
-	err := c.run(ctx)
-	return c.files, st, c.warnings, err
+	if err := c.run(ctx); err != nil {
+		return nil, err
+	}
+	return &audit.Collection{Files: c.files, Warnings: c.warnings}, nil
 }
 
 func (c *collector) warn(msg, file, cmd string) {
@@ -638,8 +610,8 @@ func principalFilter(obj string) string {
 
 // Files writes a model back as the contract's files in the CLI's shape (the
 // benchmark's synthetic accounts; collect itself writes what ARM answered).
-func (m *Model) Files() (Files, error) {
-	c := &collector{files: Files{}}
+func (m *Model) Files() (audit.Files, error) {
+	c := &collector{files: audit.Files{}}
 	put := func(name string, v any) error { return c.put(name, v) }
 	if err := put(FileAKS, m.Cluster); err != nil {
 		return nil, err

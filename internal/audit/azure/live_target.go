@@ -18,6 +18,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/containerservice/armcontainerservice/v6"
 
 	"github.com/pullpath/pullpath/internal/audit"
+	"github.com/pullpath/pullpath/internal/nodeplace"
 )
 
 // LiveTarget is what a live audit reads, found from the nodes: who the
@@ -42,23 +43,6 @@ const tokenTimeout = 15 * time.Second
 
 var actionRE = regexp.MustCompile(`(?i)perform action '([^']+)'`)
 
-// NodeOf reads an AKS node's spec.providerID:
-// azure:///subscriptions/SUB/resourceGroups/NODE_RG/providers/Microsoft.Compute/virtualMachineScaleSets/VMSS/virtualMachines/N
-// (or .../virtualMachines/NAME for availability-set pools).
-func NodeOf(providerID string) (subscription, nodeResourceGroup string, ok bool) {
-	rest, ok := strings.CutPrefix(providerID, "azure://")
-	if !ok {
-		return "", "", false
-	}
-	parts := strings.Split(strings.Trim(rest, "/"), "/")
-	for i := 0; i+3 < len(parts); i++ {
-		if strings.EqualFold(parts[i], "subscriptions") && strings.EqualFold(parts[i+2], "resourceGroups") {
-			return parts[i+1], parts[i+3], parts[i+1] != "" && parts[i+3] != ""
-		}
-	}
-	return "", "", false
-}
-
 // FindTarget checks that the credential (o.Credential, else
 // DefaultAzureCredential) gives a Resource Manager token and reads who it
 // is from the token's claims, then finds the AKS cluster whose node
@@ -72,7 +56,7 @@ func FindTarget(ctx context.Context, o LiveOptions, nodeRG string) (LiveTarget, 
 	if t.Credential == nil {
 		dc, err := azidentity.NewDefaultAzureCredential(nil)
 		if err != nil {
-			return t, &audit.NoCredentialsError{Cloud: "azure", Chain: Chain, Reason: oneLine(err.Error())}
+			return t, &audit.NoCredentialsError{Cloud: nodeplace.Azure, Chain: Chain, Reason: oneLine(err.Error())}
 		}
 		t.Credential = dc
 	}
@@ -80,7 +64,7 @@ func FindTarget(ctx context.Context, o LiveOptions, nodeRG string) (LiveTarget, 
 	tok, err := t.Credential.GetToken(tctx, policy.TokenRequestOptions{Scopes: []string{armAudience(o.ClientOptions) + "/.default"}})
 	cancel()
 	if err != nil {
-		return t, &audit.NoCredentialsError{Cloud: "azure", Chain: Chain, Reason: oneLine(err.Error())}
+		return t, &audit.NoCredentialsError{Cloud: nodeplace.Azure, Chain: Chain, Reason: oneLine(err.Error())}
 	}
 	t.Identity = tokenIdentity(tok.Token)
 	if t.ResourceGroup != "" && t.Cluster != "" {
@@ -192,9 +176,9 @@ func deniedOr(err error, call, action, identity string) error {
 			if m := actionRE.FindStringSubmatch(err.Error()); m != nil {
 				action = m[1]
 			}
-			return &audit.DeniedError{Cloud: "azure", Call: call, Permission: action, Identity: identity, Reason: armError(err)}
+			return &audit.DeniedError{Cloud: nodeplace.Azure, Call: call, Permission: action, Identity: identity, Reason: armError(err)}
 		case re.StatusCode == 401:
-			return &audit.NoCredentialsError{Cloud: "azure", Chain: Chain, Reason: "Resource Manager refuses the token: " + armError(err)}
+			return &audit.NoCredentialsError{Cloud: nodeplace.Azure, Chain: Chain, Reason: "Resource Manager refuses the token: " + armError(err)}
 		}
 	}
 	return fmt.Errorf("%s: %s", call, armError(err))

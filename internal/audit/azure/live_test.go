@@ -2,14 +2,15 @@ package azure_test
 
 import (
 	"context"
-	"github.com/pullpath/pullpath/internal/audit"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/pullpath/pullpath/internal/audit"
 	azaudit "github.com/pullpath/pullpath/internal/audit/azure"
 	"github.com/pullpath/pullpath/internal/audit/azure/armfake"
 	"github.com/pullpath/pullpath/internal/audit/azure/synth"
@@ -51,21 +52,23 @@ func liveOptions(srv *armfake.Server, m *azaudit.Model, registry string) azaudit
 	}
 }
 
-func collect(t *testing.T, srv *armfake.Server, m *azaudit.Model, registry string) azaudit.Files {
+func collect(t *testing.T, srv *armfake.Server, m *azaudit.Model, registry string) audit.Files {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	files, st, warns, err := azaudit.Collect(ctx, liveOptions(srv, m, registry))
+	o := liveOptions(srv, m, registry)
+	o.Calls = new(atomic.Int64)
+	c, err := azaudit.Collect(ctx, o)
 	if err != nil {
 		t.Fatalf("Collect = %v", err)
 	}
-	if len(warns) != 0 {
-		t.Fatalf("Collect warnings = %v", warns)
+	if len(c.Warnings) != 0 {
+		t.Fatalf("Collect warnings = %v", c.Warnings)
 	}
-	if st.Requests != int64(srv.Requests) {
-		t.Errorf("Collect counted %d requests, the server saw %d", st.Requests, srv.Requests)
+	if o.Calls.Load() != int64(srv.Requests) {
+		t.Errorf("Collect counted %d requests, the server saw %d", o.Calls.Load(), srv.Requests)
 	}
-	return files
+	return c.Files
 }
 
 // The live path (the SDK's own clients against a loopback ARM server
@@ -163,7 +166,7 @@ func TestLiveRegistryByName(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, _, _, err := azaudit.Collect(ctx, azaudit.LiveOptions{Subscription: "3f2b6c1e-8d4a-4b7e-9c1f-2a5d6e7f8a9b", ResourceGroup: "rg-aks", Cluster: "nope",
+	_, err := azaudit.Collect(ctx, azaudit.LiveOptions{Subscription: "3f2b6c1e-8d4a-4b7e-9c1f-2a5d6e7f8a9b", ResourceGroup: "rg-aks", Cluster: "nope",
 		Credential: armfake.Credential{}, ClientOptions: srv.ClientOptions()})
 	if err == nil || !strings.Contains(err.Error(), "az aks show -g rg-aks -n nope: 404 ResourceNotFound") {
 		t.Fatalf("Collect(missing cluster) = %v, want a one-line 404 naming the command", err)
@@ -183,12 +186,13 @@ func TestLiveCallsDoNotGrowWithRoutesRulesRecords(t *testing.T) {
 		defer srv.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
-		_, st, warns, err := azaudit.Collect(ctx, azaudit.LiveOptions{Subscription: "3f2b6c1e-8d4a-4b7e-9c1f-2a5d6e7f8a9b", ResourceGroup: "rg-aks", Cluster: "aks-prod",
-			Credential: armfake.Credential{}, ClientOptions: srv.ClientOptions()})
-		if err != nil || len(warns) != 0 {
-			t.Fatalf("Collect(%+v) = %v, %v", s, err, warns)
+		calls := new(atomic.Int64)
+		c, err := azaudit.Collect(ctx, azaudit.LiveOptions{Subscription: "3f2b6c1e-8d4a-4b7e-9c1f-2a5d6e7f8a9b", ResourceGroup: "rg-aks", Cluster: "aks-prod",
+			Credential: armfake.Credential{}, ClientOptions: srv.ClientOptions(), Calls: calls})
+		if err != nil || len(c.Warnings) != 0 {
+			t.Fatalf("Collect(%+v) = %v, %v", s, err, c)
 		}
-		return st.Requests
+		return calls.Load()
 	}
 	small := count(synth.Size{Pools: 4, Routes: 2, Rules: 2, Records: 2})
 	big := count(synth.Size{Pools: 4, Routes: 400, Rules: 200, Records: 2000})

@@ -13,6 +13,7 @@ import (
 	compute "google.golang.org/api/compute/v1"
 
 	"github.com/pullpath/pullpath/internal/audit"
+	"github.com/pullpath/pullpath/internal/nodeplace"
 )
 
 // ADCChain is where Application Default Credentials look, in order.
@@ -32,19 +33,6 @@ var Permissions = []string{
 	"accesscontextmanager.policies.list", "accesscontextmanager.servicePerimeters.list",
 }
 
-// InstanceOf reads a GKE node's spec.providerID, gce://PROJECT/ZONE/INSTANCE.
-func InstanceOf(providerID string) (project, zone, instance string, ok bool) {
-	rest, ok := strings.CutPrefix(providerID, "gce://")
-	if !ok {
-		return "", "", "", false
-	}
-	parts := strings.Split(rest, "/")
-	if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
-		return "", "", "", false
-	}
-	return parts[0], parts[1], parts[2], true
-}
-
 // DefaultCredentials finds Application Default Credentials and proves them
 // with one token, so that missing or refused credentials are said before
 // any API call (*audit.NoCredentialsError); it names who they are: the
@@ -53,10 +41,10 @@ func InstanceOf(providerID string) (project, zone, instance string, ok bool) {
 func DefaultCredentials(ctx context.Context) (*auth.Credentials, string, error) {
 	creds, err := credentials.DetectDefault(&credentials.DetectOptions{Scopes: []string{"https://www.googleapis.com/auth/cloud-platform"}})
 	if err != nil {
-		return nil, "", &audit.NoCredentialsError{Cloud: "gcp", Chain: ADCChain, Reason: oneLine(err.Error())}
+		return nil, "", &audit.NoCredentialsError{Cloud: nodeplace.GCP, Chain: ADCChain, Reason: oneLine(err.Error())}
 	}
 	if _, err := creds.Token(ctx); err != nil {
-		return nil, "", &audit.NoCredentialsError{Cloud: "gcp", Chain: ADCChain, Reason: oneLine(err.Error())}
+		return nil, "", &audit.NoCredentialsError{Cloud: nodeplace.GCP, Chain: ADCChain, Reason: oneLine(err.Error())}
 	}
 	return creds, identity(ctx, creds), nil
 }
@@ -113,9 +101,9 @@ func ClusterOf(ctx context.Context, o LiveOptions, zone, instance string) (clust
 func callError(err error, call, permission string) error {
 	switch {
 	case isStatus(err, http.StatusForbidden):
-		return &audit.DeniedError{Cloud: "gcp", Call: call, Permission: permission, Reason: apiError(err)}
+		return &audit.DeniedError{Cloud: nodeplace.GCP, Call: call, Permission: permission, Reason: apiError(err)}
 	case isStatus(err, http.StatusUnauthorized):
-		return &audit.NoCredentialsError{Cloud: "gcp", Chain: ADCChain, Reason: call + ": " + apiError(err)}
+		return &audit.NoCredentialsError{Cloud: nodeplace.GCP, Chain: ADCChain, Reason: call + ": " + apiError(err)}
 	}
 	return fmt.Errorf("%s: %s", call, apiError(err))
 }

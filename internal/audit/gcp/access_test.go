@@ -9,21 +9,6 @@ import (
 	"github.com/pullpath/pullpath/internal/audit"
 )
 
-func TestInstanceOf(t *testing.T) {
-	for in, want := range map[string][3]string{
-		"gce://shop-prod/us-central1-b/gke-prod-batch-1a2b3c4d-k005": {"shop-prod", "us-central1-b", "gke-prod-batch-1a2b3c4d-k005"},
-		"gce://shop-prod/us-central1-b":                              {},
-		"gce:///us-central1-b/x":                                     {},
-		"aws:///us-east-1a/i-0abc":                                   {},
-		"":                                                           {},
-	} {
-		p, z, i, ok := InstanceOf(in)
-		if got := [3]string{p, z, i}; got != want || ok != (want[0] != "") {
-			t.Errorf("InstanceOf(%q) = %v %v, want %v", in, got, ok, want)
-		}
-	}
-}
-
 // A refused required call names its permission; an unauthenticated one is
 // a credentials error; anything else keeps the call and the API's words.
 func TestCallError(t *testing.T) {

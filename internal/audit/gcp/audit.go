@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pullpath/pullpath/internal/audit"
+	"github.com/pullpath/pullpath/internal/nodeplace"
 	"github.com/pullpath/pullpath/internal/report"
 )
 
@@ -30,15 +31,15 @@ func Live(ctx context.Context, o LiveOptions, f audit.Focus) (*report.AuditRepor
 	if o.Image == "" {
 		o.Image = f.Image
 	}
-	files, warns, err := Collect(ctx, o)
+	c, err := Collect(ctx, o)
 	if err != nil {
 		return nil, err
 	}
-	m, err := Load(files.FS())
+	m, err := Load(c.Files.FS())
 	if err != nil {
 		return nil, err
 	}
-	m.Warnings = append(warns, m.Warnings...)
+	m.Warnings = append(c.Warnings, m.Warnings...)
 	return Audit(m, audit.SourceLive, f)
 }
 
@@ -66,7 +67,7 @@ func Audit(m *Model, source string, f audit.Focus) (*report.AuditReport, error) 
 		r.Warnings = append(r.Warnings, w)
 	}
 	m.target = t
-	r.Target = report.AuditTarget{Cloud: "gcp", Cluster: m.Cluster.Name, Region: m.Location(), Account: m.ClusterProject(),
+	r.Target = report.AuditTarget{Cloud: string(nodeplace.GCP), Cluster: m.Cluster.Name, Region: m.Location(), Account: m.ClusterProject(),
 		Network: m.NetworkPath(), Registry: t.Host}
 	if t.Kind == KindArtifactRegistry && t.Repo != "" {
 		if _, ok := m.RepoPolicies[t.Repo]; !ok {
@@ -111,8 +112,8 @@ func Audit(m *Model, source string, f audit.Focus) (*report.AuditReport, error) 
 // (gke-CLUSTER-POOL-HASH-SUFFIX).
 func (m *Model) place(n audit.Node) audit.Node {
 	name := strings.ToLower(n.Name)
-	if id, ok := strings.CutPrefix(n.ProviderID, "gce://"); ok {
-		name = strings.ToLower(lastSeg(id))
+	if p := nodeplace.ParseProviderID(n.ProviderID); p.Cloud == nodeplace.GCP && p.Instance != "" {
+		name = strings.ToLower(p.Instance)
 	}
 	if short, _, ok := strings.Cut(name, "."); ok {
 		name = short

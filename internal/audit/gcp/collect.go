@@ -6,13 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/http"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
-	"testing/fstest"
 
 	accesscontextmanager "google.golang.org/api/accesscontextmanager/v1"
 	artifactregistry "google.golang.org/api/artifactregistry/v1"
@@ -23,6 +19,7 @@ import (
 	"google.golang.org/api/googleapi"
 	"google.golang.org/api/option"
 
+	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/report"
 )
 
@@ -44,38 +41,13 @@ type LiveOptions struct {
 	ClientOptions []option.ClientOption
 }
 
-// Files are the contract's files as collect writes them.
-type Files map[string][]byte
-
-// FS serves the files to Load.
-func (f Files) FS() fs.FS {
-	m := fstest.MapFS{}
-	for k, v := range f {
-		m[k] = &fstest.MapFile{Data: v, Mode: 0o644}
-	}
-	return m
-}
-
-// Write writes the files into dir, creating it.
-func (f Files) Write(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("--out %s: %v", dir, errors.Unwrap(err))
-	}
-	for _, name := range sortedKeys(f) {
-		if err := os.WriteFile(filepath.Join(dir, name), f[name], 0o644); err != nil {
-			return fmt.Errorf("--out %s: %v", dir, errors.Unwrap(err))
-		}
-	}
-	return nil
-}
-
 // pageSize is the most items one list call asks for (Compute's maximum):
 // with it, calls grow by one per 500 routes or rules, not with each.
 const pageSize = 500
 
 type collector struct {
 	o        LiveOptions
-	files    Files
+	files    audit.Files
 	warnings []report.AuditWarning
 	compute  *compute.Service
 	dns      *dns.Service
@@ -99,10 +71,12 @@ func (c *collector) warn(msg, file, cmd string) {
 // and private zones, not with routes, rules or zone records: records are
 // fetched by name, lists in pages of 500. Clients are made here, only on
 // the gcp path.
-func Collect(ctx context.Context, o LiveOptions) (Files, []report.AuditWarning, error) {
-	c := &collector{o: o, files: Files{}}
-	err := c.run(ctx)
-	return c.files, c.warnings, err
+func Collect(ctx context.Context, o LiveOptions) (*audit.Collection, error) {
+	c := &collector{o: o, files: audit.Files{}}
+	if err := c.run(ctx); err != nil {
+		return nil, err
+	}
+	return &audit.Collection{Files: c.files, Warnings: c.warnings}, nil
 }
 
 func (c *collector) run(ctx context.Context) error {

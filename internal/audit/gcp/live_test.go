@@ -30,21 +30,21 @@ func verdicts(r *report.AuditReport) map[string]string {
 	return out
 }
 
-func collect(t *testing.T, srv *gcpfake.Server, m *gcpaudit.Model, image string) gcpaudit.Files {
+func collect(t *testing.T, srv *gcpfake.Server, m *gcpaudit.Model, image string) audit.Files {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	files, warns, err := gcpaudit.Collect(ctx, gcpaudit.LiveOptions{
+	c, err := gcpaudit.Collect(ctx, gcpaudit.LiveOptions{
 		Project: m.ClusterProject(), Location: m.Location(), Cluster: m.Cluster.Name, Image: image,
 		Endpoint: srv.URL, ClientOptions: srv.Options(),
 	})
 	if err != nil {
 		t.Fatalf("Collect = %v", err)
 	}
-	for _, w := range warns {
+	for _, w := range c.Warnings {
 		t.Errorf("Collect warning: %+v", w)
 	}
-	return files
+	return c.Files
 }
 
 // The live path (google.golang.org/api's own clients against a loopback
@@ -142,7 +142,7 @@ func TestLiveErrors(t *testing.T) {
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, _, err := gcpaudit.Collect(ctx, gcpaudit.LiveOptions{Project: "shop-prod", Location: "us-central1", Cluster: "nope", Endpoint: srv.URL, ClientOptions: srv.Options()})
+	_, err := gcpaudit.Collect(ctx, gcpaudit.LiveOptions{Project: "shop-prod", Location: "us-central1", Cluster: "nope", Endpoint: srv.URL, ClientOptions: srv.Options()})
 	if err == nil || err.Error() != "gcloud container clusters describe nope --location us-central1 --format=json: 404 The requested URL /container/v1/projects/shop-prod/locations/us-central1/clusters/nope was not found on this server." {
 		t.Fatalf("Collect(missing cluster) = %v", err)
 	}

@@ -1,10 +1,12 @@
 package gcp
 
+import "github.com/pullpath/pullpath/internal/audit"
+
 // Files writes a model back as the contract's files in gcloud's shape (the
 // benchmark's synthetic clusters; collect itself writes what the APIs
 // answered).
-func (m *Model) Files() (Files, error) {
-	c := &collector{files: Files{}}
+func (m *Model) Files() (audit.Files, error) {
+	c := &collector{files: audit.Files{}}
 	if err := c.put(FileCluster, m.Cluster); err != nil {
 		return nil, err
 	}

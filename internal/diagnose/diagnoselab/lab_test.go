@@ -23,10 +23,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	awsaudit "github.com/pullpath/pullpath/internal/audit/aws"
 	"github.com/pullpath/pullpath/internal/diagnose"
 	explaincluster "github.com/pullpath/pullpath/internal/explain/cluster"
 	"github.com/pullpath/pullpath/internal/lab/cluster"
 	"github.com/pullpath/pullpath/internal/lab/labtest"
+	"github.com/pullpath/pullpath/internal/nodeplace"
 	"github.com/pullpath/pullpath/internal/printers"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/sweep"
@@ -151,7 +153,7 @@ func TestDiagnoseScaleUpNewSubnet(t *testing.T) {
 	t.Parallel()
 	c := story(t, "scale-up-new-subnet", true)
 	o := options(c, 2*time.Minute)
-	o.Auditors = map[string]diagnose.Auditor{"aws": diagnose.AWSFolder("../testdata/aws-scale-up-new-subnet")}
+	o.Auditors = map[nodeplace.Cloud]diagnose.Auditor{nodeplace.AWS: awsaudit.Provider.Folder("../testdata/aws-scale-up-new-subnet")}
 	r, text := run(t, c, o)
 	a := r.Answer
 	newNode := c.NodeName("node-c")

@@ -6,9 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pullpath/pullpath/internal/audit"
 	azaudit "github.com/pullpath/pullpath/internal/audit/azure"
 	"github.com/pullpath/pullpath/internal/audit/azure/armfake"
 	"github.com/pullpath/pullpath/internal/diagnose"
+	"github.com/pullpath/pullpath/internal/nodeplace"
 	"github.com/pullpath/pullpath/internal/report"
 )
 
@@ -34,7 +36,7 @@ func TestDiagnoseLiveAzureOnLab(t *testing.T) {
 	t.Cleanup(srv.Close)
 
 	folderOpts := options(c, 2*time.Minute)
-	folderOpts.Auditors = map[string]diagnose.Auditor{"azure": diagnose.AzureFolder(azureFolder)}
+	folderOpts.Auditors = map[nodeplace.Cloud]diagnose.Auditor{nodeplace.Azure: azaudit.Provider.Folder(azureFolder)}
 	_, folder := run(t, c, folderOpts)
 	want := changeLines(folder)
 	if len(want) == 0 || !strings.Contains(want[0], "privatelink.azurecr.io") || !strings.Contains(strings.Join(want, "\n"), "vnet-lab") {
@@ -42,7 +44,7 @@ func TestDiagnoseLiveAzureOnLab(t *testing.T) {
 	}
 
 	liveOpts := options(c, 2*time.Minute)
-	liveOpts.Live = &diagnose.Live{Azure: azaudit.LiveOptions{Credential: armfake.Credential{}, ClientOptions: srv.ClientOptions()}}
+	liveOpts.Live = &diagnose.Live{Options: map[nodeplace.Cloud]audit.Live{nodeplace.Azure: azaudit.LiveOptions{Credential: armfake.Credential{}, ClientOptions: srv.ClientOptions()}}}
 	r, live := run(t, c, liveOpts)
 	if got := changeLines(live); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("live CHANGE =\n%s\nwant the folder's:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

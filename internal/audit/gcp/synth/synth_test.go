@@ -57,10 +57,10 @@ func TestLiveCallsDoNotGrowWithRulesRoutesRecords(t *testing.T) {
 		defer srv.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
-		_, warns, err := gcpaudit.Collect(ctx, gcpaudit.LiveOptions{Project: "shop-prod", Location: "us-central1", Cluster: "prod", Image: image,
+		c, err := gcpaudit.Collect(ctx, gcpaudit.LiveOptions{Project: "shop-prod", Location: "us-central1", Cluster: "prod", Image: image,
 			Endpoint: srv.URL, ClientOptions: srv.Options()})
-		if err != nil || len(warns) != 0 {
-			t.Fatalf("Collect(%+v) = %v, %v", s, err, warns)
+		if err != nil || len(c.Warnings) != 0 {
+			t.Fatalf("Collect(%+v) = %v, %v", s, err, c)
 		}
 		return srv.Requests
 	}
