@@ -91,7 +91,10 @@ func TestProbeNoSecretInAnyOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	common := []string{"probe", host + "/app:v1", "--nameserver", "127.0.0.1:1", "--platform", "linux/amd64", "--no-progress", "--http-timeout", "3s"}
+	// --host-root: an empty node, so the machine's own containerd config
+	// (a 1.6 one without config_path walks a loopback registry over plain
+	// HTTP) does not decide the walk.
+	common := []string{"probe", host + "/app:v1", "--nameserver", "127.0.0.1:1", "--platform", "linux/amd64", "--no-progress", "--http-timeout", "3s", "--host-root", t.TempDir()}
 	for _, source := range []struct {
 		name     string
 		args     []string
@@ -116,10 +119,11 @@ func TestProbeNoSecretInAnyOutput(t *testing.T) {
 					t.Fatalf("exit %d, want a failure verdict; stdout:\n%s\nstderr:\n%s", code, out, errOut)
 				}
 				mu.Lock()
-				if !strings.Contains(strings.Join(heard, " "), source.password) {
-					t.Fatalf("the servers never heard the password (the test would prove nothing): %q", heard)
-				}
+				all := strings.Join(heard, " ")
 				mu.Unlock()
+				if !strings.Contains(all, source.password) {
+					t.Fatalf("the servers never heard the password (the test would prove nothing): %q", all)
+				}
 				if !strings.Contains(out, "DENIED") {
 					t.Fatalf("the servers' echo is not in the output (the test would prove nothing):\n%s", out)
 				}

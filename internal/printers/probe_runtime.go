@@ -49,11 +49,11 @@ func printRuntimeConfig(p *printer, c *report.RuntimeConfig, o Options) {
 		p.f("    files read: %s\n", strings.Join(c.Files, ", "))
 	}
 	for _, cand := range c.Candidates {
-		mark := " "
 		if cand.Chosen {
-			mark = "*"
+			p.f("    * %s %s (%s, %s)\n", cand.Layout, cand.ConfigFile, cand.Runtime, cand.Seen)
+			continue
 		}
-		p.f("    %s %s %s (%s, %s): %s\n", mark, cand.Layout, cand.ConfigFile, cand.Runtime, cand.Seen, cand.Why)
+		p.f("      %s %s (%s, %s): %s\n", cand.Layout, cand.ConfigFile, cand.Runtime, cand.Seen, cand.Why)
 	}
 	for _, n := range c.Notes {
 		p.f("    note: %s\n", n)

@@ -24,6 +24,7 @@ var goldens = []struct {
 	{"probe-blob-dropped", "valid-probe-blob-dropped.json", func() any { return &report.ProbeReport{} }},
 	// probe of a hosts.toml chain: a refused mirror, a HEAD-404 cache, the registry (internal/pull TestChainReportRows, PULLPATH_CHAIN_RECORD)
 	{"probe-mirror-chain", "valid-probe-mirror-chain.json", func() any { return &report.ProbeReport{} }},
+	{"probe-runtime-k3s", "valid-probe-runtime-k3s.json", func() any { return &report.ProbeReport{} }},
 	// probe of the loopback stack with an AAAA beside the registry's A (TestProbeIPv6PathBroken, PULLPATH_PROBE_RECORD)
 	{"probe-ipv6-broken", "valid-probe-ipv6-broken.json", func() any { return &report.ProbeReport{} }},
 	// explain --from ../explain/testdata/valid-events.json

@@ -41,8 +41,5 @@ func (f *runtimeFlags) complete(fs *pflag.FlagSet, o *Options, root string) erro
 		return err
 	}
 	o.Pull.Runtime = rc
-	if rc.ConfigFile != "" && !changed("containerd-config") && rc.Runtime == runtimecfg.RuntimeContainerd {
-		o.Pull.ContainerdConfig = rc.ReadPath(rc.ConfigFile)
-	}
 	return nil
 }

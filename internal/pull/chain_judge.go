@@ -143,7 +143,13 @@ func dur(v float64) string {
 // chainLimits reads containerd's limits on a pull (the node's config when
 // readable) and the kubelet's.
 func (w *walker) chainLimits(c *report.HostChain) {
-	l, err := runtimecfg.ReadPullLimits(w.opts.ContainerdConfig)
+	var l runtimecfg.PullLimits
+	var err error
+	if rc := w.opts.Runtime; rc != nil && rc.Limits != nil && rc.Runtime == runtimecfg.RuntimeContainerd {
+		l = *rc.Limits // the merged config containerd reads, imports included
+	} else {
+		l, err = runtimecfg.ReadPullLimits(w.opts.ContainerdConfig)
+	}
 	c.Limits.KubeletDeadline = "none: the kubelet's runtimeRequestTimeout excludes pulls (its PullImage call has no deadline)"
 	if err != nil {
 		c.Limits.Note = err.Error()

@@ -352,7 +352,7 @@ func (w *walker) connectRegistry(ctx context.Context, h runtimecfg.RegistryHost,
 	base := &url.URL{Scheme: h.Scheme, Host: h.Host, Path: h.Path}
 	via := "image reference"
 	if h.Mirror {
-		via = "hosts.toml mirror (" + h.Source + ")"
+		via = mirrorVia(h)
 	}
 	reg := w.reach(ctx, base, role, via, tlsCfg)
 	if reg.err != nil && h.HTTPFallback && reg.err.Code == verdict.TLSHandshakeFailed {

@@ -1,6 +1,8 @@
 package pull
 
 import (
+	"strings"
+
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/runtimecfg"
 	"github.com/pullpath/pullpath/internal/verdict"
@@ -45,4 +47,13 @@ func (w *walker) runtimeReport() {
 	for _, cw := range rc.Warnings {
 		w.rep.Warnings = append(w.rep.Warnings, report.Warning{Code: cw.Code, Message: w.sec.String(cw.Message), Advice: verdict.Advise(cw.Code, "", "")})
 	}
+}
+
+// mirrorVia is how the walk came to a mirror: "hosts.toml mirror (FILE)",
+// or "registry.mirrors (FILE:LINE)" for containerd's inline mirrors.
+func mirrorVia(h runtimecfg.RegistryHost) string {
+	if h.Source == "" || strings.Contains(h.Source, "hosts.toml") || !strings.Contains(h.Source, ".toml:") {
+		return "hosts.toml mirror (" + h.Source + ")"
+	}
+	return "registry.mirrors (" + h.Source + ")"
 }

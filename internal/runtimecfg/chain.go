@@ -121,25 +121,33 @@ func ReadPullLimits(file string) (PullLimits, error) {
 	if err := toml.Unmarshal(b, &c); err != nil {
 		return l, &ConfigError{File: file, Reason: tomlReason(err)}
 	}
-	l.ConfigFile = file
-	sections := []string{"io.containerd.grpc.v1.cri"}
+	sec := criV2Section
 	if c.Version >= 3 {
-		sections = []string{"io.containerd.cri.v1.images"}
+		sec = criImagesSection
 	}
-	for _, sec := range sections {
-		p := c.Plugins[sec]
-		if v, ok := p["image_pull_progress_timeout"]; ok {
-			s, isStr := v.(string)
-			d, err := time.ParseDuration(s)
-			if !isStr || err != nil || d < 0 {
-				return l, &ConfigError{File: file, Reason: fmt.Sprintf("[plugins.%q] image_pull_progress_timeout = %v: want a duration such as \"5m0s\" (containerd refuses to start with it)", sec, v)}
-			}
-			l.ProgressTimeout, l.ProgressTimeoutSet = d, true
+	l, err = limitsFrom(file, sec, c.Plugins[sec])
+	l.ConfigFile = file
+	return l, err
+}
+
+// limitsFrom reads the pull's limits from the CRI section sec of file.
+func limitsFrom(file, sec string, p map[string]any) (PullLimits, error) {
+	l := PullLimits{MaxConcurrentDownloads: RuntimeMaxConcurrentDownloads}
+	if file == "" {
+		l.Note = "containerd runs without a config file: image_pull_progress_timeout is its default (" + ProgressTimeoutDefaults + ")"
+		return l, nil
+	}
+	if v, ok := p["image_pull_progress_timeout"]; ok {
+		s, isStr := v.(string)
+		d, err := time.ParseDuration(s)
+		if !isStr || err != nil || d < 0 {
+			return l, &ConfigError{File: file, Reason: fmt.Sprintf("[plugins.%q] image_pull_progress_timeout = %v: want a duration such as \"5m0s\" (containerd refuses to start with it)", sec, v)}
 		}
-		if v, ok := p["max_concurrent_downloads"]; ok {
-			if n, isInt := v.(int64); isInt && n > 0 {
-				l.MaxConcurrentDownloads = int(n)
-			}
+		l.ProgressTimeout, l.ProgressTimeoutSet = d, true
+	}
+	if v, ok := p["max_concurrent_downloads"]; ok {
+		if n, isInt := v.(int64); isInt && n > 0 {
+			l.MaxConcurrentDownloads = int(n)
 		}
 	}
 	switch {

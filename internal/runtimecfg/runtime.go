@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pelletier/go-toml/v2"
+
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -140,6 +142,8 @@ type RuntimeCandidate struct {
 	Seen       string // how: "running (pid 412)", "on disk", "--runtime-config"
 	Chosen     bool
 	Why        string // why it was chosen, or why not
+
+	noCRI bool // its config disables the CRI plugin
 }
 
 // RegistrySource is one place the runtime's registry configuration comes
@@ -263,6 +267,9 @@ func (rc *RuntimeConfig) choose(o RuntimeOptions) error {
 		pick = 0
 		cands[0].Why = "given by --runtime-config"
 	default:
+		for i := range cands {
+			cands[i].noCRI = criDisabled(filepath.Join(o.Root, cands[i].ConfigFile))
+		}
 		pick = chooseCandidate(cands, o.Runtime)
 	}
 	rc.Candidates = cands
@@ -315,6 +322,11 @@ func chooseCandidate(cands []RuntimeCandidate, runtime string) int {
 		}
 		p := cands[pick]
 		switch {
+		case c.noCRI:
+			cands[i].Why = "its config disables the CRI plugin: it serves no kubelet (Talos's system containerd is one)"
+		case p.noCRI:
+			cands[pick].Why = "its config disables the CRI plugin: it serves no kubelet (Talos's system containerd is one)"
+			pick = i
 		case p.PID > 0 && c.PID == 0:
 			cands[i].Why = fmt.Sprintf("a file on disk; the running %s (pid %d) reads %s", p.Runtime, p.PID, p.ConfigFile)
 		case p.PID > 0 && c.PID > 0 && p.Layout == "containerd" && c.Layout != "containerd":
@@ -329,6 +341,28 @@ func chooseCandidate(cands []RuntimeCandidate, runtime string) int {
 		}
 	}
 	return pick
+}
+
+// criDisabled reports whether a containerd config's disabled_plugins
+// turn the CRI off.
+func criDisabled(file string) bool {
+	b, err := readBounded(file, 4<<20)
+	if err != nil {
+		return false
+	}
+	var c struct {
+		Disabled []string `toml:"disabled_plugins"`
+	}
+	if toml.Unmarshal(b, &c) != nil {
+		return false
+	}
+	for _, d := range c.Disabled {
+		switch d {
+		case "cri", criV2Section, criImagesSection:
+			return true
+		}
+	}
+	return false
 }
 
 // layoutReason says why a layout wins over the ones after it.

@@ -165,3 +165,23 @@ func TestCertsDirsSeveralRoots(t *testing.T) {
 		t.Errorf("third.example:5000: %+v, want the HOST_PORT_ folder's two CAs", set.Hosts)
 	}
 }
+
+func TestDiscoverRuntimeSkipsContainerdWithoutCRI(t *testing.T) {
+	// Talos runs two containerds in the host's namespaces: the system one
+	// (CRI disabled) and the CRI's.
+	root := nodeFS(t, map[string]string{
+		"/etc/containerd/config.toml": testdata(t, "talos-system-containerd.toml"),
+		"/etc/cri/containerd.toml":    testdata(t, "talos-containerd.toml"),
+	})
+	fakeCmdline(t, root, "20", "containerd", "net:[1]", "/bin/containerd", "--address", "/system/run/containerd/containerd.sock", "--config", "/etc/containerd/config.toml")
+	fakeCmdline(t, root, "30", "containerd", "net:[1]", "/bin/containerd", "--address", "/run/containerd/containerd.sock", "--config", "/etc/cri/containerd.toml")
+	rc := discoverRuntime(t, root, RuntimeOptions{ProcRoot: filepath.Join(root, "proc")})
+	if rc.PID != 30 || rc.ConfigFile != "/etc/cri/containerd.toml" {
+		t.Fatalf("chose pid %d %s, want the CRI's containerd (pid 30)", rc.PID, rc.ConfigFile)
+	}
+	for _, c := range rc.Candidates {
+		if c.PID == 20 && !strings.Contains(c.Why, "disables the CRI plugin") {
+			t.Errorf("pid 20 why = %q, want the disabled CRI named", c.Why)
+		}
+	}
+}

@@ -123,6 +123,11 @@ const (
 	MirrorHeadMismatch  Code = "MIRROR_HEAD_GET_MISMATCH"
 	MirrorRateLimited   Code = "MIRROR_RATE_LIMITED"
 
+	// the runtime's own configuration files (issue 37)
+	RuntimeConfigIgnored  Code = "RUNTIME_CONFIG_IGNORED"
+	RuntimeConfigRefused  Code = "RUNTIME_CONFIG_REFUSED"
+	RuntimeRestartPending Code = "RUNTIME_RESTART_PENDING"
+
 	// address families (IPv4, IPv6, dual-stack)
 	AddressFamilyUnusable Code = "ADDRESS_FAMILY_UNUSABLE"
 	IPv6PathBroken        Code = "IPV6_PATH_BROKEN"
@@ -252,6 +257,11 @@ var Codes = []Info{
 	{MirrorHidesUpstream, CauseOther, ConditionRegistry, true, "A mirror or pull-through cache served the pull while the upstream registry itself fails from this node: the first tag the cache has not stored, or a node without the mirror, will fail.", "The upstream failure named in the warning: the registry's path, DNS, TLS and credentials from the nodes (and from the cache)."},
 	{MirrorHeadMismatch, CauseOther, ConditionRegistry, true, "A mirror answers the manifest HEAD containerd resolves with differently from the GET (HEAD 404 or 5xx, GET 200; Harbor's proxy cache before 2.1.1): containerd resolves the tag elsewhere and may still fetch from the mirror.", "The cache's version and its HEAD support (Harbor 2.1.1 and later proxy the HEAD)."},
 	{MirrorRateLimited, CauseRateLimit, ConditionRegistry, true, "A mirror or cache answered 429 (too many requests), usually its upstream's limit passed through: containerd retries it up to 5 times at once, then falls through to the next host.", "The cache's upstream credentials (an authenticated upstream has a higher limit) and its pull volume."},
+
+	// the runtime's own configuration files
+	{RuntimeConfigIgnored, CauseOther, ConditionNone, true, "Registry configuration that the node's runtime never reads: a hosts.toml under /etc/containerd/certs.d while containerd's config_path names other folders (k3s, rke2, Talos) or none (containerd 1.6 and 1.7 without config_path), a config file the running runtime was not started with, registry.configs TLS that containerd 2.x no longer reads. The warning names the file ignored and the one the runtime reads.", "The file the warning says the runtime reads (k3s and rke2: /etc/rancher/{k3s,rke2}/registries.yaml, rendered into /var/lib/rancher/*/agent/etc/containerd at start; Talos: the machine config's registries; containerd: config_path in its config.toml), then restart the runtime if its config.toml changed. `pullpath probe -o wide` lists every file read."},
+	{RuntimeConfigRefused, CauseOther, ConditionNone, true, "The runtime's configuration holds something the runtime refuses: containerd's CRI plugin does not load when registry.mirrors (or, in 1.6 and 1.7, registry.configs TLS) is set beside config_path, and containerd does not start when an import is missing or a file does not parse. The walk follows what is readable; the runtime itself may not pull at all.", "The file and line the warning names; containerd's log (journalctl -u containerd: \"failed to load plugin\", \"failed to load TOML\"); `crictl info` answers only when the CRI plugin loaded."},
+	{RuntimeRestartPending, CauseOther, ConditionNone, true, "The runtime's configuration changed after the running runtime started (or k3s's registries.yaml is newer than the containerd config it renders): the walk follows the files, the running runtime still uses what it read at start until it restarts.", "Restart the runtime (systemctl restart containerd, k3s, k3s-agent, rke2-server or rke2-agent) after checking the files; hosts.toml changes apply at the next pull without a restart."},
 
 	// address families (IPv4, IPv6, dual-stack)
 	{AddressFamilyUnusable, CauseUnreachable, ConditionRoute, false, "The host has no address in a family this node can use: for example only A records, asked from an IPv6-only node (or only AAAA from an IPv4-only one). The kernel has no route, so every dial fails at once with \"network is unreachable\".", "DNS64 on the node's resolver (Route 53 Resolver DNS64 on the subnet) with NAT64 behind it (a NAT gateway and a route for 64:ff9b::/96), or the cloud's IPv4 egress for IPv6 nodes and pods; else a dual-stack name for the host (ECR's ACCOUNT.dkr-ecr.REGION.on.aws) or an IPv4 address and route on the node."},
