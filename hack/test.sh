@@ -77,7 +77,7 @@ log "go build took $(($(date +%s) - t0)) s"
 lab_lane=(
   ./internal/sweep/sweeplab
   ./deploy
-  ./internal/crirun/labhook
+  ./internal/lab/labhook
   ./internal/diagnose
   ./internal/diagnose/diagnoselab
   ./internal/lab

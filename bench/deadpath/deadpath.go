@@ -3,7 +3,7 @@
 // wall time of `pullpath probe` in the node's namespace until it names the
 // failure, next to the time containerd (Debian's package, its CRI plugin
 // driven by crictl the way the kubelet drives it, internal/crirun via
-// internal/crirun/labhook) takes to give up on the same path, cold, in the
+// internal/lab/labhook) takes to give up on the same path, cold, in the
 // same lab right after the probe.
 //
 // It needs root (network namespaces), containerd and crictl.
@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/pullpath/pullpath/bench/measure"
-	"github.com/pullpath/pullpath/internal/crirun/labhook"
 	"github.com/pullpath/pullpath/internal/lab"
+	"github.com/pullpath/pullpath/internal/lab/labhook"
 	"github.com/pullpath/pullpath/internal/lab/scenario"
 )
 

@@ -27,8 +27,8 @@ import (
 
 	"github.com/pullpath/pullpath/bench/measure"
 	"github.com/pullpath/pullpath/internal/crirun"
-	"github.com/pullpath/pullpath/internal/crirun/labhook"
 	"github.com/pullpath/pullpath/internal/lab"
+	"github.com/pullpath/pullpath/internal/lab/labhook"
 	"github.com/pullpath/pullpath/internal/lab/scenario"
 	"github.com/pullpath/pullpath/internal/monitor/agentimage"
 	"github.com/pullpath/pullpath/internal/report"

@@ -16,9 +16,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/pullpath/pullpath/internal/crirun/labhook"
 	"github.com/pullpath/pullpath/internal/lab"
 	"github.com/pullpath/pullpath/internal/lab/cluster"
+	"github.com/pullpath/pullpath/internal/lab/labhook"
 	"github.com/pullpath/pullpath/internal/lab/scenario"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
@@ -146,7 +146,7 @@ func expectShort(e *scenario.Expect) string {
 }
 
 // addRuntimeFlag adds --runtime: the real container runtime's pull as an
-// extra check of each run (internal/crirun/labhook).
+// extra check of each run (internal/lab/labhook).
 func addRuntimeFlag(cmd *cobra.Command, p *string) {
 	cmd.Flags().StringVar(p, "runtime", "", "also pull with this real container runtime in the node's namespace and check what it says ("+strings.Join(labhook.Runtimes, ", ")+")")
 }

@@ -9,7 +9,7 @@
 // each verified against its digest, into a throwaway folder.
 //
 // It is pullpath's reference pull for a CRI-O node in the lab
-// (internal/crirun/labhook, cimage.go): started with `ip netns exec NODE` beside the
+// (internal/lab/labhook, cimage.go): started with `ip netns exec NODE` beside the
 // probe, it reads the node's files under --root as a node at / would
 // (SystemContext.RootForImplicitAbsolutePaths: /etc/containers/registries.conf
 // and registries.conf.d, /etc/containers/certs.d and /etc/docker/certs.d,

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pullpath/pullpath/internal/crirun/labhook"
 	"github.com/pullpath/pullpath/internal/lab"
+	"github.com/pullpath/pullpath/internal/lab/labhook"
 	"github.com/pullpath/pullpath/internal/lab/scenario"
 )
 
