@@ -1,6 +1,7 @@
 package runtimecfg
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -117,6 +118,8 @@ type RegistriesConf struct {
 	// root is where the node's files were read; every path reported is
 	// the node's (nodePath).
 	root string
+	// byPrefix is Registries while the files are merged.
+	byPrefix map[string]*RegistryConfEntry
 	// Files are the files read, in the order they were applied.
 	Files []string
 	// Searched are the main files and drop-in folders looked for, for a
@@ -271,7 +274,7 @@ func (f *rcFile) hasV2() bool {
 // CRI-O then fails every pull (and refuses to start with it).
 func LoadRegistriesConf(o RegistriesConfOptions) (*RegistriesConf, error) {
 	o.defaults()
-	c := &RegistriesConf{Rules: o.Rules, Aliases: map[string]AliasEntry{}, root: o.Root}
+	c := &RegistriesConf{Rules: o.Rules, Aliases: map[string]AliasEntry{}, root: o.Root, byPrefix: map[string]*RegistryConfEntry{}}
 	main, mainMustExist, dirs := c.searchPaths(&o)
 	if main != "" {
 		b, err := os.ReadFile(main)
@@ -301,6 +304,16 @@ func LoadRegistriesConf(o RegistriesConfOptions) (*RegistriesConf, error) {
 			return nil, err
 		}
 	}
+	// the library keeps them sorted by prefix
+	prefixes := make([]string, 0, len(c.byPrefix))
+	for p := range c.byPrefix {
+		prefixes = append(prefixes, p)
+	}
+	sort.Strings(prefixes)
+	for _, p := range prefixes {
+		c.Registries = append(c.Registries, c.byPrefix[p])
+	}
+	c.byPrefix = nil
 	return c, nil
 }
 
@@ -425,14 +438,28 @@ func (c *RegistriesConf) apply(read string, b []byte, isMain bool) error {
 		return &ConfigError{File: file, Reason: fmt.Sprintf(format, a...)}
 	}
 	var f rcFile
-	if err := toml.Unmarshal(b, &f); err != nil {
+	d := toml.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	var sme *toml.StrictMissingError
+	if err := d.Decode(&f); errors.As(err, &sme) {
+		// the library decodes the file and ignores these keys (a Debug
+		// log line): a misspelt mirror-by-digest-only silently does
+		// nothing
+		for _, e := range sme.Errors {
+			row, _ := e.Position()
+			c.Notes = append(c.Notes, fmt.Sprintf("%s:%d: unknown key %q: containers/image ignores it", file, row, strings.Join(e.Key(), ".")))
+		}
+	} else if err != nil {
 		return &ConfigError{File: file, Reason: tomlReason(err)}
 	}
 	c.Files = append(c.Files, file)
-	c.Notes = append(c.Notes, unknownKeyNotes(file, b)...)
-	outline, err := registryOutline(b)
-	if err != nil {
-		return &ConfigError{File: file, Reason: tomlReason(err)}
+	outline := headerOutline(b)
+	if len(outline) != len(f.Registries) {
+		// inline tables (registry = [{...}]): the parser knows their lines
+		var err error
+		if outline, err = registryOutline(b); err != nil {
+			return &ConfigError{File: file, Reason: tomlReason(err)}
+		}
 	}
 
 	if f.hasV1() {
@@ -577,24 +604,14 @@ func (c *RegistriesConf) apply(read string, b []byte, isMain bool) error {
 	}
 
 	// updateWithConfigurationFrom: merge on top of what came before.
-	merged := map[string]*RegistryConfEntry{}
-	for _, e := range c.Registries {
-		merged[e.Prefix] = e
-	}
-	for p, e := range unique {
-		if o, ok := merged[p]; ok && o.File != e.File {
-			c.Notes = append(c.Notes, fmt.Sprintf("%s: [[registry]] prefix %q replaces the one of %s as a whole (its mirrors and settings are not merged)", e.At(), p, o.At()))
+	for _, e := range entries {
+		if unique[e.Prefix] != e {
+			continue
 		}
-		merged[p] = e
-	}
-	prefixes := make([]string, 0, len(merged))
-	for p := range merged {
-		prefixes = append(prefixes, p)
-	}
-	sort.Strings(prefixes)
-	c.Registries = c.Registries[:0]
-	for _, p := range prefixes {
-		c.Registries = append(c.Registries, merged[p])
+		if o, ok := c.byPrefix[e.Prefix]; ok && o.File != e.File {
+			c.Notes = append(c.Notes, fmt.Sprintf("%s: [[registry]] prefix %q replaces the one of %s as a whole (its mirrors and settings are not merged)", e.At(), e.Prefix, o.At()))
+		}
+		c.byPrefix[e.Prefix] = e
 	}
 	if search != nil {
 		c.UnqualifiedSearch, c.UnqualifiedSearchFrom = search, file
@@ -655,6 +672,41 @@ func parseLocation(in string) (string, error) {
 type tableLines struct {
 	line    int
 	mirrors []int
+}
+
+// headerOutline is registryOutline for a file that writes every table as
+// a [[registry]] / [[registry.mirror]] header (what every generator does):
+// a scan of its lines, without a second parse.
+func headerOutline(b []byte) []tableLines {
+	var out []tableLines
+	line := 0
+	for len(b) > 0 {
+		line++
+		var l []byte
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			l, b = b[:i], b[i+1:]
+		} else {
+			l, b = b, nil
+		}
+		l = bytes.TrimSpace(l)
+		if !bytes.HasPrefix(l, []byte("[[")) {
+			continue
+		}
+		end := bytes.Index(l, []byte("]]"))
+		if end < 0 {
+			continue
+		}
+		name := strings.Join(strings.Fields(strings.ReplaceAll(string(l[2:end]), `"`, "")), "")
+		switch name {
+		case "registry":
+			out = append(out, tableLines{line: line})
+		case "registry.mirror":
+			if len(out) > 0 {
+				out[len(out)-1].mirrors = append(out[len(out)-1].mirrors, line)
+			}
+		}
+	}
+	return out
 }
 
 // registryOutline lists the [[registry]] tables in file order with their
@@ -744,23 +796,4 @@ func exprKey(e *tomlu.Node) ([]string, []byte) {
 		parts = append(parts, string(d))
 	}
 	return parts, first
-}
-
-// unknownKeyNotes names keys the library does not know: it decodes the
-// file and ignores them (a Debug log line), so a misspelt
-// mirror-by-digest-only silently does nothing.
-func unknownKeyNotes(file string, b []byte) []string {
-	var strict rcFile
-	d := toml.NewDecoder(strings.NewReader(string(b)))
-	d.DisallowUnknownFields()
-	var sme *toml.StrictMissingError
-	if err := d.Decode(&strict); !errors.As(err, &sme) {
-		return nil
-	}
-	var notes []string
-	for _, e := range sme.Errors {
-		row, _ := e.Position()
-		notes = append(notes, fmt.Sprintf("%s:%d: unknown key %q: containers/image ignores it", file, row, strings.Join(e.Key(), ".")))
-	}
-	return notes
 }
