@@ -187,10 +187,10 @@ location = "%s/cache/team"
 		}
 		var unread bool
 		for _, w := range rep.Warnings {
-			unread = unread || w.Code == verdict.RuntimeConfigUnread && strings.Contains(w.Message, "/etc/containerd/certs.d/"+registry+"/hosts.toml")
+			unread = unread || w.Code == verdict.RuntimeConfigIgnored && strings.Contains(w.Message, "/etc/containerd/certs.d/"+registry+"/hosts.toml")
 		}
 		if !unread {
-			t.Errorf("no RUNTIME_CONFIG_UNREAD warning for containerd's hosts.toml on a CRI-O node: %+v", rep.Warnings)
+			t.Errorf("no RUNTIME_CONFIG_IGNORED warning for containerd's hosts.toml on a CRI-O node: %+v", rep.Warnings)
 		}
 		if got := c.Hosts[1].Outcome; got != report.ChainNotTried {
 			t.Errorf("registry row outcome %s, want not-tried (the mirror served first)", got)

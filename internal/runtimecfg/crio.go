@@ -118,12 +118,12 @@ func unreadContainerdConfig(rc *RuntimeConfig) []ConfigWarning {
 		}
 		sort.Strings(hosts)
 		for _, h := range hosts {
-			out = append(out, ConfigWarning{Code: verdict.RuntimeConfigUnread, Ignored: h, Read: read,
+			out = append(out, ConfigWarning{Code: verdict.RuntimeConfigIgnored, Ignored: h, Read: read,
 				Message: fmt.Sprintf("%s is containerd's registry configuration: CRI-O pulls on this node and never reads it; its mirrors and CAs belong in %s and /etc/containers/certs.d", h, read)})
 		}
 	}
 	if _, err := os.Stat(underRoot(rc.Root, containerdFiles[1])); err == nil {
-		out = append(out, ConfigWarning{Code: verdict.RuntimeConfigUnread, Ignored: containerdFiles[1], Read: read,
+		out = append(out, ConfigWarning{Code: verdict.RuntimeConfigIgnored, Ignored: containerdFiles[1], Read: read,
 			Message: fmt.Sprintf("%s is containerd's config: CRI-O pulls on this node and never reads it (its registry mirrors and configs are containerd's)", containerdFiles[1])})
 	}
 	return out

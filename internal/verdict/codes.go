@@ -22,11 +22,9 @@ const (
 	NeverPull        Code = "NEVER_PULL"
 	CredentialsError Code = "CREDENTIALS_ERROR"
 
-	// CRI-O's registries.conf mirrors (containers/image), and registry
-	// configuration the node's runtime never reads, issue 37
-	MirrorDigestOnly    Code = "MIRROR_DIGEST_ONLY"
-	MirrorTagOnly       Code = "MIRROR_TAG_ONLY"
-	RuntimeConfigUnread Code = "RUNTIME_CONFIG_UNREAD"
+	// CRI-O's registries.conf mirrors (containers/image), issue 37
+	MirrorDigestOnly Code = "MIRROR_DIGEST_ONLY"
+	MirrorTagOnly    Code = "MIRROR_TAG_ONLY"
 
 	// name resolution
 	DNSNXDomain     Code = "DNS_NXDOMAIN"
@@ -169,7 +167,6 @@ var Codes = []Info{
 	{CredentialsError, CauseUnauthorized, ConditionTLSIdentity, false, "The node's credentials could not be produced (credential helper failed or is missing).", "The credential helper named in the docker config and the identity it uses (instance role, kubelet identity)."},
 	{MirrorDigestOnly, CauseOther, ConditionImage, true, "A mirror of the image's registry is used for pulls by digest only (`mirror-by-digest-only = true`, or `pull-from-mirror = \"digest-only\"`: what OpenShift's ImageContentSourcePolicy and ImageDigestMirrorSet render) and this pull is by tag: CRI-O goes to the source registry, not the mirror. In a disconnected cluster the source is unreachable.", "Pull by digest (`image@sha256:...`), add an ImageTagMirrorSet (`pull-from-mirror = \"tag-only\"`) or set `pull-from-mirror = \"all\"` on the mirror in the registries.conf file named in the warning."},
 	{MirrorTagOnly, CauseOther, ConditionImage, true, "A mirror of the image's registry is used for pulls by tag only (`pull-from-mirror = \"tag-only\"`, what OpenShift's ImageTagMirrorSet renders) and this pull is by digest: CRI-O skips that mirror.", "An ImageDigestMirrorSet for the digest pulls, or `pull-from-mirror = \"all\"` on the mirror in the registries.conf file named in the warning."},
-	{RuntimeConfigUnread, CauseOther, ConditionRoute, true, "Registry configuration on the node that its runtime never reads: a containerd hosts.toml or config.toml on a CRI-O node, a hosts.toml outside the config_path the runtime uses (k3s and rke2 read their own folder). Its mirrors and CAs do not apply: the runtime goes where the file it does read sends it.", "The file named as ignored and the one named as read: move the mirrors and CAs into the file the runtime reads (CRI-O: /etc/containers/registries.conf.d and /etc/containers/certs.d; k3s/rke2: /etc/rancher/*/registries.yaml), then restart the runtime."},
 
 	{DNSNXDomain, CauseDNS, ConditionDNS, false, "The node's resolver says the name does not exist (NXDOMAIN).", whereDNS + "; for private endpoints, the private zone (privatelink.azurecr.io, VPC endpoint private DNS) and its link to the node's VNet/VPC."},
 	{DNSServFail, CauseDNS, ConditionDNS, false, "The node's resolver failed to resolve the name (SERVFAIL): a forwarder or the zone's servers are broken or unreachable from the resolver.", whereDNS + "; the resolver's forwarders and conditional forwarding rules."},
@@ -259,7 +256,7 @@ var Codes = []Info{
 	{MirrorRateLimited, CauseRateLimit, ConditionRegistry, true, "A mirror or cache answered 429 (too many requests), usually its upstream's limit passed through: containerd retries it up to 5 times at once, then falls through to the next host.", "The cache's upstream credentials (an authenticated upstream has a higher limit) and its pull volume."},
 
 	// the runtime's own configuration files
-	{RuntimeConfigIgnored, CauseOther, ConditionNone, true, "Registry configuration that the node's runtime never reads: a hosts.toml under /etc/containerd/certs.d while containerd's config_path names other folders (k3s, rke2, Talos) or none (containerd 1.6 and 1.7 without config_path), a config file the running runtime was not started with, registry.configs TLS that containerd 2.x no longer reads. The warning names the file ignored and the one the runtime reads.", "The file the warning says the runtime reads (k3s and rke2: /etc/rancher/{k3s,rke2}/registries.yaml, rendered into /var/lib/rancher/*/agent/etc/containerd at start; Talos: the machine config's registries; containerd: config_path in its config.toml), then restart the runtime if its config.toml changed. `pullpath probe -o wide` lists every file read."},
+	{RuntimeConfigIgnored, CauseOther, ConditionNone, true, "Registry configuration that the node's runtime never reads: a hosts.toml under /etc/containerd/certs.d while containerd's config_path names other folders (k3s, rke2, Talos) or none (containerd 1.6 and 1.7 without config_path), a config file the running runtime was not started with, registry.configs TLS that containerd 2.x no longer reads, containerd's hosts.toml or config.toml on a node where CRI-O pulls. The warning names the file ignored and the one the runtime reads.", "The file the warning says the runtime reads (k3s and rke2: /etc/rancher/{k3s,rke2}/registries.yaml, rendered into /var/lib/rancher/*/agent/etc/containerd at start; Talos: the machine config's registries; containerd: config_path in its config.toml), then restart the runtime if its config.toml changed. `pullpath probe -o wide` lists every file read."},
 	{RuntimeConfigRefused, CauseOther, ConditionNone, true, "The runtime's configuration holds something the runtime refuses: containerd's CRI plugin does not load when registry.mirrors (or, in 1.6 and 1.7, registry.configs TLS) is set beside config_path, and containerd does not start when an import is missing or a file does not parse. The walk follows what is readable; the runtime itself may not pull at all.", "The file and line the warning names; containerd's log (journalctl -u containerd: \"failed to load plugin\", \"failed to load TOML\"); `crictl info` answers only when the CRI plugin loaded."},
 	{RuntimeRestartPending, CauseOther, ConditionNone, true, "The runtime's configuration changed after the running runtime started (or k3s's registries.yaml is newer than the containerd config it renders): the walk follows the files, the running runtime still uses what it read at start until it restarts.", "Restart the runtime (systemctl restart containerd, k3s, k3s-agent, rke2-server or rke2-agent) after checking the files; hosts.toml changes apply at the next pull without a restart."},
 
