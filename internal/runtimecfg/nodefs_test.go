@@ -11,17 +11,24 @@ import (
 func nodeFS(t *testing.T, files map[string]string) string {
 	t.Helper()
 	root := t.TempDir()
-	for p, c := range files {
+	writeTree(t, root, files)
+	return root
+}
+
+// writeTree writes files (node path -> content) under root.
+func writeTree(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for p, content := range files {
 		full := filepath.Join(root, p)
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return root
 }
+
 
 // fakeProc adds a process to root's /proc: comm, environ (NUL-separated),
 // its network namespace link and cgroup.

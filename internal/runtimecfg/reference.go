@@ -47,25 +47,7 @@ func ParseReference(s string) (Ref, error) {
 	if err != nil {
 		return Ref{}, &ReferenceError{Input: s, Reason: referenceReason(err)}
 	}
-	r := Ref{
-		Original:   s,
-		Registry:   reference.Domain(named),
-		Repository: reference.Path(named),
-	}
-	if t, ok := named.(reference.Tagged); ok {
-		r.Tag = t.Tag()
-	}
-	if d, ok := named.(reference.Digested); ok {
-		r.Digest = d.Digest().String()
-	}
-	if r.Tag == "" && r.Digest == "" {
-		r.Tag = "latest"
-	}
-	r.Host = r.Registry
-	if r.Registry == DockerHubRegistry {
-		r.Host = DockerHubHost
-	}
-	return r, nil
+	return refFromNamed(s, named), nil
 }
 
 // Reference is what goes into /v2/<repository>/manifests/<reference>: the

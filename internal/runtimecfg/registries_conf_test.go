@@ -2,27 +2,12 @@ package runtimecfg
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 )
-
-// writeTree writes files (node path -> content) under root.
-func writeTree(t *testing.T, root string, files map[string]string) {
-	t.Helper()
-	for p, content := range files {
-		full := filepath.Join(root, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 // sources renders a plan as "host/repo:tag [mirror] [insecure] [blocked] @FILE:LINE" lines,
 // FILE relative to root.

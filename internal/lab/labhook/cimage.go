@@ -55,13 +55,7 @@ type cimageResult struct {
 func (h *Hook) checkCRIO(ctx context.Context, env *lab.Env, probe *report.ProbeReport) report.LabCheck {
 	start := time.Now()
 	rt := &report.RuntimePull{Runtime: "containers/image", Client: "cimagepull", Image: env.Image, TimeoutMS: ms(CImagePullTimeout)}
-	c := report.LabCheck{Name: h.Name(), Runtime: rt}
-	done := func() report.LabCheck {
-		c.OK = rt.Error == "" && len(rt.Mismatches) == 0
-		c.Detail = detail(rt)
-		c.DurationMS = ms(time.Since(start))
-		return c
-	}
+	done := h.checkDone(rt, start)
 	res, err := h.cimagePull(ctx, env)
 	if err != nil {
 		rt.Error = err.Error()

@@ -61,13 +61,7 @@ func (h *Hook) Check(ctx context.Context, env *lab.Env, probe *report.ProbeRepor
 		timeout = crirun.DefaultPullTimeout
 	}
 	rt := &report.RuntimePull{Runtime: "containerd", Client: "crictl", Image: env.Image, TimeoutMS: ms(timeout)}
-	c := report.LabCheck{Name: h.Name(), Runtime: rt}
-	done := func() report.LabCheck {
-		c.OK = rt.Error == "" && len(rt.Mismatches) == 0
-		c.Detail = detail(rt)
-		c.DurationMS = ms(time.Since(start))
-		return c
-	}
+	done := h.checkDone(rt, start)
 
 	res, version, err := h.pull(ctx, env, timeout)
 	if version != "" {
@@ -117,6 +111,14 @@ func (h *Hook) Check(ctx context.Context, env *lab.Env, probe *report.ProbeRepor
 		}
 	}
 	return done()
+}
+
+// checkDone returns what ends a check of rt begun at start: the check,
+// ok when the runtime was asked and agrees, with its one-line detail.
+func (h *Hook) checkDone(rt *report.RuntimePull, start time.Time) func() report.LabCheck {
+	return func() report.LabCheck {
+		return report.LabCheck{Name: h.Name(), Runtime: rt, OK: rt.Error == "" && len(rt.Mismatches) == 0, Detail: detail(rt), DurationMS: ms(time.Since(start))}
+	}
 }
 
 // pull starts containerd in the node's namespace, clears its store, pulls
