@@ -29,7 +29,6 @@ func writeTree(t *testing.T, root string, files map[string]string) {
 	}
 }
 
-
 // fakeProc adds a process to root's /proc: comm, environ (NUL-separated),
 // its network namespace link and cgroup.
 func fakeProc(t *testing.T, root, pid, comm, netns, cgroup string, env ...string) {
