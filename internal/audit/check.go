@@ -1,6 +1,11 @@
 package audit
 
-import "github.com/pullpath/pullpath/internal/report"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pullpath/pullpath/internal/report"
+)
 
 // Check is one audit check over a model M for a subnet S (kubeadm preflight's
 // shape: ID plus Run). Run returns the check's result; Run fills Status,
@@ -26,13 +31,40 @@ func (c funcCheck[M, S]) ID() string                      { return c.id }
 func (c funcCheck[M, S]) Title() string                   { return c.title }
 func (c funcCheck[M, S]) Run(m M, s S) report.CheckResult { return c.run(m, s) }
 
+// Inputs is what a model tells RunAll about its contract files: a model
+// records, from BeginCheck on, each file a check asked for that was not
+// given (Absent), so that a check never fails on a file it did not have.
+type Inputs interface {
+	// BeginCheck forgets what the previous check asked for.
+	BeginCheck()
+	// Absent are the files not given that the check asked for since
+	// BeginCheck, in the order asked.
+	Absent() []string
+	// Collect is the command that writes a file, for the warning.
+	Collect(file string) string
+}
+
 // RunAll runs every check on one subnet, in order, and returns the results
 // with ID and Title filled in. A check that returns no status is a warn (a
 // check must decide or say why it could not; never a silent pass).
+//
+// When the model is Inputs, a check that fails after asking for a file
+// that was not given is a warn naming the file and the command that
+// collects it (what is present alone does not decide: an endpoint not seen
+// may carry what a route does not); its changes are dropped, its summary
+// kept as what the folder shows. A warn or fail lists the files it asked
+// for in Missing.
 func RunAll[M, S any](checks []Check[M, S], m M, s S) []report.CheckResult {
 	out := make([]report.CheckResult, 0, len(checks))
+	in, tracked := any(m).(Inputs)
 	for _, c := range checks {
+		if tracked {
+			in.BeginCheck()
+		}
 		r := c.Run(m, s)
+		if tracked {
+			r = Undecided(r, in)
+		}
 		if r.ID == "" {
 			r.ID = c.ID()
 		}
@@ -82,3 +114,38 @@ func Worst(checks []report.CheckResult) report.CheckStatus {
 
 // WorseThan reports whether a is a worse status than b.
 func WorseThan(a, b report.CheckStatus) bool { return rank(a) > rank(b) }
+
+// Undecided settles a check's result against the files it asked for that
+// were not given: a failure becomes a warn naming them, and any warn or
+// fail lists them in Missing.
+func Undecided(r report.CheckResult, in Inputs) report.CheckResult {
+	absent := in.Absent()
+	if len(absent) == 0 || r.Status == report.CheckPass || r.Status == report.CheckSkip {
+		return r
+	}
+	for _, f := range absent {
+		if !contains(r.Missing, f) {
+			r.Missing = append(r.Missing, f)
+		}
+	}
+	if r.Status != report.CheckFail {
+		return r
+	}
+	var need []string
+	for _, f := range absent {
+		need = append(need, fmt.Sprintf("%s (%s)", f, in.Collect(f)))
+	}
+	r.Status = report.CheckWarn
+	r.Evidence = append([]string{"from what is given: " + r.Summary}, r.Evidence...)
+	r.Summary = "cannot decide without " + strings.Join(need, ", ") + "; from what is given it would fail: " + r.Summary
+	r.Changes = nil
+	return r
+}
+
+// MissingResult is the warn of a check whose input file was not given:
+// it names the file and the command that collects it.
+func MissingResult(file, why, command string) report.CheckResult {
+	r := Warn("", fmt.Sprintf("%s not given: cannot decide%s (%s)", file, why, command))
+	r.Missing = []string{file}
+	return r
+}

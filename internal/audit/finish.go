@@ -15,6 +15,10 @@ const (
 	ScopeNone        = "none"
 	ScopeSomeSubnets = "some-subnets"
 	ScopeEverySubnet = "every-subnet"
+	// ScopeNothing: no node subnet was found, or no check on any subnet
+	// could decide (each warned for a file not given): the audit says what
+	// to collect and exits with its own code, never as if all were well.
+	ScopeNothing = "nothing-checked"
 )
 
 // Finish completes a report whose Subnets hold their checks; a cloud's
@@ -269,10 +273,16 @@ func Decide(subnets []*report.AuditSubnet) report.AuditVerdict {
 			v.Passing = append(v.Passing, s.ID)
 		}
 	}
+	v.Undecided, v.Missing = undecided(subnets)
 	switch {
 	case len(subnets) == 0:
 		v.Status = report.CheckWarn
-		v.Summary = "no node subnets found: nothing to audit"
+		v.Scope = ScopeNothing
+		v.Summary = "no node subnets found: nothing could be checked"
+		return v
+	case len(failing) == 0 && !decidedAny(subnets):
+		v.Scope = ScopeNothing
+		v.Summary = fmt.Sprintf("nothing could be checked: every check of %s warned for a file not given (%s)", plural(len(subnets), "subnet"), firstNames(v.Missing, 4))
 		return v
 	case len(failing) == 0:
 		if v.Status == report.CheckWarn {
@@ -280,8 +290,10 @@ func Decide(subnets []*report.AuditSubnet) report.AuditVerdict {
 		} else {
 			v.Summary = fmt.Sprintf("every node subnet passes (%s)", plural(len(subnets), "subnet"))
 		}
+		v.Summary += undecidedNote(v)
 		return v
 	}
+	defer func() { v.Summary += undecidedNote(v) }()
 	if len(subnets) == 1 {
 		// One subnet audited (a focused audit): say what fails there; an
 		// identity fault is still everyone's.
@@ -302,7 +314,8 @@ func Decide(subnets []*report.AuditSubnet) report.AuditVerdict {
 	}
 	if len(failing) == len(subnets) {
 		v.Scope = ScopeEverySubnet
-		if common := commonFailures(subnets); len(common) > 0 {
+		common := commonFailures(subnets)
+		if sameFailures(subnets) && len(common) > 0 {
 			c := common[0]
 			v.Condition = c.Condition
 			what := "one cause for every subnet, not one subnet's path"
@@ -312,9 +325,20 @@ func Decide(subnets []*report.AuditSubnet) report.AuditVerdict {
 			v.Summary = fmt.Sprintf("every subnet fails the same way (%s): %s: %s", c.ID, what, c.Summary)
 			return v
 		}
+		if len(common) > 0 {
+			// One cause on every subnet, and others beside it.
+			c := common[0]
+			v.Condition = c.Condition
+			what := "one cause for every subnet"
+			if c.Condition == verdict.ConditionTLSIdentity {
+				what = "one cause for every subnet: identity, not network"
+			}
+			v.Summary = fmt.Sprintf("%s fails on every subnet (%s): %s; not the only cause, by subnet: %s", c.ID, what, c.Summary, causesBySubnet(failing))
+			return v
+		}
 		c := firstFailure(failing[0])
 		v.Condition = c.Condition
-		v.Summary = fmt.Sprintf("every subnet fails, each for its own reason; %s: %s", failing[0].ID, c.Summary)
+		v.Summary = "every subnet fails, each for its own cause: " + causesBySubnet(failing)
 		return v
 	}
 	v.Scope = ScopeSomeSubnets
@@ -323,8 +347,114 @@ func Decide(subnets []*report.AuditSubnet) report.AuditVerdict {
 	v.Summary = fmt.Sprintf("only %s of %d %s (%s): %s; %s %s",
 		plural(len(failing), "subnet"), len(subnets), isAre(len(failing), "fails", "fail"), strings.Join(v.Failing, ", "), c.Summary,
 		strings.Join(v.Passing, ", "), isAre(len(v.Passing), "passes", "pass"))
+	if len(failing) > 1 && !sameFailures(failing) {
+		v.Summary += "; by subnet: " + causesBySubnet(failing)
+	}
 	return v
 }
+
+// undecided are the checks that warned for a file not given on some
+// subnet, and those files, each once in the subnets' order.
+func undecided(subnets []*report.AuditSubnet) (checks, files []string) {
+	for _, s := range subnets {
+		for _, c := range s.Checks {
+			if c.Status != report.CheckWarn || len(c.Missing) == 0 {
+				continue
+			}
+			checks = addUnique(checks, c.ID)
+			for _, f := range c.Missing {
+				files = addUnique(files, f)
+			}
+		}
+	}
+	return checks, files
+}
+
+func undecidedNote(v report.AuditVerdict) string {
+	if len(v.Undecided) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %s could not decide without %s", firstNames(v.Undecided, 4), firstNames(v.Missing, 4))
+}
+
+// decidedAny: some check of some subnet passed or failed.
+func decidedAny(subnets []*report.AuditSubnet) bool {
+	for _, s := range subnets {
+		for _, c := range s.Checks {
+			if c.Status == report.CheckPass || c.Status == report.CheckFail {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// failureKey is what a subnet's failures are: each failing check with the
+// objects its changes name (one cause is one check on one object; the
+// same check failing in two route tables is two causes).
+func failureKey(s *report.AuditSubnet) string {
+	var parts []string
+	for _, c := range s.Checks {
+		if c.Status != report.CheckFail {
+			continue
+		}
+		parts = append(parts, c.ID+"("+changedObjects(c)+")")
+	}
+	return strings.Join(parts, ";")
+}
+
+// changedObjects are the objects a result's changes name, sorted.
+func changedObjects(c report.CheckResult) string {
+	var objs []string
+	for _, ch := range c.Changes {
+		objs = addUnique(objs, ch.Resource)
+	}
+	sort.Strings(objs)
+	return strings.Join(objs, ",")
+}
+
+// sameFailures: every subnet fails the same checks on the same objects.
+func sameFailures(subnets []*report.AuditSubnet) bool {
+	for _, s := range subnets[1:] {
+		if failureKey(s) != failureKey(subnets[0]) {
+			return false
+		}
+	}
+	return true
+}
+
+// causesBySubnet lists each failing subnet's failing checks and the
+// objects they name: "subnet-a: s3-route (rtb-a); subnet-b: route-internet (rtb-b)".
+func causesBySubnet(failing []*report.AuditSubnet) string {
+	var out []string
+	for i, s := range failing {
+		if i == 4 {
+			out = append(out, fmt.Sprintf("and %d more", len(failing)-i))
+			break
+		}
+		var cs []string
+		for _, c := range s.Checks {
+			if c.Status != report.CheckFail {
+				continue
+			}
+			var objs []string
+			for _, ch := range c.Changes {
+				objs = addUnique(objs, ch.Resource)
+			}
+			if len(objs) > 0 {
+				cs = append(cs, c.ID+" ("+strings.Join(objs, ", ")+")")
+			} else {
+				cs = append(cs, c.ID)
+			}
+		}
+		out = append(out, s.ID+": "+strings.Join(cs, ", "))
+	}
+	return strings.Join(out, "; ")
+}
+
+// NothingChecked reports whether the audit could check nothing (no node
+// subnet, or no check decided): its own exit code, never success's.
+func NothingChecked(r *report.AuditReport) bool { return r.Verdict.Scope == ScopeNothing }
 
 // Condition is the audit's condition when it fails ("" otherwise): the
 // CLI's exit code comes from it (internal/cli/exit.go).
@@ -336,7 +466,8 @@ func Condition(r *report.AuditReport) (verdict.Condition, bool) {
 }
 
 // commonFailures are the checks, in the first subnet's order, that fail on
-// every subnet.
+// every subnet on the same objects (the same check failing in two route
+// tables is two causes).
 func commonFailures(subnets []*report.AuditSubnet) []report.CheckResult {
 	var out []report.CheckResult
 	for _, c := range subnets[0].Checks {
@@ -345,7 +476,8 @@ func commonFailures(subnets []*report.AuditSubnet) []report.CheckResult {
 		}
 		all := true
 		for _, s := range subnets[1:] {
-			if st, ok := statusOf(s, c.ID); !ok || st != report.CheckFail {
+			o, ok := checkOf(s, c.ID)
+			if !ok || o.Status != report.CheckFail || changedObjects(o) != changedObjects(c) {
 				all = false
 				break
 			}
@@ -369,15 +501,6 @@ func firstFailure(s *report.AuditSubnet) report.CheckResult {
 		}
 	}
 	return report.CheckResult{}
-}
-
-func statusOf(s *report.AuditSubnet, id string) (report.CheckStatus, bool) {
-	for _, c := range s.Checks {
-		if c.ID == id {
-			return c.Status, true
-		}
-	}
-	return "", false
 }
 
 func checkOf(s *report.AuditSubnet, id string) (report.CheckResult, bool) {

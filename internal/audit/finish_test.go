@@ -104,8 +104,8 @@ func TestIdentityFailsEverySubnetAlike(t *testing.T) {
 	if r.Verdict.Scope != ScopeEverySubnet || r.Verdict.Condition != verdict.ConditionTLSIdentity {
 		t.Fatalf("verdict = %+v, want every-subnet tls-identity", r.Verdict)
 	}
-	if !strings.Contains(r.Verdict.Summary, "one cause for every subnet: identity, not network") {
-		t.Errorf("summary = %q", r.Verdict.Summary)
+	if !strings.Contains(r.Verdict.Summary, "one cause for every subnet: identity, not network") || !strings.Contains(r.Verdict.Summary, "b: route (rtb-b), identity") {
+		t.Errorf("summary = %q, want the identity named as every subnet's and b's route beside it", r.Verdict.Summary)
 	}
 	if r.Comparison != nil {
 		t.Errorf("comparison = %+v, want nil (nothing healthy)", r.Comparison)
@@ -136,16 +136,31 @@ func TestAllPass(t *testing.T) {
 func TestNoSubnetsWarns(t *testing.T) {
 	r := &report.AuditReport{}
 	Finish(r, Focus{})
-	if _, failed := Condition(r); failed || r.Verdict.Status != report.CheckWarn {
-		t.Errorf("verdict = %+v, want warn", r.Verdict)
+	if _, failed := Condition(r); failed || r.Verdict.Status != report.CheckWarn || r.Verdict.Scope != ScopeNothing {
+		t.Errorf("verdict = %+v, want warn, nothing-checked", r.Verdict)
 	}
 }
 
 func TestEveryFailsDifferently(t *testing.T) {
+	// route fails on both, each in its own table: two causes, not one
+	// (issue 42: "every subnet fails the same way" was printed here).
 	r := build(model{denied: map[string]bool{"route:a": true, "route:b": true}}, "a", "b")
-	// route fails on both, so it is common: a VPC-wide cause.
-	if r.Verdict.Scope != ScopeEverySubnet || !strings.Contains(r.Verdict.Summary, "not one subnet's path") {
-		t.Errorf("verdict = %+v", r.Verdict)
+	want := "every subnet fails, each for its own cause: a: route (rtb-a); b: route (rtb-b)"
+	if r.Verdict.Scope != ScopeEverySubnet || r.Verdict.Summary != want {
+		t.Errorf("verdict = %+v, want summary %q", r.Verdict, want)
+	}
+	// The same check on the same object everywhere is one cause.
+	same := New("route", "route", func(m model, s string) report.CheckResult {
+		return report.CheckResult{Status: report.CheckFail, Condition: verdict.ConditionRoute, Summary: "vpc-1 has DNS off",
+			Changes: []report.Change{{Resource: "vpc-1", Action: "turn DNS on"}}}
+	})
+	r = &report.AuditReport{}
+	for _, s := range []string{"a", "b"} {
+		r.Subnets = append(r.Subnets, &report.AuditSubnet{ID: s, Checks: RunAll([]Check[model, string]{same}, model{}, s)})
+	}
+	Finish(r, Focus{})
+	if !strings.Contains(r.Verdict.Summary, "every subnet fails the same way (route): one cause for every subnet, not one subnet's path") {
+		t.Errorf("summary = %q, want the same-way sentence", r.Verdict.Summary)
 	}
 }
 

@@ -11,6 +11,7 @@ package cli
 //	2  a failure outside the     5  endpoint-set  8  registry
 //	   seven repair directions   9  lab: a verdict differs from expect
 //	                             10 proxy
+//	                             11 audit: nothing could be checked
 //
 // How a command uses it:
 //
@@ -70,6 +71,9 @@ func exitForReport(rep any) (int, error) {
 	case *report.AuditReport:
 		if c, failed := audit.Condition(r); failed {
 			return exitcode.For(c), nil
+		}
+		if audit.NothingChecked(r) {
+			return exitcode.Undecided, nil
 		}
 		return exitOK, nil
 	case *report.DiagnoseReport:

@@ -7,6 +7,7 @@
 //	2  a failure outside the     5  endpoint-set  8  registry
 //	   seven repair directions   9  lab: a verdict differs from expect
 //	                             10 proxy
+//	                             11 audit: nothing could be checked
 //
 // The engine that builds a report records its code from this table (the
 // explain summary's, the sweep verdict's, the diagnosis answer's, the
@@ -25,6 +26,9 @@ const (
 	Error    = 1 // usage error, bad input, internal error
 	Other    = 2 // a failure that fits none of the repair directions
 	Mismatch = 9 // lab run / lab test: a verdict differs from the scenario's expect
+	// Undecided: a cloud audit that could check nothing (no node subnet
+	// found, or every check lacked a file): not success.
+	Undecided = 11
 )
 
 // Row is one row of the table.
@@ -47,6 +51,7 @@ var Table = []Row{
 	{verdict.ConditionRegistry.ExitCode(), verdict.ConditionRegistry, verdict.ConditionRegistry.Meaning()},
 	{Mismatch, "", "`lab run` / `lab test`: a scenario's verdict differs from its `expect:` block"},
 	{verdict.ConditionProxy.ExitCode(), verdict.ConditionProxy, verdict.ConditionProxy.Meaning()},
+	{Undecided, "", "`aws|azure|gcp audit`: nothing could be checked (no node subnet found, or every check lacked a file): collect what the warnings name"},
 }
 
 // For is the exit code of a failure with condition c; a failure with no

@@ -97,6 +97,9 @@ type CheckResult struct {
 	Summary   string            `json:"summary"`             // one line, naming the object: "rtb-0123 has no route to pl-63a5400a (S3 gateway endpoint vpce-0s3)"
 	Evidence  []string          `json:"evidence,omitempty"`
 	Resources []string          `json:"resources,omitempty"` // ids or ARNs involved
+	// Missing are the contract files the check needed and was not given
+	// (or whose live call failed): why it could not decide.
+	Missing []string `json:"missing,omitempty"`
 	// Changes are what this check asks for on this subnet; the report's
 	// top-level Changes merges them over subnets (internal/audit.Finish),
 	// so they are not repeated in the output.
@@ -126,11 +129,17 @@ type AuditVerdict struct {
 	Status    CheckStatus       `json:"status"` // worst over subnets
 	Condition verdict.Condition `json:"condition,omitempty"`
 	// Scope says how far the failure reaches: "none", "some-subnets",
-	// "every-subnet" (an identity or registry-wide fault).
+	// "every-subnet" (an identity or registry-wide fault), or
+	// "nothing-checked" (no node subnet found, or no check could decide:
+	// its own exit code).
 	Scope   string   `json:"scope"`
 	Summary string   `json:"summary"`
 	Failing []string `json:"failing,omitempty"` // subnet ids
 	Passing []string `json:"passing,omitempty"`
+	// Undecided are the checks that could not decide on some subnet for a
+	// file not given, and Missing those files: what to collect next.
+	Undecided []string `json:"undecided,omitempty"`
+	Missing   []string `json:"missing,omitempty"`
 }
 
 // Change is one object to change, and how.

@@ -308,7 +308,7 @@ func (m *Model) nat64(ns *NodeSubnet, hosts []*hostPath) (string, string) {
 	}
 	n, ok := m.NATs[nat]
 	if !ok {
-		if !m.Have[FileNATGateways] {
+		if !m.given(FileNATGateways) {
 			return nat, ""
 		}
 		return "", fmt.Sprintf("%s routes 64:ff9b::/96 to %s, which is not in %s (deleted?)", rtID, nat, FileNATGateways)

@@ -33,6 +33,21 @@ func checkS3Route(m *Model, ns *NodeSubnet) report.CheckResult {
 		// through DNS64 and NAT64.
 		return audit.Skip(fmt.Sprintf("%s is IPv6-only: layers from %s (A only) go through DNS64 and NAT64, not an IPv4 prefix-list route (see %s)", ns.ID, p.host, CheckDNS64))
 	}
+	if p.gateway != nil && p.gwByRoute {
+		gw := str(p.gateway.VpcEndpointId)
+		pl := str(p.gwRoute.DestinationPrefixListId)
+		whose := "the S3 prefix list's"
+		if m.S3PL == nil {
+			// Only S3 and DynamoDB have gateway endpoints.
+			whose = "a gateway endpoint's (S3's or DynamoDB's: " + FilePrefixLists + " not given to tell)"
+		}
+		c := audit.Pass(fmt.Sprintf("%s routes %s to %s, %s route: the layers go through that gateway endpoint, not the internet; its state and policy are unknown (%s not given)", rtID, pl, gw, whose, FileEndpoints), routeString(p.gwRoute))
+		if m.S3PL == nil {
+			c = audit.Warn(verdict.ConditionRoute, c.Summary, c.Evidence...)
+			c.Missing = []string{FilePrefixLists, FileEndpoints}
+		}
+		return audit.WithResources(c, rtID, gw)
+	}
 	if p.gateway != nil {
 		gw := str(p.gateway.VpcEndpointId)
 		return audit.WithResources(audit.Pass(fmt.Sprintf("%s routes %s to the S3 gateway endpoint %s", rtID, str(p.gwRoute.DestinationPrefixListId), gw), routeString(p.gwRoute)), rtID, gw)

@@ -13,6 +13,9 @@ import (
 // nodesOf are the senders of a subnet; a subnet with neither instances nor
 // nodegroups is audited as its CIDR with the cluster security group.
 func (m *Model) nodesOf(ns *NodeSubnet) []Node {
+	// Without the instances, who sends is assumed (the cluster security
+	// group on new nodes): no failure rests on that.
+	m.given(FileInstances)
 	if len(ns.Nodes) > 0 {
 		return ns.Nodes
 	}

@@ -63,10 +63,12 @@ var Checks = []audit.Check[*Model, *NodeSubnet]{
 // whose live call failed (then the failure, not "not given": a call that
 // failed once under load must not read as a folder someone left short).
 func (m *Model) missing(file string) report.CheckResult {
+	r := audit.Warn("", fmt.Sprintf("%s not given: cannot decide (%s)", file, m.command(file)))
 	if e, ok := m.failed[file]; ok {
-		return audit.Warn("", fmt.Sprintf("the call for %s failed (%s): cannot decide (%s)", file, e, m.command(file)))
+		r = audit.Warn("", fmt.Sprintf("the call for %s failed (%s): cannot decide (%s)", file, e, m.command(file)))
 	}
-	return audit.Warn("", fmt.Sprintf("%s not given: cannot decide (%s)", file, m.command(file)))
+	r.Missing = []string{file}
+	return r
 }
 
 func (m *Model) command(file string) string {
@@ -106,7 +108,7 @@ func (m *Model) internetOK(ns *NodeSubnet) (bool, string) {
 	}
 	if nat := str(r.Route.NatGatewayId); nat != "" {
 		n, ok := m.NATs[nat]
-		if !ok && !m.Have[FileNATGateways] {
+		if !ok && !m.given(FileNATGateways) {
 			return true, nat
 		}
 		if !ok || n.State != ec2types.NatGatewayStateAvailable || n.ConnectivityType == ec2types.ConnectivityTypePrivate {
@@ -141,6 +143,7 @@ func (m *Model) natHasIGW(n *ec2types.NatGateway) bool {
 // noPublicIP lists the nodes of a subnet that have no public IPv4 address
 // (for a subnet whose default route is an internet gateway).
 func (m *Model) noPublicIP(ns *NodeSubnet) []string {
+	m.given(FileInstances)
 	var out []string
 	for _, in := range ns.Instances {
 		if str(in.PublicIpAddress) == "" {

@@ -103,8 +103,15 @@ func (m *Model) markHave(raw *Raw) {
 // command that writes it.
 func (m *Model) warnMissingFiles() {
 	for _, f := range Files {
-		if f.Required || f.Name == FileVPCs || strings.Contains(f.Name, "NAME") || m.Have[f.Name] {
+		if f.Required || strings.Contains(f.Name, "NAME") || m.Have[f.Name] {
 			continue
+		}
+		if f.Name == FileVPCs {
+			if _, failed := m.failed[f.Name]; !failed {
+				m.Warnings = append(m.Warnings, warnFile(f.Name, f.Name+" not given: which DHCP option set and CIDRs are the VPC's is inferred from the other files",
+					CommandFor(f.Name, m.Cluster, m.VPC, m.Region, m.NodeRoleARN)+" --output json > "+f.Name))
+				continue
+			}
 		}
 		m.warnMissing(f.Name)
 	}
@@ -412,6 +419,7 @@ func (m *Model) indexInstances(raw *Raw) {
 		return
 	}
 	seen := map[string]bool{}
+	var foreign []string
 	for ri := range raw.Instances.Reservations {
 		r := &raw.Instances.Reservations[ri]
 		for ii := range r.Instances {
@@ -425,6 +433,10 @@ func (m *Model) indexInstances(raw *Raw) {
 			if in.State != nil && (in.State.Name == ec2types.InstanceStateNameTerminated || in.State.Name == ec2types.InstanceStateNameShuttingDown) {
 				continue
 			}
+			if !m.clusterNode(in) {
+				foreign = append(foreign, id)
+				continue
+			}
 			sid := str(in.SubnetId)
 			if sid == "" {
 				continue
@@ -432,6 +444,44 @@ func (m *Model) indexInstances(raw *Raw) {
 			m.instances[sid] = append(m.instances[sid], in)
 		}
 	}
+	if len(foreign) > 0 {
+		m.Warnings = append(m.Warnings, warnFile(FileInstances, fmt.Sprintf("%d instances carry no tag of cluster %s (eks:cluster-name, kubernetes.io/cluster/%s, a nodegroup of it): not counted as its nodes (%s)",
+			len(foreign), m.Cluster, m.Cluster, firstN(foreign, 3)), CommandFor(FileInstances, m.Cluster, m.VPC, m.Region, "")+" --output json > "+FileInstances))
+	}
+}
+
+// clusterNode reports whether an instance is a node of the cluster by its
+// own tags (a folder written without the cluster-tag filter holds every
+// instance of the VPC): eks:cluster-name (managed nodegroups),
+// aws:eks:cluster-name, eks:eks-cluster-name (Karpenter 1.x),
+// alpha.eksctl.io/cluster-name (eksctl), kubernetes.io/cluster/CLUSTER
+// (owned or shared: self-managed nodes, Karpenter), an eks:nodegroup-name
+// of the cluster's nodegroups, or the Auto Scaling group of one.
+func (m *Model) clusterNode(in *ec2types.Instance) bool {
+	asgs := map[string]bool{}
+	groups := map[string]bool{}
+	for _, ng := range m.Nodegroups {
+		groups[str(ng.NodegroupName)] = true
+		if ng.Resources != nil {
+			for _, g := range ng.Resources.AutoScalingGroups {
+				asgs[str(g.Name)] = true
+			}
+		}
+	}
+	for _, t := range in.Tags {
+		k, v := str(t.Key), str(t.Value)
+		switch {
+		case k == "eks:cluster-name" || k == "aws:eks:cluster-name" || k == "eks:eks-cluster-name" || k == "alpha.eksctl.io/cluster-name":
+			if v == m.Cluster {
+				return true
+			}
+		case k == "kubernetes.io/cluster/"+m.Cluster && (v == "owned" || v == "shared"):
+			return true
+		case k == "eks:nodegroup-name" && groups[v], k == "aws:autoscaling:groupName" && asgs[v]:
+			return true
+		}
+	}
+	return false
 }
 
 // poolOf names an instance's pool: its managed nodegroup, its Karpenter

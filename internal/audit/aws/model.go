@@ -58,6 +58,32 @@ type Model struct {
 	Warnings []report.AuditWarning
 	failed   map[string]string
 	denied   map[string]string // by file, the IAM action a live call was refused for
+	// asked are the files not given that the running check asked for
+	// (audit.Inputs): a check never fails on a file it did not have.
+	asked []string
+}
+
+// BeginCheck, Absent and Collect make the model an audit.Inputs.
+func (m *Model) BeginCheck()                { m.asked = m.asked[:0] }
+func (m *Model) Absent() []string           { return m.asked }
+func (m *Model) Collect(file string) string { return m.command(file) + " --output json > " + file }
+
+// given reports whether a contract file was given; when it was not, the
+// running check has asked for it (and may not fail on its absence).
+func (m *Model) given(file string) bool {
+	if m.Have[file] {
+		return true
+	}
+	m.note(file)
+	return false
+}
+
+func (m *Model) note(files ...string) {
+	for _, f := range files {
+		if !contains(m.asked, f) {
+			m.asked = append(m.asked, f)
+		}
+	}
 }
 
 // NodeSubnet is one subnet that has (or will have) nodes.
@@ -158,6 +184,7 @@ func appendUnique(list []string, v string) []string {
 
 // endpointsFor are the VPC's endpoints of a service and type.
 func (m *Model) endpointsFor(svc string, typ ec2types.VpcEndpointType) []*ec2types.VpcEndpoint {
+	m.given(FileEndpoints)
 	want := m.ServiceName(svc)
 	var out []*ec2types.VpcEndpoint
 	for _, e := range m.Endpoints {
@@ -187,6 +214,7 @@ func (m *Model) subnetCIDR(id string) (netip.Prefix, bool) {
 
 // aclOf is the network ACL of any subnet.
 func (m *Model) aclOf(subnet string) *ec2types.NetworkAcl {
+	m.given(FileNetworkACLs)
 	if id, ok := m.aclBySubnet[subnet]; ok {
 		return m.ACLs[id]
 	}
@@ -199,6 +227,7 @@ func (m *Model) aclOf(subnet string) *ec2types.NetworkAcl {
 // routeTableOf is the route table of any subnet, and whether it is the main
 // one by fallback.
 func (m *Model) routeTableOf(subnet string) (*ec2types.RouteTable, bool) {
+	m.given(FileRouteTables)
 	if id, ok := m.rtBySubnet[subnet]; ok {
 		return m.RouteTables[id], false
 	}

@@ -57,6 +57,7 @@ type routeMatch struct {
 // IPv6 dst is looked up among the IPv6 routes (DestinationIpv6CidrBlock).
 func (m *Model) lookupRoute(rt *ec2types.RouteTable, dst netip.Prefix) *routeMatch {
 	if rt == nil {
+		m.given(FileRouteTables)
 		return nil
 	}
 	if dst.Addr().Is6() {

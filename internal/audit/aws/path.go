@@ -21,6 +21,13 @@ type hostPath struct {
 	gateway   *ec2types.VpcEndpoint // S3: the gateway endpoint the table routes S3 to
 	gwRoute   *ec2types.Route
 	internet  bool // the host resolves public and goes out by the route table
+	// gwByRoute: the gateway endpoint is known only by the table's pl-
+	// route to it (the endpoints file was not given): its state and
+	// policy are unknown.
+	gwByRoute bool
+	// absent are the files not given that computing the path asked for:
+	// every check that uses the path asks for them again.
+	absent []string
 }
 
 // via says how the host is reached, for the report's hosts and evidence.
@@ -37,6 +44,7 @@ func (p *hostPath) via() string {
 // path is the subnet's path to svc, computed once.
 func (m *Model) path(ns *NodeSubnet, svc string) *hostPath {
 	if p, ok := ns.paths[svc]; ok {
+		m.note(p.absent...)
 		return p
 	}
 	if ns.paths == nil {
@@ -44,6 +52,14 @@ func (m *Model) path(ns *NodeSubnet, svc string) *hostPath {
 	}
 	p := &hostPath{svc: svc, host: m.Host(svc)}
 	ns.paths[svc] = p
+	before := append([]string(nil), m.asked...)
+	defer func() {
+		for _, f := range m.asked {
+			if !contains(before, f) {
+				p.absent = append(p.absent, f)
+			}
+		}
+	}()
 	p.iface = pickInterface(m.endpointsFor(svc, ec2types.VpcEndpointTypeInterface))
 	if p.iface != nil {
 		p.captured, p.dnsWhy = m.captures(p.iface)
@@ -63,6 +79,10 @@ func (m *Model) path(ns *NodeSubnet, svc string) *hostPath {
 	}
 	if svc == SvcS3 && !p.captured && ns.family() != FamilyIPv6 {
 		p.gateway, p.gwRoute = m.s3Gateway(ns.RouteTable)
+		if p.gateway == nil && !m.Have[FileEndpoints] {
+			p.gateway, p.gwRoute = m.s3GatewayByRoute(ns.RouteTable)
+			p.gwByRoute = p.gateway != nil
+		}
 	}
 	p.internet = !p.captured && p.gateway == nil
 	return p
@@ -108,6 +128,7 @@ func (m *Model) captures(e *ec2types.VpcEndpoint) (bool, string) {
 // taken as the answer.
 func (m *Model) s3Gateway(rt *ec2types.RouteTable) (*ec2types.VpcEndpoint, *ec2types.Route) {
 	if rt == nil {
+		m.given(FileRouteTables)
 		return nil, nil
 	}
 	gws := m.endpointsFor(SvcS3, ec2types.VpcEndpointTypeGateway)
@@ -129,6 +150,33 @@ func (m *Model) s3Gateway(rt *ec2types.RouteTable) (*ec2types.VpcEndpoint, *ec2t
 			}
 			return gw, r
 		}
+	}
+	return nil, nil
+}
+
+// s3GatewayByRoute finds, without the endpoints file, the table's route
+// to a gateway endpoint by its target alone: a pl- destination to a vpce-
+// target is a gateway endpoint's route (only gateway endpoints are route
+// targets by prefix list), and with the prefix-list file it is S3's when
+// its pl- is com.amazonaws.REGION.s3's. Without the prefix-list file a
+// gateway route is S3's or DynamoDB's: taken as S3's (the check says so).
+func (m *Model) s3GatewayByRoute(rt *ec2types.RouteTable) (*ec2types.VpcEndpoint, *ec2types.Route) {
+	if rt == nil {
+		return nil, nil
+	}
+	for i := range rt.Routes {
+		r := &rt.Routes[i]
+		pl, gw := str(r.DestinationPrefixListId), str(r.GatewayId)
+		if pl == "" || !strings.HasPrefix(gw, "vpce-") || r.State == ec2types.RouteStateBlackhole {
+			continue
+		}
+		if m.S3PL != nil && pl != str(m.S3PL.PrefixListId) {
+			continue
+		}
+		if len(m.s3Takers(rt, r)) > 0 {
+			continue
+		}
+		return &ec2types.VpcEndpoint{VpcEndpointId: r.GatewayId, VpcEndpointType: ec2types.VpcEndpointTypeGateway, State: "unknown"}, r
 	}
 	return nil, nil
 }

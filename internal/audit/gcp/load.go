@@ -156,8 +156,14 @@ func readObject[T any](fsys fs.FS, name, cmd string, into *T) error {
 	return nil
 }
 
-// readList decodes one JSON array (a gcloud list); false when the file is
-// absent.
+// readList decodes one list (a gcloud list, or the REST API's list pages);
+// false when the file is absent. The shapes read (pages.go): gcloud's JSON
+// array; one page of the REST API ({"items": [...]} for Compute,
+// {"managedZones": [...]}, {"rrsets": [...]}, {"policies": [...]} for Cloud
+// DNS, {"servicePerimeters": [...]} for Access Context Manager); Compute's
+// aggregated list ({"items": {"zones/Z": {"instances": [...]}}}); several
+// pages, one after another or in an array. Anything else is a one-line
+// error naming what the file holds.
 func readList[T any](fsys fs.FS, name, cmd string, into *[]T) (bool, error) {
 	data, err := readFile(fsys, name)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -166,12 +172,16 @@ func readList[T any](fsys fs.FS, name, cmd string, into *[]T) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	data = bytes.TrimSpace(data)
-	if len(data) == 0 || data[0] != '[' {
-		return false, fmt.Errorf("%s: not a JSON array: want the output of %s", name, cmd)
+	items, err := listItems(name, data)
+	if err != nil {
+		return false, fmt.Errorf("%s: %s: want the output of %s (a JSON array) or the API's list pages", name, err, cmd)
 	}
-	if err := json.Unmarshal(data, into); err != nil {
-		return false, fmt.Errorf("%s: %s: want the output of %s", name, oneLine(err.Error()), cmd)
+	for _, raw := range items {
+		var v T
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return false, fmt.Errorf("%s: %s: want the output of %s", name, oneLine(err.Error()), cmd)
+		}
+		*into = append(*into, v)
 	}
 	return true, nil
 }

@@ -36,10 +36,10 @@ func TestLoadBadInput(t *testing.T) {
 	}{
 		{"cluster missing", gcpaudit.FileCluster, "", "container-clusters-describe.json: missing: the audit starts from the cluster (gcloud container clusters describe CLUSTER --location L --format=json)"},
 		{"cluster not JSON", gcpaudit.FileCluster, "name: prod\n", "container-clusters-describe.json: not a JSON object: want the output of gcloud container clusters describe"},
-		{"routes an object", gcpaudit.FileRoutes, `{"name": "r"}`, "compute-routes-list.json: not a JSON array: want the output of gcloud compute routes list --project shop-prod --filter=\"network:prod-vpc\" --format=json"},
+		{"routes an object", gcpaudit.FileRoutes, `{"name": "r"}`, "compute-routes-list.json: not a JSON array nor a list page: an object holding name: want the output of gcloud compute routes list --project shop-prod --filter=\"network:prod-vpc\" --format=json"},
 		{"firewall wrong type", gcpaudit.FileFirewalls, `[{"priority": "high"}]`, "compute-firewall-rules-list.json: json: cannot unmarshal string"},
 		{"subnet without selfLink", gcpaudit.FileSubnet("nodes-a"), `{"name": "nodes-a"}`, "compute-networks-subnets-describe-nodes-a.json: no selfLink"},
-		{"records truncated", gcpaudit.FileRecords("pkg-dev"), `[{"name": "pkg.dev."`, "dns-record-sets-list-pkg-dev.json: unexpected end of JSON input: want the output of gcloud dns record-sets list --zone pkg-dev"},
+		{"records truncated", gcpaudit.FileRecords("pkg-dev"), `[{"name": "pkg.dev."`, "dns-record-sets-list-pkg-dev.json: not JSON (unexpected EOF): want the output of gcloud dns record-sets list --zone pkg-dev"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
