@@ -119,7 +119,10 @@ func WorseThan(a, b report.CheckStatus) bool { return rank(a) > rank(b) }
 // were not given: a failure becomes a warn naming them, and any warn or
 // fail lists them in Missing.
 func Undecided(r report.CheckResult, in Inputs) report.CheckResult {
-	absent := in.Absent()
+	return settle(r, in.Absent(), in.Collect)
+}
+
+func settle(r report.CheckResult, absent []string, collect func(string) string) report.CheckResult {
 	if len(absent) == 0 || r.Status == report.CheckPass || r.Status == report.CheckSkip {
 		return r
 	}
@@ -133,13 +136,43 @@ func Undecided(r report.CheckResult, in Inputs) report.CheckResult {
 	}
 	var need []string
 	for _, f := range absent {
-		need = append(need, fmt.Sprintf("%s (%s)", f, in.Collect(f)))
+		need = append(need, fmt.Sprintf("%s (%s)", f, collect(f)))
 	}
 	r.Status = report.CheckWarn
 	r.Evidence = append([]string{"from what is given: " + r.Summary}, r.Evidence...)
 	r.Summary = "cannot decide without " + strings.Join(need, ", ") + "; from what is given it would fail: " + r.Summary
 	r.Changes = nil
 	return r
+}
+
+// Files is a model that says which contract files it was given, for
+// checks that state the files they need (NewNeeds).
+type Files interface {
+	Given(file string) bool
+	// Collect is the command that writes a file, for the warning.
+	Collect(file string) string
+}
+
+// NewNeeds makes a Check that states the files it needs for a subnet
+// (needs may depend on what the model shows: the NAT gateways only when a
+// host goes out by Cloud NAT): when the model is Files and one of them was
+// not given, a failure is a warn naming it and its command, and any warn
+// or fail lists it in Missing.
+func NewNeeds[M, S any](id, title string, needs func(m M, s S) []string, run func(m M, s S) report.CheckResult) Check[M, S] {
+	return funcCheck[M, S]{id: id, title: title, run: func(m M, s S) report.CheckResult {
+		r := run(m, s)
+		fs, ok := any(m).(Files)
+		if !ok {
+			return r
+		}
+		var absent []string
+		for _, f := range needs(m, s) {
+			if !fs.Given(f) && !contains(absent, f) {
+				absent = append(absent, f)
+			}
+		}
+		return settle(r, absent, fs.Collect)
+	}}
 }
 
 // MissingResult is the warn of a check whose input file was not given:

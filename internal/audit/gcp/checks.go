@@ -1,7 +1,6 @@
 package gcp
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/pullpath/pullpath/internal/audit"
@@ -29,16 +28,16 @@ const (
 
 // Checks are the audit's checks, in report order.
 var Checks = []audit.Check[*Model, *nodeSubnet]{
-	audit.New(CheckDNSPolicy, "the network's DNS server policy", checkDNSPolicy),
-	audit.New(CheckDNSZone, "private zones for pkg.dev, gcr.io, googleapis.com answer the VIP", checkDNSZone),
-	audit.New(CheckPGA, "Private Google Access on the node subnet", checkPGA),
-	audit.New(CheckRoute, "a route via the default internet gateway to each address", checkRoute),
-	audit.New(CheckFirewall, "VPC firewall lets TCP 443 out to each address", checkFirewall),
-	audit.New(CheckNAT, "Cloud NAT covers the subnet, with ports for its nodes", checkNAT),
-	audit.New(CheckIPv6, "IPv6 from a dual-stack cluster to Google's AAAA addresses: Private Google Access, ::/0 route, firewall", checkIPv6),
-	audit.New(CheckScopes, "node access scopes carry a storage or cloud-platform scope", checkScopes),
-	audit.New(CheckIdentity, "node service account reads the repository", checkIdentity),
-	audit.New(CheckVPCSC, "VPC Service Controls perimeters let the nodes' project reach the registry's", checkVPCSC),
+	audit.NewNeeds(CheckDNSPolicy, "the network's DNS server policy", needsFiles(FileDNSPolicies), checkDNSPolicy),
+	audit.NewNeeds(CheckDNSZone, "private zones for pkg.dev, gcr.io, googleapis.com answer the VIP", needsFiles(FileZones), checkDNSZone),
+	audit.NewNeeds(CheckPGA, "Private Google Access on the node subnet", needsPGA, checkPGA),
+	audit.NewNeeds(CheckRoute, "a route via the default internet gateway to each address", needsFiles(FileRoutes, FileZones), checkRoute),
+	audit.NewNeeds(CheckFirewall, "VPC firewall lets TCP 443 out to each address", needsFiles(FileFirewalls, FileZones), checkFirewall),
+	audit.NewNeeds(CheckNAT, "Cloud NAT covers the subnet, with ports for its nodes", needsSubnet(FileRouters, FileZones), checkNAT),
+	audit.NewNeeds(CheckIPv6, "IPv6 from a dual-stack cluster to Google's AAAA addresses: Private Google Access, ::/0 route, firewall", needsSubnet(FileRoutes, FileFirewalls, FileZones), checkIPv6),
+	audit.NewNeeds(CheckScopes, "node access scopes carry a storage or cloud-platform scope", needsNone, checkScopes),
+	audit.NewNeeds(CheckIdentity, "node service account reads the repository", needsIdentity, checkIdentity),
+	audit.NewNeeds(CheckVPCSC, "VPC Service Controls perimeters let the nodes' project reach the registry's", needsFiles(FilePerimeters, FileProject), checkVPCSC),
 }
 
 // CheckIDs lists the check ids in order.
@@ -52,7 +51,7 @@ func CheckIDs() []string {
 
 // missing is the warn of a check whose input file was not given.
 func missing(file, cmd string) report.CheckResult {
-	return audit.Warn("", fmt.Sprintf("%s not given: cannot decide (%s)", file, cmd))
+	return audit.MissingResult(file, "", cmd)
 }
 
 // pathCondition is the repair direction of a path failure on h: the

@@ -86,7 +86,13 @@ func (m *Model) guessTarget() (Target, report.AuditWarning) {
 	if t.Repo == "" {
 		what = "no repository"
 	}
-	return t, report.AuditWarning{Message: fmt.Sprintf("no IMAGE named: auditing %s (%s, project %s); name the image the pods pull (pullpath gcp audit IMAGE ...) to audit its registry", t.Host, what, t.Project)}
+	w := report.AuditWarning{Message: fmt.Sprintf("no IMAGE named: auditing %s (%s, project %s); name the image the pods pull (pullpath gcp audit IMAGE ...) to audit its registry", t.Host, what, t.Project)}
+	if t.Repo == "" {
+		w.File = FileRepoPolicy("REPO")
+		w.Message += "; no " + filePrefRepoPolicy + "REPO.json in the folder names a repository"
+		w.Command = cmdRepoPolicy("REPO", t.Location, t.Project)
+	}
+	return t, w
 }
 
 // pullHost is one host of a pull, with its roles and the Google API

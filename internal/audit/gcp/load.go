@@ -46,7 +46,9 @@ func Load(fsys fs.FS) (*Model, error) {
 	} else if !m.InstancesKnown {
 		warn(FileInstances, "the nodes' subnets, tags, service accounts and scopes come from the node pools' configuration instead", cmdInstances(proj, m.Cluster.Name))
 	}
-	if err := readObject(fsys, FileNetwork, cmdNetwork(netProj, net), &m.Network); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := readObject(fsys, FileNetwork, cmdNetwork(netProj, net), &m.Network); errors.Is(err, fs.ErrNotExist) {
+		warn(FileNetwork, "the network is known by the cluster's name for it only", cmdNetwork(netProj, net))
+	} else if err != nil {
 		return nil, err
 	}
 	if m.RoutesKnown, err = readList(fsys, FileRoutes, cmdRoutes(netProj, net), &m.Routes); err != nil {
@@ -71,6 +73,8 @@ func Load(fsys fs.FS) (*Model, error) {
 	}
 	if m.PolicyKnown, err = readList(fsys, FileDNSPolicies, cmdDNSPolicies(netProj), &m.Policies); err != nil {
 		return nil, err
+	} else if !m.PolicyKnown {
+		warn(FileDNSPolicies, "a server policy with alternative name servers cannot be seen", cmdDNSPolicies(netProj))
 	}
 	if err := readObject(fsys, FileProjectPolicy, "gcloud projects get-iam-policy REGISTRY_PROJECT --format=json", &m.ProjectPolicy); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
@@ -80,6 +84,8 @@ func Load(fsys fs.FS) (*Model, error) {
 	}
 	if m.PerimetersKnown, err = readList(fsys, FilePerimeters, cmdPerimeters(""), &m.Perimeters); err != nil {
 		return nil, err
+	} else if !m.PerimetersKnown {
+		warn(FilePerimeters, "VPC Service Controls perimeters cannot be decided", cmdPerimeters(""))
 	}
 	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
@@ -114,6 +120,11 @@ func Load(fsys fs.FS) (*Model, error) {
 				return nil, err
 			}
 			m.RepoPolicies[strings.TrimPrefix(base, filePrefRepoPolicy)] = p
+		}
+	}
+	for _, z := range m.boundZones() {
+		if _, ok := m.Records[z.Name]; !ok && z.ForwardingConfig == nil && z.PeeringConfig == nil {
+			warn(FileRecords(z.Name), fmt.Sprintf("the records of zone %s (%s), bound to the network, are unknown", z.Name, z.DnsName), cmdRecords(netProj, z.Name))
 		}
 	}
 	for _, s := range m.NodeSubnetPaths() {
