@@ -145,9 +145,9 @@ func settle(r report.CheckResult, absent []string, collect func(string) string) 
 	return r
 }
 
-// Files is a model that says which contract files it was given, for
+// Given is a model that says which contract files it was given, for
 // checks that state the files they need (NewNeeds).
-type Files interface {
+type Given interface {
 	Given(file string) bool
 	// Collect is the command that writes a file, for the warning.
 	Collect(file string) string
@@ -155,13 +155,13 @@ type Files interface {
 
 // NewNeeds makes a Check that states the files it needs for a subnet
 // (needs may depend on what the model shows: the NAT gateways only when a
-// host goes out by Cloud NAT): when the model is Files and one of them was
+// host goes out by Cloud NAT): when the model is Given and one of them was
 // not given, a failure is a warn naming it and its command, and any warn
 // or fail lists it in Missing.
 func NewNeeds[M, S any](id, title string, needs func(m M, s S) []string, run func(m M, s S) report.CheckResult) Check[M, S] {
 	return funcCheck[M, S]{id: id, title: title, run: func(m M, s S) report.CheckResult {
 		r := run(m, s)
-		fs, ok := any(m).(Files)
+		fs, ok := any(m).(Given)
 		if !ok {
 			return r
 		}
