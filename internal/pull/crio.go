@@ -122,6 +122,9 @@ func hostOfLocation(loc string) string {
 // crioCandidate is steps 2 to 4 for one candidate reference.
 func (w *walker) crioCandidate(ctx context.Context, c *report.HostChain, plan runtimecfg.PullPlan) *Error {
 	logical := plan.Ref
+	if f := w.crioPolicy(c, logical); f != nil {
+		return f
+	}
 	for _, s := range plan.Skipped {
 		c.Hosts = append(c.Hosts, report.ChainHost{Host: hostOfLocation(s.Location), URL: "https://" + hostOfLocation(s.Location) + "/v2", Role: verdict.RoleMirror,
 			Capabilities: []string{runtimecfg.CapPull}, Source: s.At, Steps: []report.ChainStep{}, Outcome: report.ChainSkipped, Code: skippedCode(s),
@@ -159,6 +162,27 @@ func (w *walker) crioCandidate(ctx context.Context, c *report.HostChain, plan ru
 	// Every source failed: the last row is where the pull ends.
 	c.Hosts[rows[len(rows)-1]].Outcome = report.ChainFailed
 	return w.crioFailure(plan, failures)
+}
+
+// crioPolicy is the signature policy CRI-O holds the image to (on the
+// image's own reference, whichever source serves it): a policy it cannot
+// load fails every pull before any packet; a reject fails the pull once
+// the manifest is read ("Source image rejected"), which the walk reports
+// without going there; a requirement of signatures is noted (the probe
+// does not verify signatures).
+func (w *walker) crioPolicy(c *report.HostChain, ref runtimecfg.Ref) *Error {
+	d := w.crio.Policy(ref)
+	at := site{stage: verdict.StageReference}
+	switch {
+	case d.Err != nil:
+		return w.failed(stepReference, time.Now(), at.fail(verdict.PolicyRejected, d.Err, "containers/image cannot load CRI-O's signature policy: %v", d.Err))
+	case d.Rejects():
+		return w.failed(stepReference, time.Now(), at.fail(verdict.PolicyRejected, nil,
+			"the signature policy %s rejects %s (scope %q: %s): CRI-O refuses it once it has read the manifest (\"Source image rejected: Running image docker://%s is rejected by policy.\"), whatever the network does", d.File, ref.String(), d.Scope, strings.Join(d.Types, ", "), ref.CRIName()))
+	case d.NeedsSignature():
+		c.Notes = append(c.Notes, fmt.Sprintf("the signature policy %s (scope %q) requires %s for %s: an image without a valid signature fails after its manifest is read; the probe does not verify signatures", d.File, d.Scope, strings.Join(d.Types, ", "), ref.String()))
+	}
+	return nil
 }
 
 func skippedCode(s runtimecfg.SkippedMirror) verdict.Code {

@@ -87,6 +87,9 @@ func crioNode(t *testing.T, files map[string]string) (*runtimecfg.RuntimeConfig,
 	t.Helper()
 	root := t.TempDir()
 	files["/var/run/crio/version"] = `"1.35.2"`
+	if _, ok := files["/etc/containers/policy.json"]; !ok {
+		files["/etc/containers/policy.json"] = `{"default": [{"type": "insecureAcceptAnything"}]}`
+	}
 	for p, c := range files {
 		full := filepath.Join(root, p)
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
@@ -239,6 +242,19 @@ location = "%s/cache/team"
 			}
 		})
 	}
+
+	t.Run("a signature policy that rejects the image, and one that is missing", func(t *testing.T) {
+		for policy, want := range map[string]string{
+			`{"default": [{"type": "insecureAcceptAnything"}], "transports": {"docker": {"registry.lab.test": [{"type": "insecureAcceptAnything"}], "*.lab.test": [{"type": "reject"}]}}}`: `rejects ` + registry + `/team/app:v1 (scope "*.lab.test"`,
+			`{"transports": {}}`: `Default policy is missing`,
+		} {
+			n, _ := crioNode(t, with(certs, "/etc/containers/policy.json", policy))
+			rep := probeCRIO(t, n, registry+"/team/app:v1", names, nil)
+			if rep.Verdict.Code != verdict.PolicyRejected || rep.Verdict.Condition != verdict.ConditionImage || !strings.Contains(rep.Verdict.Summary, want) || len(rep.Endpoints) != 0 {
+				t.Errorf("verdict %s (%s): %s, %d endpoints; want POLICY_REJECTED naming %q before any packet", rep.Verdict.Code, rep.Verdict.Condition, rep.Verdict.Summary, len(rep.Endpoints), want)
+			}
+		}
+	})
 
 	t.Run("a blocked registry is refused before any packet", func(t *testing.T) {
 		reg := startCRIORegistry(t, ca, "blocked", "team/app", "", "")

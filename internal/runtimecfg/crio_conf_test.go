@@ -233,3 +233,43 @@ func TestCRIOVersionRules(t *testing.T) {
 		}
 	}
 }
+
+func TestCRIOPolicy(t *testing.T) {
+	policy := `{
+  "default": [{"type": "insecureAcceptAnything"}],
+  "transports": {
+    "docker": {
+      "quay.io/openshift-release-dev": [{"type": "sigstoreSigned", "keyPath": "/etc/pki/release.pub"}],
+      "quay.io/openshift-release-dev/ocp-release:4.16.3-x86_64": [{"type": "insecureAcceptAnything"}],
+      "*.untrusted.example": [{"type": "reject"}],
+      "docker.io": [{"type": "reject"}]
+    }
+  }
+}`
+	root := nodeFS(t, map[string]string{"/etc/containers/policy.json": policy})
+	n := &CRIONode{Root: root, Home: "/root", Config: &CRIOConfig{}}
+	for _, tt := range []struct {
+		image, scope string
+		reject, sig  bool
+	}{
+		{"quay.io/openshift-release-dev/ocp-release:4.16.3-x86_64", "quay.io/openshift-release-dev/ocp-release:4.16.3-x86_64", false, false},
+		{"quay.io/openshift-release-dev/ocp-v4.0-art-dev@" + digestA, "quay.io/openshift-release-dev", false, true},
+		{"registry.untrusted.example:5000/app:1", "*.untrusted.example", true, false},
+		{"nginx:1.25", "docker.io", true, false},
+		{"registry.corp.example/team/app:1", "default", false, false},
+	} {
+		ref, err := ParseReference(tt.image)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := n.Policy(ref)
+		if d.Err != nil || d.Scope != tt.scope || d.Rejects() != tt.reject || d.NeedsSignature() != tt.sig {
+			t.Errorf("Policy(%s) = scope %q types %v err %v, want scope %q reject %v signature %v", tt.image, d.Scope, d.Types, d.Err, tt.scope, tt.reject, tt.sig)
+		}
+	}
+	n.Config.SignaturePolicy = CRIOSetting{Value: "/etc/crio/policy.json", From: "crio.conf"}
+	ref, _ := ParseReference("quay.io/team/app:1")
+	if d := n.Policy(ref); d.Err == nil || !strings.Contains(d.Err.Error(), "/etc/crio/policy.json does not exist") {
+		t.Errorf("Policy with a missing signature_policy = %+v, want the missing file named", d)
+	}
+}

@@ -172,6 +172,10 @@ func (r Ref) criString() string {
 	return r.Name() + ":" + r.Tag
 }
 
+// CRIName is the reference as CRI-O hands it to containers/image, tag or
+// digest (the tag of a tag-and-digest reference dropped).
+func (r Ref) CRIName() string { return r.criString() }
+
 // rewriteReference is Endpoint.rewriteReference: location plus what
 // follows the prefix in the reference; an empty location (a wildcard
 // prefix) keeps the reference. The result must parse as a canonical name
