@@ -27,8 +27,12 @@ type NodeCRIO struct {
 // IsCRIO says whether the node plays a CRI-O node.
 func (n Node) IsCRIO() bool { return n.Runtime == RuntimeCRIO }
 
-// crio checks node.runtime and node.crio.
+// crio checks node.runtime and node.crio (and probe.byDigest, which the
+// CRI-O scenarios brought).
 func (v *validator) crio() {
+	if v.t.Probe.ByDigest && (v.t.Registry == nil || v.t.Probe.Image != "") {
+		v.fail("probe.byDigest", "pulls the registry section's image by its digest: want a registry section and no probe.image")
+	}
 	n := v.t.Node
 	switch n.Runtime {
 	case "", RuntimeContainerd, RuntimeCRIO:
