@@ -115,13 +115,21 @@ func configTOML(l layout, certsDir string) string {
 
 // prepare creates the folders and writes both config files.
 func (l layout) prepare(certsDir string) error {
+	if err := l.prepareDirs(); err != nil {
+		return err
+	}
+	if err := os.WriteFile(l.config, []byte(configTOML(l, certsDir)), 0o600); err != nil {
+		return fmt.Errorf("crirun: write containerd config: %w", err)
+	}
+	return nil
+}
+
+// prepareDirs creates the folders and writes crictl's config.
+func (l layout) prepareDirs() error {
 	for _, d := range []string{l.dir, l.root, l.state, l.opt, l.cniBin, l.cniConf} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return fmt.Errorf("crirun: create %s: %w", d, err)
 		}
-	}
-	if err := os.WriteFile(l.config, []byte(configTOML(l, certsDir)), 0o600); err != nil {
-		return fmt.Errorf("crirun: write containerd config: %w", err)
 	}
 	// crictl reads /etc/crictl.yaml by default and warns when it is
 	// missing; a private, empty-endpoint config keeps the host's out.

@@ -42,6 +42,14 @@ type Options struct {
 	// StartTimeout bounds the wait for containerd's socket and CRI image
 	// service; default DefaultStartTimeout.
 	StartTimeout time.Duration
+	// ConfigFile, when set, is the node's own containerd config, a node
+	// path under NodeRoot: containerd starts as k3s starts its embedded
+	// one (-c FILE with --address, --root and --state into WorkDir), in
+	// the node's network namespace and a private mount namespace where
+	// NodeRoot's etc and var/lib lie over the machine's (nodeArgv), so the
+	// config's paths are the node's files. CertsDir is then unused.
+	ConfigFile string
+	NodeRoot   string
 	// Env is added to containerd's otherwise clean environment (KEY=VALUE):
 	// the node's proxy variables, which its CRI pull follows
 	// (http.ProxyFromEnvironment), as systemd would give them.
@@ -111,6 +119,9 @@ func Start(ctx context.Context, o Options) (*Runtime, error) {
 		return nil, err
 	}
 
+	if o.ConfigFile != "" {
+		return r.startNode(ctx, containerd)
+	}
 	certs := o.CertsDir
 	if certs == "" {
 		certs = filepath.Join(l.dir, "certs.d")
@@ -123,15 +134,21 @@ func Start(ctx context.Context, o Options) (*Runtime, error) {
 		return nil, err
 	}
 
-	var logw io.Writer = r.tail
-	if o.Log != nil {
-		logw = io.MultiWriter(o.Log, r.tail)
-	}
 	argv := []string{"netns", "exec", o.Netns, containerd, "--config", l.config}
 	if o.Debug {
 		argv = append(argv, "--log-level", "debug")
 	}
-	cmd := exec.Command(ipBin, argv...)
+	return r.run(ctx, exec.Command(ipBin, argv...))
+}
+
+// run starts cmd (containerd, exec'd in place by its wrappers) and waits
+// until it serves CRI.
+func (r *Runtime) run(ctx context.Context, cmd *exec.Cmd) (*Runtime, error) {
+	o, l := r.o, r.l
+	var logw io.Writer = r.tail
+	if o.Log != nil {
+		logw = io.MultiWriter(o.Log, r.tail)
+	}
 	cmd.Env = append([]string{cleanPath, "TMPDIR=" + l.dir}, o.Env...)
 	cmd.Dir = l.dir
 	cmd.Stdout = logw

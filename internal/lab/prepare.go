@@ -232,6 +232,9 @@ func prepare(ctx context.Context, t *scenario.Scenario, n *Network, runDir strin
 	if err := prepareCRIO(t, runDir, env); err != nil {
 		return nil, nil, err
 	}
+	if err := prepareLayout(t, runDir, env); err != nil {
+		return nil, nil, err
+	}
 	return env, configs, nil
 }
 

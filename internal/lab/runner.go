@@ -48,6 +48,10 @@ type Env struct {
 	// NodeRoot is a CRI-O node's filesystem (registries.conf.d and
 	// certs.d under it, prepareCRIO); "" for a containerd node.
 	NodeRoot string
+	// ContainerdConfig is a layout node's containerd config, a node path
+	// under NodeRoot (layout.go), and Containerd the binary that plays the
+	// node ("1.6" Debian's, "2" test/tools'); "" for the lab's own config.
+	ContainerdConfig, Containerd string
 	// RuntimeEnv is the node's running containerd's proxy environment
 	// (KEY=VALUE, from node.proxy): a runtime started beside the probe
 	// runs with it.

@@ -61,11 +61,18 @@ type CertsDirs struct {
 // Hosts implements RegistryConfig.
 func (c CertsDirs) Hosts(ref Ref) (HostSet, error) {
 	set, err := hostsFromRoots(c.Dirs, c.DockerDir, c.Root, ref)
-	if err != nil || c.Auth == nil {
+	if err != nil {
 		return set, err
 	}
+	// the node's names for the files (CA and client files stay readable
+	// paths: the walk opens them)
+	set.Dir, set.File = nodePath(c.Root, set.Dir), nodePath(c.Root, set.File)
 	for i := range set.Hosts {
-		set.Hosts[i].Auth = c.Auth(set.Hosts[i].Host)
+		h := &set.Hosts[i]
+		h.Source = nodePaths(c.Root, h.Source)
+		if c.Auth != nil {
+			h.Auth = c.Auth(h.Host)
+		}
 	}
 	return set, nil
 }
@@ -105,6 +112,18 @@ func underRoot(root, p string) string {
 		return p
 	}
 	return filepath.Join(root, p)
+}
+
+// nodePaths is nodePath of each path of a ", "-separated list.
+func nodePaths(root, list string) string {
+	if root == "" || root == "/" || list == "" {
+		return list
+	}
+	parts := strings.Split(list, ", ")
+	for i, p := range parts {
+		parts[i] = nodePath(root, p)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // nodePath is the node's name for a path read under root.

@@ -443,6 +443,9 @@ func runtimeProcesses(o RuntimeOptions) ([]runtimeProc, []string) {
 		selfMnt, _ = os.Readlink("/proc/self/ns/mnt")
 	}
 	ents, err := os.ReadDir(o.ProcRoot)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, []string{fmt.Sprintf("no %s: running runtimes cannot be seen here, the layouts on disk decide", o.ProcRoot)}
+	}
 	if err != nil {
 		return nil, []string{fmt.Sprintf("cannot list %s: %v", o.ProcRoot, unwrapPathError(err))}
 	}

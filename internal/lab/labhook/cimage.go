@@ -172,11 +172,16 @@ func (h *Hook) cimagePullBinary(ctx context.Context) (string, error) {
 
 var ensureMu sync.Mutex
 
-// EnsureCImagePull finds cimagepull: $PULLPATH_CONTROLPLANE_BIN, the
-// module's test/controlplane/bin (hack/controlplane.sh builds it there),
-// PATH; else builds it from test/tools into the module's
-// test/controlplane/bin (a minute on a cold build cache).
+// EnsureCImagePull finds cimagepull (ensureTool).
 func EnsureCImagePull(ctx context.Context) (string, error) {
+	return ensureTool(ctx, "cimagepull", "./cimagepull")
+}
+
+// ensureTool finds one of test/tools' programs: $PULLPATH_CONTROLPLANE_BIN,
+// the module's test/controlplane/bin (hack/controlplane.sh builds them
+// there), PATH; else builds it (pkg, in test/tools) into the module's
+// test/controlplane/bin (minutes on a cold build cache).
+func ensureTool(ctx context.Context, name, pkg string) (string, error) {
 	ensureMu.Lock()
 	defer ensureMu.Unlock()
 	root, rootErr := moduleRoot()
@@ -188,23 +193,23 @@ func EnsureCImagePull(ctx context.Context) (string, error) {
 		dirs = append(dirs, filepath.Join(root, "test", "controlplane", "bin"))
 	}
 	for _, d := range dirs {
-		if p := filepath.Join(d, "cimagepull"); isExec(p) {
+		if p := filepath.Join(d, name); isExec(p) {
 			return p, nil
 		}
 	}
-	if p, err := exec.LookPath("cimagepull"); err == nil {
+	if p, err := exec.LookPath(name); err == nil {
 		return p, nil
 	}
 	if rootErr != nil {
-		return "", fmt.Errorf("labhook: cimagepull not found and no module to build it from: %v", rootErr)
+		return "", fmt.Errorf("labhook: %s not found and no module to build it from: %v", name, rootErr)
 	}
-	out := filepath.Join(root, "test", "controlplane", "bin", "cimagepull")
-	cmd := exec.CommandContext(ctx, "go", "build", "-ldflags", "-s -w", "-o", out, "./cimagepull")
+	out := filepath.Join(root, "test", "controlplane", "bin", name)
+	cmd := exec.CommandContext(ctx, "go", "build", "-ldflags", "-s -w", "-o", out, pkg)
 	cmd.Dir = filepath.Join(root, "test", "tools")
 	cmd.Env = append(os.Environ(), "GOWORK=off", "CGO_ENABLED=0")
 	cmd.WaitDelay = 5 * time.Second
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("labhook: building cimagepull (hack/controlplane.sh builds it): %v: %s", err, lastLine(string(b)))
+		return "", fmt.Errorf("labhook: building %s (hack/controlplane.sh builds it): %v: %s", name, err, lastLine(string(b)))
 	}
 	return out, nil
 }

@@ -101,7 +101,7 @@ func (h *Hook) Check(ctx context.Context, env *lab.Env, probe *report.ProbeRepor
 	} else {
 		rt.Against, rt.Mismatches = Compare(res.OK, cl, pv, want)
 	}
-	if env.CertsDir != "" {
+	if chain(env) {
 		// a mirror chain: which host served, from containerd's side
 		chainCheck(env, rt, probe)
 	}
@@ -141,10 +141,14 @@ func (h *Hook) pull(ctx context.Context, env *lab.Env, timeout time.Duration) (c
 		return zero, "", err
 	}
 	defer logf.Close()
-	r, err := crirun.Start(ctx, crirun.Options{
+	o := crirun.Options{
 		Netns: env.NodeNS, WorkDir: filepath.Join(env.RunDir, "ctrd"), CertsDir: certs,
-		Crictl: h.Crictl, Log: logf, Env: env.RuntimeEnv, Debug: env.CertsDir != "",
-	})
+		Crictl: h.Crictl, Log: logf, Env: env.RuntimeEnv, Debug: chain(env),
+	}
+	if err := layoutOptions(ctx, env, &o); err != nil {
+		return zero, "", err
+	}
+	r, err := crirun.Start(ctx, o)
 	if err != nil {
 		return zero, "", err
 	}
@@ -153,7 +157,7 @@ func (h *Hook) pull(ctx context.Context, env *lab.Env, timeout time.Duration) (c
 		return zero, r.Version(), err
 	}
 	var auth *crirun.Auth
-	if env.Scenario != nil && env.Scenario.Node.Credentials != nil {
+	if env.Scenario != nil && env.Scenario.Node.Credentials != nil && !runtimeOwnAuth(env) {
 		auth = &crirun.Auth{Username: env.Scenario.Node.Credentials.Username, Password: env.Scenario.Node.Credentials.Password}
 	}
 	if cp, err := env.CredentialProviderFiles(); err != nil {
@@ -193,6 +197,9 @@ func platformNote(t *scenario.Scenario) string {
 // TLS settings for the token and blob hosts it is sent to as well), and a
 // hosts.toml for a plain-HTTP registry.
 func NodeCertsDir(env *lab.Env) (string, error) {
+	if env.ContainerdConfig != "" {
+		return "", nil // a layout node: its own config names its folders
+	}
 	if env.CertsDir != "" {
 		// the scenario's own certs.d (its mirrors' hosts.toml)
 		return env.CertsDir, nil

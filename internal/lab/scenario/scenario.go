@@ -212,6 +212,9 @@ type Node struct {
 	Runtime string `json:"runtime,omitempty"`
 	// CRIO is a cri-o node's registries.conf (crio.go).
 	CRIO *NodeCRIO `json:"crio,omitempty"`
+	// Containerd lays the node's containerd config out as a distribution
+	// does (layout.go).
+	Containerd *NodeContainerd `json:"containerd,omitempty"`
 }
 
 // CredentialProvider is a credential provider plugin on the lab node: it

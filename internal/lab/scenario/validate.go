@@ -476,6 +476,7 @@ func (v *validator) node() {
 		v.fail("node.credentials", "want username and password")
 	}
 	v.crio()
+	v.containerdLayout()
 	if c := n.CredentialProvider; c != nil && c.Fail == "" && (c.Username == "" || c.Password == "") {
 		v.fail("node.credentialProvider", "want username and password (or fail: MESSAGE for a plugin that fails)")
 	}
