@@ -131,13 +131,14 @@ type link struct {
 }
 
 type plan struct {
-	links   []link
-	bridges map[string][]string // router -> batch lines creating its bridges
+	links    []link
+	bridges  map[string][]string // router -> batch lines creating its bridges
+	bridgeOf map[string]string   // subnet -> its bridge's name
 }
 
 func planOf(t *scenario.Scenario) plan {
-	p := plan{bridges: map[string][]string{}}
-	bridgeOf := map[string]string{}
+	p := plan{bridges: map[string][]string{}, bridgeOf: map[string]string{}}
+	bridgeOf := p.bridgeOf
 	for i, sn := range sortedKeys(t.Subnets) {
 		s := t.Subnets[sn]
 		br := fmt.Sprintf("br%d", i)
@@ -255,6 +256,7 @@ func Build(ctx context.Context, t *scenario.Scenario, prefix string) (*Network, 
 				b = append(b, fmt.Sprintf("addr add %s/%d dev %s%s", l.addr, l.bits, l.hostIf, addrOpts(l.addr)), "link set "+l.hostIf+" up")
 			}
 		}
+		b = append(b, tunnelLines(t, h)...)
 		for _, r := range t.Hosts[h].Routes {
 			dests, _ := scenario.ParseDest(r.To)
 			for _, d := range dests {
@@ -268,8 +270,11 @@ func Build(ctx context.Context, t *scenario.Scenario, prefix string) (*Network, 
 		if err := ipBatch(ctx, n.NS[h], b); err != nil {
 			return fmt.Errorf("host %s: %v", h, err)
 		}
-		// 5. firewall: one nft table per namespace.
-		if rs := nftRuleset(t.Hosts[h].Firewall); rs != "" {
+		// 5. firewall: one nft table per namespace; shaping (path.go).
+		if err := shape(ctx, t, n.NS[h], h, p.bridgeOf); err != nil {
+			return fmt.Errorf("host %s: %v", h, err)
+		}
+		if rs := nftRuleset(t.Hosts[h].Firewall) + sniFilterRuleset(t, h); rs != "" {
 			if _, err := run(ctx, rs, "ip", "netns", "exec", n.NS[h], "nft", "-f", "-"); err != nil {
 				return fmt.Errorf("host %s firewall: %v", h, err)
 			}

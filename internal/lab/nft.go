@@ -77,13 +77,18 @@ func nftRule(r scenario.Rule) string {
 	switch {
 	case r.Proto != "" && r.Port != 0:
 		m = append(m, fmt.Sprintf("%s dport %d", r.Proto, r.Port))
+	case r.Proto == "icmp" && r.ICMPType != "":
+		m = append(m, nftICMPType(r.ICMPType))
 	case r.Proto == "icmp":
 		m = append(m, "meta l4proto icmp")
 	case r.Proto != "":
 		m = append(m, "meta l4proto "+r.Proto)
 	}
+	m = append(m, nftPathMatch(r)...)
 	m = append(m, "counter")
 	switch {
+	case r.Action == "clamp-mss":
+		m = append(m, nftClampMSS)
 	case r.Action == "drop":
 		m = append(m, "drop")
 	case r.Proto == "tcp":

@@ -204,6 +204,7 @@ func prepare(ctx context.Context, t *scenario.Scenario, n *Network, runDir strin
 	if err := prepareDNS(t, cfg); err != nil {
 		return nil, nil, err
 	}
+	preparePath(t, cfg)
 	if err := prepareNAT64(t, runDir, cfg); err != nil {
 		return nil, nil, err
 	}

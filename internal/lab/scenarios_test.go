@@ -70,6 +70,7 @@ func TestBuiltinScenarios(t *testing.T) {
 					t.Errorf("lab run %s: warnings %v, want no ADDRESS_UNREACHABLE for the A address of a family the node lacks", r.Scenario, r.Warnings)
 				}
 			}
+			checkPathScenario(t, r)
 			// the failing step says what the verdict says (an IPv6-only
 			// node's connect step once said CONNECT_UNREACHABLE under an
 			// ADDRESS_FAMILY_UNUSABLE verdict)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/pullpath/pullpath/internal/labsvc"
 )
@@ -24,6 +25,8 @@ type ServeConfig struct {
 	Mirrors  []*MirrorServe         `json:"mirrors,omitempty"`
 	NAT64    *NAT64ServeConfig      `json:"nat64,omitempty"`
 	DNS64    *DNS64ServeConfig      `json:"dns64,omitempty"`
+	// SNIFilter is a router's TLS filter (path.go).
+	SNIFilter *labsvc.SNIFilterConfig `json:"sniFilter,omitempty"`
 }
 
 // ReadServeConfig reads a serve config file.
@@ -116,6 +119,14 @@ func Serve(ctx context.Context, c *ServeConfig, readyFile string, log io.Writer)
 		}
 		closers = append(closers, s)
 		fmt.Fprintf(log, "%s: proxy (the lab's, fault %s) on %s\n", c.Host, s.Fault, s.Addr)
+	}
+	if c.SNIFilter != nil {
+		s, err := labsvc.StartSNIFilter(ctx, *c.SNIFilter)
+		if err != nil {
+			return err
+		}
+		closers = append(closers, s)
+		fmt.Fprintf(log, "%s: SNI filter on %s blocking %s\n", c.Host, s.Addr, strings.Join(c.SNIFilter.Block, ", "))
 	}
 	ms, err := startMirrors(ctx, c.Host, c.Mirrors, log)
 	closers = append(closers, ms...)

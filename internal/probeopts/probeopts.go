@@ -68,6 +68,7 @@ func (o *Options) AddFlags(f *pflag.FlagSet) {
 	f.DurationVar(&o.Pull.HTTPTimeout, "http-timeout", pull.Defaults.HTTP, "budget for a server to start answering a request")
 	f.DurationVar(&o.Pull.StallTimeout, "stall-timeout", pull.Defaults.Stall, "a blob download that sends no byte for this long is stalled")
 	f.IntVar(&o.Pull.Concurrency, "concurrency", pull.Defaults.Concurrency, "blobs downloaded at once")
+	f.DurationVar(&o.Pull.MTUBudget, "mtu-budget", pull.Defaults.MTU, "budget of the path MTU test run when a TLS handshake or a body stalls after TCP connected (clamped-MSS connections); 0 turns it off")
 	f.DurationVar(&o.Timeout, "timeout", pull.Defaults.Probe, "budget of the whole probe")
 	f.BoolVar(&o.NoProgress, "no-progress", false, "no progress bar on stderr")
 	o.identity.add(f)
@@ -117,6 +118,10 @@ func (o *Options) Validate() error {
 			return fmt.Errorf("%s %s: want a positive duration like 5s", name, d)
 		}
 	}
+	if o.Pull.MTUBudget < 0 {
+		return fmt.Errorf("--mtu-budget %s: want a duration like 10s, or 0 to turn the MTU test off", o.Pull.MTUBudget)
+	}
+	o.Pull.NoMTUTest = o.Pull.MTUBudget == 0
 	if o.Pull.Concurrency < 1 || o.Pull.Concurrency > 32 {
 		return fmt.Errorf("--concurrency %d: want 1 to 32", o.Pull.Concurrency)
 	}

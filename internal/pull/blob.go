@@ -38,6 +38,7 @@ func (s *session) blobs(parent context.Context, m *manifestDoc) *Error {
 	start := time.Now()
 	results := s.download(parent, list)
 	first, bytes := s.recordBlobs(list, len(m.Layers), results)
+	s.recordBlobMTU()
 	if first == nil && parent.Err() != nil {
 		first = site{stage: verdict.StageBlob, role: verdict.RoleRegistry, host: s.reg.rep.Host}.fail(verdict.HTTPTimeout, parent.Err(), "the probe was stopped before every blob was downloaded: %v", parent.Err())
 	}
@@ -78,7 +79,7 @@ func (s *session) download(parent context.Context, list []Descriptor) []blobResu
 			for i := range jobs {
 				t0 := time.Now()
 				n, host, err := s.fetchBlob(ctx, list[i], buf, &done)
-				if err != nil && parent.Err() == nil && ctx.Err() != nil && err.Code != verdict.BlobStalled {
+				if err != nil && parent.Err() == nil && ctx.Err() != nil && err.Code != verdict.BlobStalled && err.Code != verdict.PathMTUBlackHole {
 					results[i] = blobResult{abort: true}
 					continue
 				}
@@ -152,6 +153,10 @@ func (s *session) fetchBlob(ctx context.Context, d Descriptor, buf []byte, done 
 		return 0, f.Host, f
 	}
 	n, f := s.blobAnswer(cancel, resp, ep, d, buf, done)
+	if f != nil && f.Code == verdict.BlobStalled {
+		// bytes stopped after TCP connected: is it the path MTU?
+		f = s.mtuAfterBlobStall(ctx, ep, resp.Request, n, d, f)
+	}
 	return n, ep.rep.Host, f
 }
 

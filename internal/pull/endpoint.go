@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pullpath/pullpath/internal/netcheck"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -23,6 +24,12 @@ type endpoint struct {
 	client *http.Client
 	err    *Error // non-nil: the host cannot be used
 	ready  chan struct{}
+	// addr and tlsCfg are the address proven to connect and the TLS
+	// config of a direct hop (the MTU test dials them again); mtu is that
+	// test's result, once per endpoint (mtu.go).
+	addr   string
+	tlsCfg *tls.Config
+	mtu    mtuOnce
 }
 
 // hostPort splits a URL's host into name and port, with the scheme's default.
@@ -84,6 +91,7 @@ func (w *walker) resolveConnectTLS(ctx context.Context, ep *endpoint, u *url.URL
 	if err != nil {
 		return err
 	}
+	ep.addr, ep.tlsCfg = addr, tlsCfg
 	if err := w.handshake(ctx, ep, addr, tlsCfg); err != nil {
 		return err
 	}
@@ -230,7 +238,12 @@ func (w *walker) handshake(ctx context.Context, ep *endpoint, addr string, tlsCf
 		if info.Code == verdict.ConnectReset {
 			return ep.fail(info.Code, nil, "%s (%s) reset the connection during the TLS handshake, after a ClientHello naming %s: a firewall that filters by SNI does this (%s)", name, r.Role, name, info.Error)
 		}
-		return ep.fail(info.Code, nil, "TLS with %s (%s) failed: %s", name, r.Role, info.Error)
+		f := ep.fail(info.Code, nil, "TLS with %s (%s) failed: %s", name, r.Role, info.Error)
+		if info.Code == verdict.TLSHandshakeTimeout {
+			// TCP connected and the handshake stalled: is it the path MTU?
+			return w.mtuAfterStall(ctx, ep, ep.site(), "tls", netcheck.TLSAttempt(name, tlsCfg), f)
+		}
+		return f
 	}
 	tstatus := report.StepPass
 	if tlsCfg != nil && tlsCfg.InsecureSkipVerify {

@@ -62,6 +62,11 @@ type Options struct {
 	// CheckUpstream: when a mirror served, walk the upstream registry too,
 	// so a cache hiding a broken upstream is named.
 	CheckUpstream bool
+	// MTUBudget bounds the path MTU test of a direct hop that stalled
+	// after TCP connected (mtu.go); default Defaults.MTU. NoMTUTest turns
+	// the test off.
+	MTUBudget time.Duration
+	NoMTUTest bool
 }
 
 // Progress is reported while blobs download (for a progress bar).
@@ -91,6 +96,7 @@ type Budgets struct {
 	Probe             time.Duration // the whole probe (the CLI's --timeout)
 	Concurrency       int           // blobs downloaded at once
 	MaxRedirects      int           // redirects followed per request
+	MTU               time.Duration // the path MTU test of a hop that stalled
 }
 
 // Defaults are the budgets of a probe whose Options leave them zero. The
@@ -105,6 +111,7 @@ var Defaults = Budgets{
 	Probe:        15 * time.Minute,
 	Concurrency:  3, // containerd's max_concurrent_downloads
 	MaxRedirects: MaxRedirects,
+	MTU:          10 * time.Second,
 }
 
 func (o *Options) defaults() {

@@ -201,6 +201,32 @@ func TestProbeStalledBlob(t *testing.T) {
 	if rep.Verdict.Code != verdict.BlobStalled {
 		t.Fatalf("verdict = %s (%s), want BLOB_STALLED", rep.Verdict.Code, rep.Verdict.Summary)
 	}
+	// a server that stops sending is no path MTU: the clamped connections
+	// of the MTU test stall too, and the verdict says the test was done
+	ep := endpointOf(rep, labsvc.BlobHostName)
+	if ep == nil || ep.MTU == nil || ep.MTU.Result != report.MTUNotMTU || ep.MTU.After != "blob" {
+		t.Fatalf("blob host's MTU test = %+v, want not-mtu after the blob", ep)
+	}
+	if !strings.Contains(rep.Verdict.Summary, "the MTU test was done") {
+		t.Errorf("summary %q does not say the MTU test was done", rep.Verdict.Summary)
+	}
+	var mtuSteps int
+	for _, st := range rep.Steps {
+		if st.Name == "mtu" {
+			mtuSteps++
+			if st.Status != report.StepPass || st.Endpoint != labsvc.BlobHostName {
+				t.Errorf("mtu step %+v, want pass on the blob host", st)
+			}
+		}
+	}
+	if mtuSteps != 1 {
+		t.Errorf("%d mtu steps, want one for the blob host however many of its blobs stalled", mtuSteps)
+	}
+	// --mtu-budget 0 turns the test off
+	rep, _ = probeStack(t, labsvc.StackConfig{BlobFaults: labsvc.BlobFaults{Trickle: "*"}}, func(o *Options, _ *labsvc.Stack) { o.NoMTUTest = true })
+	if ep := endpointOf(rep, labsvc.BlobHostName); ep == nil || ep.MTU != nil || strings.Contains(rep.Verdict.Summary, "MTU") {
+		t.Errorf("with the MTU test off: endpoint %+v, summary %q; want no test", ep, rep.Verdict.Summary)
+	}
 }
 
 func TestProbeMirrorFallsBack(t *testing.T) {

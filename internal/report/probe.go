@@ -88,6 +88,8 @@ type Endpoint struct {
 	Status    StepStatus     `json:"status"`
 	Code      verdict.Code   `json:"code,omitempty"`  // the first failure on this endpoint
 	Proxy     *EndpointProxy `json:"proxy,omitempty"` // proxy or direct, when the runtime has proxy settings
+	// MTU is the path MTU test, when a hop stalled after TCP connected.
+	MTU *MTUTest `json:"mtu,omitempty"`
 }
 
 // Resolution is the result of resolving one host name the way the node does.

@@ -56,4 +56,8 @@ type LabRuntimeExpect struct {
 	Cause     verdict.Cause     `json:"cause,omitempty"`
 	Code      verdict.Code      `json:"code,omitempty"`
 	Why       string            `json:"why,omitempty"`
+	// PullTimeout bounds the runtime's pull (crictl --pull-timeout, a Go
+	// duration) where the runtime itself never gives up: a stalled body
+	// in containerd 1.6. Default the hook's.
+	PullTimeout string `json:"pullTimeout,omitempty"`
 }

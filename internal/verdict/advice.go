@@ -224,7 +224,9 @@ func Decide(o Outcome) Verdict {
 		info = Info{Code: o.Code, Cause: CauseOther}
 	}
 	cond := info.Condition
-	if o.RegistryOK && (o.Role == RoleAuth || o.Role == RoleBlob) && (cond == ConditionRoute || cond == ConditionDNS) {
+	// a path MTU black hole is the tunnel's, whichever host shows it: its
+	// repair is on the path, not in the set of endpoints
+	if o.RegistryOK && (o.Role == RoleAuth || o.Role == RoleBlob) && (cond == ConditionRoute || cond == ConditionDNS) && o.Code != PathMTUBlackHole {
 		cond = ConditionEndpointSet
 	}
 	return Verdict{

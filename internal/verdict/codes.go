@@ -50,6 +50,8 @@ const (
 	TLSNotYetValid      Code = "TLS_NOT_YET_VALID"
 	TLSHandshakeTimeout Code = "TLS_HANDSHAKE_TIMEOUT"
 	TLSHandshakeFailed  Code = "TLS_HANDSHAKE_FAILED"
+	// a path MTU black hole, proved with clamped connections (issue 38)
+	PathMTUBlackHole Code = "PATH_MTU_BLACKHOLE"
 
 	// HTTP exchanges with the registry, token service and blob hosts
 	HTTPTimeout          Code = "HTTP_TIMEOUT"
@@ -188,6 +190,7 @@ var Codes = []Info{
 	{TLSExpired, CauseTLS, ConditionTLSIdentity, false, "The server's certificate has expired.", whereTLS + "; renew it."},
 	{TLSNotYetValid, CauseTLS, ConditionTLSIdentity, false, "The server's certificate is not valid yet (or the node's clock is wrong).", whereTLS + "; the node's clock (NTP)."},
 	{TLSHandshakeTimeout, CauseTimeout, ConditionRoute, false, "TCP connected but the TLS handshake did not finish in time: often an MTU problem or a middlebox that drops large packets.", whereRoute + "; path MTU and TLS-inspecting firewalls."},
+	{PathMTUBlackHole, CauseTimeout, ConditionRoute, false, "A path MTU black hole, proved: TCP connected but the TLS handshake or a body stalled, and the same exchange completed on a new connection whose MSS was clamped (TCP_MAXSEG) while the node's own MSS stalled again. A tunnel, VPN or gateway on the path carries smaller packets than the node sends, and the ICMP \"fragmentation needed\" (type 3 code 4) that would tell the sender never arrives. The summary names the MSS that works and the one that does not (so the path MTU), and the node's interface and route MTU toward the address.", "MSS clamping on the tunnel or gateway to the path MTU less 40 (IPv4) or 60 (IPv6): Azure VPN gateway, clamp TCP MSS at 1350 on the on-premises device; AWS Site-to-Site VPN, the customer gateway's tcp adjust-mss 1379; Linux routers, nftables `tcp flags syn tcp option maxseg size set rt mtu` in the forward chain. Or let ICMP type 3 code 4 back to the node through every firewall and security group on the return path; or lower the node's MTU (or the route's advmss) toward the registry network."},
 	{TLSHandshakeFailed, CauseTLS, ConditionTLSIdentity, false, "The TLS handshake failed (protocol error, the port does not speak TLS, or a client certificate is required).", whereTLS + "; whether the port speaks TLS at all."},
 
 	{HTTPTimeout, CauseTimeout, ConditionRegistry, false, "The server accepted the connection but did not answer the request in time.", "The server's health and anything between (proxies, load balancers)."},

@@ -60,6 +60,11 @@ func (h *Hook) Check(ctx context.Context, env *lab.Env, probe *report.ProbeRepor
 	if timeout <= 0 {
 		timeout = crirun.DefaultPullTimeout
 	}
+	if sc := env.Scenario; sc != nil && sc.Expect != nil && sc.Expect.Runtime != nil && sc.Expect.Runtime.PullTimeout != "" {
+		if d, err := time.ParseDuration(sc.Expect.Runtime.PullTimeout); err == nil && d > 0 {
+			timeout = d
+		}
+	}
 	rt := &report.RuntimePull{Runtime: "containerd", Client: "crictl", Image: env.Image, TimeoutMS: ms(timeout)}
 	done := h.checkDone(rt, start)
 

@@ -43,6 +43,8 @@ type Scenario struct {
 
 	// NAT64 is a real NAT64 (tayga) on a host (nat64.go).
 	NAT64 *NAT64 `json:"nat64,omitempty"`
+	// Tunnels are vxlan links between two hosts (path.go).
+	Tunnels map[string]*Tunnel `json:"tunnels,omitempty"`
 
 	Node   Node    `json:"node"`
 	Probe  Probe   `json:"probe"`
@@ -67,6 +69,9 @@ type Subnet struct {
 	CIDR    string `json:"cidr"`
 	Router  string `json:"router"`
 	Gateway string `json:"gateway,omitempty"` // default: the first address of CIDR
+	// Rate limits what the router sends into the subnet (a token bucket,
+	// tc tbf): "8mbit", "512kbit" (path.go).
+	Rate string `json:"rate,omitempty"`
 }
 
 // Host is one network namespace.
@@ -77,6 +82,8 @@ type Host struct {
 	// Forward turns on IP forwarding; implied for a host that routes a subnet.
 	Forward  bool   `json:"forward,omitempty"`
 	Firewall []Rule `json:"firewall,omitempty"`
+	// SNIFilter inspects the TLS connections the host forwards (path.go).
+	SNIFilter *SNIFilter `json:"sniFilter,omitempty"`
 }
 
 // Route is one entry of a host's routing table.
@@ -93,7 +100,7 @@ type Route struct {
 
 // Rule is one firewall rule of a host (nftables, one table per namespace).
 type Rule struct {
-	Action string `json:"action"`          // drop | reject
+	Action string `json:"action"`          // drop | reject | clamp-mss (path.go)
 	Chain  string `json:"chain,omitempty"` // forward (default) | input | output
 	From   string `json:"from,omitempty"`  // source CIDR or address; empty: any
 	To     string `json:"to,omitempty"`    // destination CIDR or address (or "internet"); empty: any
@@ -101,6 +108,11 @@ type Rule struct {
 	Port   int    `json:"port,omitempty"`  // destination port (tcp/udp only)
 	// Comment says what the rule stands for (security group, NACL, ...).
 	Comment string `json:"comment,omitempty"`
+	// ICMPType narrows proto icmp to one type (path.go): frag-needed,
+	// destination-unreachable, time-exceeded, echo-request, echo-reply.
+	ICMPType string `json:"icmpType,omitempty"`
+	// Percent drops that share of the matching packets at random (loss).
+	Percent int `json:"percent,omitempty"`
 }
 
 // DNS is one authoritative DNS server (the lab's resolver), run on a host.

@@ -25,6 +25,8 @@ func (t *Scenario) Validate() error {
 	v.top()
 	v.subnets()
 	v.hosts()
+	v.tunnels()
+	v.pathHosts()
 	v.dns()
 	v.nat64()
 	v.services()
@@ -32,6 +34,7 @@ func (t *Scenario) Validate() error {
 	v.proxy()
 	v.probe()
 	v.expect()
+	v.pathExpect()
 	v.cluster()
 	return v.err
 }
@@ -167,7 +170,7 @@ func (v *validator) hosts() {
 		if len(h.Interfaces) == 0 && len(routed) == 0 {
 			v.fail(f+".interfaces", "want at least one subnet: address (or make the host a subnet's router)")
 		}
-		var connected []netip.Prefix
+		connected := t.tunnelPrefixes(name)
 		for _, sn := range routed {
 			connected = append(connected, t.Subnets[sn].Prefix())
 		}
@@ -242,10 +245,11 @@ func ValidateRule(r Rule) error {
 
 func (v *validator) rule(f string, r Rule) {
 	switch r.Action {
-	case "drop", "reject":
+	case "drop", "reject", "clamp-mss":
 	default:
-		v.fail(f+".action", "want drop or reject, got %q", r.Action)
+		v.fail(f+".action", "want drop, reject or clamp-mss, got %q", r.Action)
 	}
+	v.pathRule(f, r)
 	switch r.Chain {
 	case "", "forward", "input", "output":
 	default:

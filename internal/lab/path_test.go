@@ -1,0 +1,60 @@
+package lab_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/pullpath/pullpath/internal/report"
+)
+
+// checkPathScenario asserts what the far-side scenarios (issue 38) prove
+// beyond their verdict: the MTU test's numbers where the black hole is
+// real, and that the test ran and found no MTU where a filter drops the
+// handshake whatever its size. TestBuiltinScenarios calls it for every
+// run.
+func checkPathScenario(t *testing.T, r *report.LabRun) {
+	t.Helper()
+	if r.Probe == nil {
+		return
+	}
+	var reg *report.Endpoint
+	for _, e := range r.Probe.Endpoints {
+		if e.Role == "registry" {
+			reg = e
+		}
+	}
+	switch r.Scenario {
+	case "vpn-mtu-blackhole":
+		m := reg.MTU
+		if m == nil || m.Result != report.MTUBlackHole || m.WorkingMSS != 1360 || m.FailingMSS != 1361 || m.PathMTU != 1400 || m.NodeMSS != 1460 {
+			t.Errorf("lab run %s: MTU test %+v, want black-hole 1360/1361, path MTU 1400, node MSS 1460", r.Scenario, m)
+			return
+		}
+		if m.Route == nil || m.Route.Interface != "eth0" || m.Route.InterfaceMTU != 1500 {
+			t.Errorf("lab run %s: route %+v, want eth0 with MTU 1500", r.Scenario, m.Route)
+		}
+		if m.DurationMS > m.BudgetMS {
+			t.Errorf("lab run %s: the MTU test took %.0f ms, over its budget %.0f ms", r.Scenario, m.DurationMS, m.BudgetMS)
+		}
+		t.Logf("%s: MTU test %d connections in %.0f ms", r.Scenario, len(m.Attempts), m.DurationMS)
+	case "vpn-sni-filter":
+		m := reg.MTU
+		if m == nil || m.Result != report.MTUNotMTU {
+			t.Errorf("lab run %s: MTU test %+v, want not-mtu (the filter drops the handshake whatever its size)", r.Scenario, m)
+			return
+		}
+		for _, a := range m.Attempts {
+			if a.Result == "completed" {
+				t.Errorf("lab run %s: attempt %+v completed through a filter that drops the registry's handshakes", r.Scenario, a)
+			}
+		}
+		if !strings.Contains(r.Probe.Verdict.Summary, "the MTU test was done") {
+			t.Errorf("lab run %s: summary %q does not say the MTU test was done", r.Scenario, r.Probe.Verdict.Summary)
+		}
+		t.Logf("%s: MTU test %d connections in %.0f ms", r.Scenario, len(m.Attempts), m.DurationMS)
+	case "vpn-healthy", "vpn-mss-clamped":
+		if reg != nil && reg.MTU != nil {
+			t.Errorf("lab run %s: an MTU test ran (%+v) on a path that works", r.Scenario, reg.MTU)
+		}
+	}
+}
