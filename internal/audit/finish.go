@@ -280,6 +280,10 @@ func Decide(subnets []*report.AuditSubnet) report.AuditVerdict {
 		v.Scope = ScopeNothing
 		v.Summary = "no node subnets found: nothing could be checked"
 		return v
+	case len(failing) == 0 && allUnknown(subnets):
+		v.Scope = ScopeNothing
+		v.Summary = fmt.Sprintf("no node subnet found: only the cluster-wide checks ran, none fails; collect %s to audit the nodes' path", firstNames(v.Missing, 4))
+		return v
 	case len(failing) == 0 && !decidedAny(subnets):
 		v.Scope = ScopeNothing
 		v.Summary = fmt.Sprintf("nothing could be checked: every check of %s warned for a file not given (%s)", plural(len(subnets), "subnet"), firstNames(v.Missing, 4))
@@ -375,6 +379,17 @@ func undecidedNote(v report.AuditVerdict) string {
 		return ""
 	}
 	return fmt.Sprintf("; %s could not decide without %s", firstNames(v.Undecided, 4), firstNames(v.Missing, 4))
+}
+
+// allUnknown: every audited subnet is a stand-in for node subnets the
+// cloud did not name.
+func allUnknown(subnets []*report.AuditSubnet) bool {
+	for _, s := range subnets {
+		if !s.Unknown {
+			return false
+		}
+	}
+	return true
 }
 
 // decidedAny: some check of some subnet passed or failed.

@@ -76,13 +76,17 @@ type AuditHost struct {
 // AuditSubnet is one node subnet (an AKS pool's subnet, an EKS subnet with
 // nodes) and its checks.
 type AuditSubnet struct {
-	ID      string        `json:"id"` // subnet-0abc..., or the full ARM subnet id
-	Name    string        `json:"name,omitempty"`
-	CIDR    string        `json:"cidr,omitempty"`
-	Zone    string        `json:"zone,omitempty"`
-	Pools   []string      `json:"pools,omitempty"` // nodegroups / agent pools with nodes here
-	Nodes   int           `json:"nodes,omitempty"` // instances seen in the subnet
-	Verdict CheckStatus   `json:"verdict"`         // worst of its checks
+	ID      string      `json:"id"` // subnet-0abc..., or the full ARM subnet id
+	Name    string      `json:"name,omitempty"`
+	CIDR    string      `json:"cidr,omitempty"`
+	Zone    string      `json:"zone,omitempty"`
+	Pools   []string    `json:"pools,omitempty"` // nodegroups / agent pools with nodes here
+	Nodes   int         `json:"nodes,omitempty"` // instances seen in the subnet
+	Verdict CheckStatus `json:"verdict"`         // worst of its checks
+	// Unknown: the cloud names no node subnet (an AKS-managed VNet without
+	// the node resource group's listing): only the cluster-wide checks
+	// ran, and the others say what would name it.
+	Unknown bool          `json:"unknown,omitempty"`
 	Checks  []CheckResult `json:"checks"`
 }
 

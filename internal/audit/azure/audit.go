@@ -85,6 +85,9 @@ func Audit(m *Model, source string, f audit.Focus) *report.AuditReport {
 	}
 	subnets, ws := audit.Keep(f, m.buildSubnets(hosts), func(n *nodeSubnet) string { return n.ID }, r.Target.Cluster)
 	r.Warnings = append(r.Warnings, ws...)
+	if len(m.NodeSubnets()) == 0 {
+		r.Subnets = append(r.Subnets, m.clusterWide(hosts))
+	}
 	for _, n := range subnets {
 		as := &report.AuditSubnet{ID: n.ID, Name: lastName(n.ID), CIDR: n.cidr(), Pools: n.Pools}
 		for _, p := range m.Pools() {
@@ -142,4 +145,43 @@ func focusHosts(hs []*pullHost, host string) []*pullHost {
 		}
 	}
 	return append(first, rest...)
+}
+
+// clusterWideChecks hold for every pool whatever its subnet: the
+// registry's endpoints and records, its network access, the proxy and the
+// kubelet identity.
+var clusterWideChecks = map[string]bool{CheckDNSRecords: true, CheckPrivateEndpoint: true, CheckPublicAccess: true, CheckProxy: true, CheckIdentity: true}
+
+// clusterWide is the stand-in subnet of a cluster whose node subnet is
+// unknown (an AKS-managed VNet without the node resource group's VNet
+// list): the cluster-wide checks run; the others warn, naming the file
+// that would name the subnet.
+func (m *Model) clusterWide(hosts []*pullHost) *report.AuditSubnet {
+	nodeRG := ""
+	if m.Cluster.Properties != nil {
+		nodeRG = str(m.Cluster.Properties.NodeResourceGroup)
+	}
+	ns := &nodeSubnet{ID: "node subnet unknown (node resource group " + nodeRG + ")", Hosts: hosts}
+	as := &report.AuditSubnet{ID: ns.ID, Unknown: true}
+	for _, p := range m.Pools() {
+		as.Pools = append(as.Pools, p.Name)
+		ns.Pools = append(ns.Pools, p.Name)
+		as.Nodes += int(p.Count)
+	}
+	cmd := cmdVNets(nodeRG)
+	for _, c := range Checks {
+		if clusterWideChecks[c.ID()] {
+			as.Checks = append(as.Checks, audit.RunAll([]audit.Check[*Model, *nodeSubnet]{c}, m, ns)...)
+			continue
+		}
+		r := audit.MissingResult(FileVNets, " (the pools name no subnet: an AKS-managed VNet, whose node subnet that listing of the node resource group holds)", cmd)
+		r.ID, r.Title = c.ID(), c.Title()
+		as.Checks = append(as.Checks, r)
+	}
+	for i := range as.Checks {
+		if as.Checks[i].Status != report.CheckFail {
+			as.Checks[i].Condition = ""
+		}
+	}
+	return as
 }

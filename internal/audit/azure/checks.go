@@ -21,17 +21,17 @@ const (
 
 // Checks are the audit's checks, in report order.
 var Checks = []audit.Check[*Model, *nodeSubnet]{
-	audit.New(CheckRoute, "effective routes to each private endpoint address", checkRoute),
-	audit.New(CheckPeering, "peering and gateway transit on the cluster side", checkPeering),
-	audit.New(CheckNSGEgress, "NSG outbound TCP 443 to each private endpoint address", checkNSG),
-	audit.New(CheckDNSServers, "the VNet's DNS servers", checkDNSServers),
-	audit.New(CheckDNSZoneLink, "privatelink.azurecr.io linked to the VNet the nodes resolve from", checkZoneLink),
-	audit.New(CheckDNSRecords, "an A record for the registry and every data endpoint", checkRecords),
-	audit.New(CheckPrivateEndpoint, "private endpoint connections Approved, covering every host", checkPrivateEndpoint),
-	audit.New(CheckPublicAccess, "public network access and the network rule set", checkPublicAccess),
-	audit.New(CheckIPv6, "IPv6 from a dual-stack cluster to a dual-stack registry: ::/0 route and NSG", checkIPv6),
-	audit.New(CheckProxy, "the cluster's httpProxyConfig: which hosts containerd sends through the proxy", checkProxy),
-	audit.New(CheckIdentity, "the kubelet identity can pull", checkIdentity),
+	audit.NewNeeds(CheckRoute, "effective routes to each private endpoint address", needsAll(needsRoutes, needsEndpoints), checkRoute),
+	audit.NewNeeds(CheckPeering, "peering and gateway transit on the cluster side", needsAll(needsFiles(FilePeerings), needsRoutes, needsEndpoints), checkPeering),
+	audit.NewNeeds(CheckNSGEgress, "NSG outbound TCP 443 to each private endpoint address", needsAll(needsNSG, needsEndpoints, needsFiles(FileVNet)), checkNSG),
+	audit.NewNeeds(CheckDNSServers, "the VNet's DNS servers", needsAll(needsFiles(FileVNet), needsRoutes), checkDNSServers),
+	audit.NewNeeds(CheckDNSZoneLink, "privatelink.azurecr.io linked to the VNet the nodes resolve from", needsFiles(FileZones, FileLinks(ACRZone), FileVNet), checkZoneLink),
+	audit.NewNeeds(CheckDNSRecords, "an A record for the registry and every data endpoint", needsAll(needsFiles(FileZones, FileRecords(ACRZone)), needsEndpoints), checkRecords),
+	audit.NewNeeds(CheckPrivateEndpoint, "private endpoint connections Approved, covering every host", needsEndpoints, checkPrivateEndpoint),
+	audit.NewNeeds(CheckPublicAccess, "public network access and the network rule set", needsNone, checkPublicAccess),
+	audit.NewNeeds(CheckIPv6, "IPv6 from a dual-stack cluster to a dual-stack registry: ::/0 route and NSG", needsAll(needsRoutes, needsNSG), checkIPv6),
+	audit.NewNeeds(CheckProxy, "the cluster's httpProxyConfig: which hosts containerd sends through the proxy", needsEndpoints, checkProxy),
+	audit.NewNeeds(CheckIdentity, "the kubelet identity can pull", needsFiles(FileRoles), checkIdentity),
 }
 
 // CheckIDs lists the check ids in order.

@@ -11,6 +11,9 @@ const (
 	FileZones      = "network-private-dns-zone-list.json"
 	FileACR        = "acr-show.json"
 	FileRoles      = "role-assignment-list.json"
+	// FileVNets lists the node resource group's VNets: on an AKS-managed
+	// VNet (no vnetSubnetId in the pools) the node subnet is there.
+	FileVNets = "network-vnet-list.json"
 	filePrefSubnet = "network-vnet-subnet-show-"
 	filePrefRT     = "network-route-table-show-"
 	filePrefNSG    = "network-nsg-show-"
@@ -36,6 +39,7 @@ func cmdAKS(rg, name string) string { return fmt.Sprintf("az aks show -g %s -n %
 func cmdVNet(rg, name string) string {
 	return fmt.Sprintf("az network vnet show -g %s -n %s", rg, name)
 }
+func cmdVNets(nodeRG string) string { return fmt.Sprintf("az network vnet list -g %s", nodeRG) }
 func cmdSubnet(rg, vnet, name string) string {
 	return fmt.Sprintf("az network vnet subnet show -g %s --vnet-name %s -n %s", rg, vnet, name)
 }

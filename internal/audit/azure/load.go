@@ -63,6 +63,7 @@ func Load(fsys fs.FS) (*Model, error) {
 		PrivateEndpoints: map[string]*armnetwork.PrivateEndpoint{},
 		Routes:           map[string][]*armnetwork.EffectiveRoute{},
 	}
+	m.given, m.cmds = map[string]bool{}, map[string]string{}
 	l := loader{fsys: fsys, m: m}
 
 	// 1. The cluster: pools, their subnets, the kubelet identity.
@@ -74,10 +75,11 @@ func Load(fsys fs.FS) (*Model, error) {
 		return nil, &InputError{File: FileAKS, Msg: "no agentPoolProfiles: want the output of `az aks show -g RG -n CLUSTER`"}
 	}
 	m.Cluster = &mc
-	clusterRG := resourceGroupOf(str(mc.ID))
 	subnets := m.NodeSubnets()
+	var managed *armnetwork.VirtualNetwork
 	if len(subnets) == 0 {
-		m.warn("no agent pool has a vnetSubnetId (an AKS-managed VNet): the node subnets cannot be named", FileAKS, cmdAKS(clusterRG, str(mc.Name)))
+		managed = l.managedVNet()
+		subnets = m.NodeSubnets()
 	}
 
 	// 2. The registry: login server, data endpoints, private endpoint connections.
@@ -108,7 +110,10 @@ func Load(fsys fs.FS) (*Model, error) {
 		vnetID = parentID(subnets[0])
 	}
 	var vnet armnetwork.VirtualNetwork
-	if ok, _ := l.optional(FileVNet, typeVNet, cmdVNet(resourceGroupOf(vnetID), lastName(vnetID)), &vnet); ok {
+	if managed != nil {
+		// the node resource group's listing holds the VNet whole
+		m.VNet = managed
+	} else if ok, _ := l.optional(FileVNet, typeVNet, cmdVNet(resourceGroupOf(vnetID), lastName(vnetID)), &vnet); ok {
 		m.VNet = &vnet
 		if vnetID != "" && !sameID(str(vnet.ID), vnetID) {
 			m.warn(fmt.Sprintf("%s describes %s, not the node subnets' VNet %s", FileVNet, str(vnet.ID), vnetID), FileVNet, cmdVNet(resourceGroupOf(vnetID), lastName(vnetID)))
@@ -230,6 +235,60 @@ func Load(fsys fs.FS) (*Model, error) {
 	// route tables; their warnings sort with the others.
 	sort.SliceStable(m.Warnings, func(i, j int) bool { return m.Warnings[i].File < m.Warnings[j].File })
 	return m, nil
+}
+
+// managedVNet finds the node subnet of an AKS-managed VNet (no pool has a
+// vnetSubnetId): AKS creates it in the node resource group (aks-vnet-N
+// with the subnet aks-subnet), which network-vnet-list.json lists. Every
+// pool without a vnetSubnetId is placed in it, and a warning says from
+// which file; without the file the warning names it and its command.
+func (l *loader) managedVNet() *armnetwork.VirtualNetwork {
+	m := l.m
+	p := m.Cluster.Properties
+	nodeRG := str(p.NodeResourceGroup)
+	cmd := cmdVNets(nodeRG)
+	if nodeRG == "" {
+		cmd = cmdVNets("NODE_RESOURCE_GROUP")
+	}
+	var vnets []*armnetwork.VirtualNetwork
+	if ok, _ := l.list(FileVNets, typeVNet, cmd, reflect.TypeOf(vnets), &vnets); !ok {
+		for i := range m.Warnings {
+			if m.Warnings[i].File == FileVNets {
+				m.Warnings[i].Message = "no agent pool has a vnetSubnetId (an AKS-managed VNet) and " + FileVNets + " is not given: the node subnet is unknown; only the cluster-wide checks run"
+			}
+		}
+		return nil
+	}
+	var vnet *armnetwork.VirtualNetwork
+	for _, v := range vnets {
+		if v == nil || (nodeRG != "" && !strings.EqualFold(resourceGroupOf(str(v.ID)), nodeRG)) {
+			continue
+		}
+		if vnet == nil || strings.HasPrefix(strings.ToLower(str(v.Name)), "aks-vnet-") {
+			vnet = v
+		}
+	}
+	var subnet *armnetwork.Subnet
+	if vnet != nil && vnet.Properties != nil {
+		for _, s := range vnet.Properties.Subnets {
+			if s != nil && s.ID != nil && (subnet == nil || strings.EqualFold(str(s.Name), "aks-subnet")) {
+				subnet = s
+			}
+		}
+	}
+	if subnet == nil {
+		m.warn(fmt.Sprintf("no agent pool has a vnetSubnetId (an AKS-managed VNet) and %s holds no VNet with a subnet in the node resource group %s: the node subnet is unknown; only the cluster-wide checks run", FileVNets, nodeRG), FileVNets, cmd)
+		return nil
+	}
+	id := *subnet.ID
+	for _, ap := range p.AgentPoolProfiles {
+		if ap != nil && str(ap.VnetSubnetID) == "" {
+			ap.VnetSubnetID = &id
+		}
+	}
+	m.ManagedSubnet = id
+	m.warn(fmt.Sprintf("no agent pool has a vnetSubnetId (an AKS-managed VNet): the node subnet %s of %s is read from %s", lastName(id), str(vnet.Name), FileVNets), FileVNets, "")
+	return vnet
 }
 
 // NIC is one node NIC, named by the scale set's ipConfigurations on a subnet.
@@ -362,10 +421,44 @@ func (l *loader) read(name string) (any, error) {
 	if err := dec.Decode(&v); err != nil {
 		return nil, &InputError{File: name, Msg: "not JSON (" + oneLine(err.Error()) + "): want the Azure CLI's JSON output (-o json)"}
 	}
-	if dec.More() {
-		return nil, &InputError{File: name, Msg: "more than one JSON value: want one command's output per file"}
+	if !dec.More() {
+		return v, nil
 	}
-	return v, nil
+	// Several values: ARM's list pages one after another (a paging
+	// script's output); array takes them, a resource file does not.
+	pages := pageStream{v}
+	for dec.More() {
+		var p any
+		if err := dec.Decode(&p); err != nil {
+			return nil, &InputError{File: name, Msg: fmt.Sprintf("not JSON after value %d (%s): want the Azure CLI's JSON output (-o json) or ARM's list pages", len(pages), oneLine(err.Error()))}
+		}
+		pages = append(pages, p)
+	}
+	return pages, nil
+}
+
+// pageStream is a file of several JSON values: ARM's list pages.
+type pageStream []any
+
+// pagesOf flattens ARM list pages ({"value": [...], "nextLink": ...}) into
+// their items; ok is false when arr is not a list of pages.
+func pagesOf(arr []any) ([]any, bool) {
+	if len(arr) == 0 {
+		return nil, false
+	}
+	var out []any
+	for _, p := range arr {
+		obj, ok := p.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		val, ok := obj["value"].([]any)
+		if !ok || resourceType(obj) != "" {
+			return nil, false
+		}
+		out = append(out, val...)
+	}
+	return out, true
 }
 
 // object reads one resource file of type want into out.
@@ -379,6 +472,9 @@ func (l *loader) object(name, want, cmd string, out any, required bool) (any, er
 	}
 	if err != nil {
 		return nil, err
+	}
+	if _, many := v.(pageStream); many {
+		return nil, &InputError{File: name, Msg: "more than one JSON value: want one command's output per file"}
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
@@ -401,6 +497,9 @@ func (l *loader) optional(name, want, cmd string, out any) (bool, error) {
 }
 
 func (l *loader) settle(name, cmd string, err error) (bool, error) {
+	l.mu.Lock()
+	l.m.given[name], l.m.cmds[name] = err == nil, cmd
+	l.mu.Unlock()
 	switch {
 	case err == nil:
 		return true, nil
@@ -427,7 +526,7 @@ func (l *loader) list(name, want, cmd string, t reflect.Type, out any) (bool, er
 	if err := remarshal(arr, out); err != nil {
 		return l.settle(name, cmd, &InputError{File: name, Msg: fmt.Sprintf("does not read as a list of %s (%s): want the output of `%s`", want, oneLine(err.Error()), cmd)})
 	}
-	return true, nil
+	return l.settle(name, cmd, nil)
 }
 
 func (l *loader) array(name, want, cmd string) ([]any, error) {
@@ -437,8 +536,17 @@ func (l *loader) array(name, want, cmd string) ([]any, error) {
 	}
 	var arr []any
 	switch x := v.(type) {
+	case pageStream:
+		items, ok := pagesOf(x)
+		if !ok {
+			return nil, &InputError{File: name, Msg: "more than one JSON value, not ARM's list pages ({\"value\": [...]} each): want the output of `" + cmd + "`"}
+		}
+		arr = items
 	case []any:
 		arr = x
+		if items, ok := pagesOf(x); ok {
+			arr = items // an array of ARM's list pages
+		}
 	case map[string]any:
 		val, ok := x["value"].([]any)
 		if !ok {
@@ -494,7 +602,8 @@ func (l *loader) roles(cmd string) bool {
 		}
 		l.m.Roles = append(l.m.Roles, RoleAssignment{RoleAssignment: ra, DefinitionName: names[i]})
 	}
-	return true
+	ok, _ := l.settle(FileRoles, cmd, nil)
+	return ok
 }
 
 func (l *loader) routes(name, cmd string, out *armnetwork.EffectiveRouteListResult) (bool, error) {
@@ -518,7 +627,7 @@ func (l *loader) routes(name, cmd string, out *armnetwork.EffectiveRouteListResu
 	if err := remarshal(arr, &out.Value); err != nil {
 		return l.settle(name, cmd, &InputError{File: name, Msg: "does not read as effective routes (" + oneLine(err.Error()) + "): want the output of `" + cmd + "`"})
 	}
-	return true, nil
+	return l.settle(name, cmd, nil)
 }
 
 // decodeInto renests obj for out's type and unmarshals it with the SDK's

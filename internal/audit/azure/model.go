@@ -55,6 +55,14 @@ type Model struct {
 	Routes map[string][]*armnetwork.EffectiveRoute
 
 	Warnings []report.AuditWarning
+	// ManagedSubnet is the node subnet of an AKS-managed VNet, found in the
+	// node resource group's VNets (the pools name none).
+	ManagedSubnet string
+
+	// given and cmds are, by file name, whether the loader read the file
+	// and the command that writes it (audit.Given).
+	given map[string]bool
+	cmds  map[string]string
 }
 
 // RoleAssignment is an SDK role assignment and the role's name where the
