@@ -5,15 +5,15 @@ import "fmt"
 // The --from contract: one verbatim Azure CLI JSON output per file, named by
 // the command that made it. collect writes exactly these.
 const (
-	FileAKS        = "aks-show.json"
-	FileVNet       = "network-vnet-show.json"
-	FilePeerings   = "network-vnet-peering-list.json"
-	FileZones      = "network-private-dns-zone-list.json"
-	FileACR        = "acr-show.json"
-	FileRoles      = "role-assignment-list.json"
+	FileAKS      = "aks-show.json"
+	FileVNet     = "network-vnet-show.json"
+	FilePeerings = "network-vnet-peering-list.json"
+	FileZones    = "network-private-dns-zone-list.json"
+	FileACR      = "acr-show.json"
+	FileRoles    = "role-assignment-list.json"
 	// FileVNets lists the node resource group's VNets: on an AKS-managed
 	// VNet (no vnetSubnetId in the pools) the node subnet is there.
-	FileVNets = "network-vnet-list.json"
+	FileVNets      = "network-vnet-list.json"
 	filePrefSubnet = "network-vnet-subnet-show-"
 	filePrefRT     = "network-route-table-show-"
 	filePrefNSG    = "network-nsg-show-"
