@@ -2,6 +2,7 @@ package audit
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/pullpath/pullpath/internal/report"
@@ -127,7 +128,7 @@ func settle(r report.CheckResult, absent []string, collect func(string) string) 
 		return r
 	}
 	for _, f := range absent {
-		if !contains(r.Missing, f) {
+		if !slices.Contains(r.Missing, f) {
 			r.Missing = append(r.Missing, f)
 		}
 	}
@@ -167,7 +168,7 @@ func NewNeeds[M, S any](id, title string, needs func(m M, s S) []string, run fun
 		}
 		var absent []string
 		for _, f := range needs(m, s) {
-			if !fs.Given(f) && !contains(absent, f) {
+			if !fs.Given(f) && !slices.Contains(absent, f) {
 				absent = append(absent, f)
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/units"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -103,7 +104,7 @@ func ReadProbeReport(path string) (Focus, error) {
 func ParseProbeReport(r io.Reader, name string) (Focus, error) {
 	var pr report.ProbeReport
 	if err := json.NewDecoder(io.LimitReader(r, maxProbeReport)).Decode(&pr); err != nil {
-		return Focus{}, fmt.Errorf("--probe-report %s: not a probe report (%s): want `pullpath probe IMAGE -o json` output", name, oneLine(err.Error()))
+		return Focus{}, fmt.Errorf("--probe-report %s: not a probe report (%s): want `pullpath probe IMAGE -o json` output", name, units.Clip(err.Error(), 200))
 	}
 	if pr.Kind != "ProbeReport" {
 		return Focus{}, fmt.Errorf("--probe-report %s: kind %q, want ProbeReport (`pullpath probe IMAGE -o json`)", name, pr.Kind)
@@ -136,12 +137,4 @@ func HostOf(h string) string {
 		h = h[:i]
 	}
 	return strings.TrimSuffix(h, ".")
-}
-
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 200 {
-		s = s[:200] + "..."
-	}
-	return s
 }

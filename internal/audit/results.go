@@ -1,6 +1,8 @@
 package audit
 
 import (
+	"slices"
+
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -36,7 +38,7 @@ func Fail(cond verdict.Condition, summary string, evidence ...string) report.Che
 // WithResources adds the ids the result names, once each.
 func WithResources(c report.CheckResult, ids ...string) report.CheckResult {
 	for _, id := range ids {
-		if id != "" && !contains(c.Resources, id) {
+		if id != "" && !slices.Contains(c.Resources, id) {
 			c.Resources = append(c.Resources, id)
 		}
 	}
@@ -48,13 +50,4 @@ func WithChange(c report.CheckResult, ch report.Change) report.CheckResult {
 	c.Changes = append(c.Changes, ch)
 	c = WithResources(c, ch.Resource)
 	return WithResources(c, ch.Touches...)
-}
-
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }

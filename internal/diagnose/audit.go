@@ -12,6 +12,7 @@ import (
 	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/nodeplace"
 	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/units"
 )
 
 // cloudNeed is a cloud the diagnosed nodes run on.
@@ -92,7 +93,7 @@ func (d *diagnosis) audit(ctx context.Context) {
 				status = report.DiagnoseSkipped
 			}
 			s := d.step("audit", status, fmt.Sprintf("the nodes run on %s; the live audit could not read it", cloud.Title()), time.Since(start))
-			s.Reason = oneLine(err)
+			s.Reason = units.OneLine(err.Error())
 			s.Next = need.Next
 			return
 		}
@@ -119,7 +120,7 @@ func (d *diagnosis) audit(ctx context.Context) {
 		}
 		d.clouds = append(d.clouds, need)
 		s := d.step("audit", report.DiagnoseFailed, fmt.Sprintf("the %s audit could not run", cloud.Title()), took)
-		s.Reason = oneLine(err)
+		s.Reason = units.OneLine(err.Error())
 		s.Next = need.Next
 		return
 	}

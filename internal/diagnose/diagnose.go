@@ -24,6 +24,7 @@ import (
 	"github.com/pullpath/pullpath/internal/nodeplace"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/sweep"
+	"github.com/pullpath/pullpath/internal/units"
 )
 
 // DefaultBudget bounds a diagnosis: the walk gets what the read left.
@@ -100,7 +101,7 @@ func Run(ctx context.Context, o Options) (*report.DiagnoseReport, error) {
 	}
 	start := time.Now()
 	deadline := start.Add(o.Budget)
-	r := &report.DiagnoseReport{APIVersion: report.APIVersion, Kind: report.DiagnoseKind, StartedAt: start.UTC(), BudgetMS: ms(o.Budget)}
+	r := &report.DiagnoseReport{APIVersion: report.APIVersion, Kind: report.DiagnoseKind, StartedAt: start.UTC(), BudgetMS: units.MS(o.Budget)}
 	d := &diagnosis{o: o, r: r, deadline: deadline}
 
 	// 1. Read, and the failing Pods' pull identity.
@@ -114,7 +115,7 @@ func Run(ctx context.Context, o Options) (*report.DiagnoseReport, error) {
 	d.audit(ctx)
 	// 4. Answer.
 	r.Answer = Answer(r, d.clouds)
-	r.DurationMS = ms(time.Since(start))
+	r.DurationMS = units.MS(time.Since(start))
 	return r, nil
 }
 
@@ -134,11 +135,9 @@ func (d *diagnosis) progress(format string, args ...any) {
 }
 
 func (d *diagnosis) step(name string, status report.DiagnoseStepStatus, summary string, took time.Duration) *report.DiagnoseStep {
-	d.r.Steps = append(d.r.Steps, report.DiagnoseStep{Name: name, Status: status, Summary: summary, DurationMS: ms(took)})
+	d.r.Steps = append(d.r.Steps, report.DiagnoseStep{Name: name, Status: status, Summary: summary, DurationMS: units.MS(took)})
 	return &d.r.Steps[len(d.r.Steps)-1]
 }
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 func plural(n int, one, many string) string {
 	if n == 1 {

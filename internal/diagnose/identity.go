@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 
 	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/units"
 )
 
 // maxIdentityLookups bounds the Pod Gets made to learn the failing Pods'
@@ -77,7 +78,7 @@ func (d *diagnosis) identity(ctx context.Context) {
 	if len(order) == 0 {
 		s := d.step("identity", report.DiagnoseFailed, "the failing Pods' pull identity could not be read", time.Since(start))
 		if firstErr != nil {
-			s.Reason = oneLine(firstErr)
+			s.Reason = units.OneLine(firstErr.Error())
 		}
 		s.Next = "kubectl get pod POD -n NAMESPACE -o jsonpath='{.spec.imagePullSecrets}'"
 		return

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/sweep"
+	"github.com/pullpath/pullpath/internal/units"
 )
 
 // identityWalk is the walk with the failing Pods' own pull identity,
@@ -68,9 +69,9 @@ func (d *diagnosis) finishIdentityWalk(w *identityWalk) string {
 	<-w.done
 	id := d.r.Identity
 	if w.err != nil {
-		id.WalkNote = fmt.Sprintf("the walk with the Pods' own identity could not run in namespace %s: %s; the walk used %s", w.ns, oneLine(w.err), walkCredsWords(d.o.Sweep))
+		id.WalkNote = fmt.Sprintf("the walk with the Pods' own identity could not run in namespace %s: %s; the walk used %s", w.ns, units.OneLine(w.err.Error()), walkCredsWords(d.o.Sweep))
 		d.noteStep("identity", id.WalkNote)
-		return fmt.Sprintf("; not with the Pods' own identity in %s (%s)", w.ns, oneLine(w.err))
+		return fmt.Sprintf("; not with the Pods' own identity in %s (%s)", w.ns, units.OneLine(w.err.Error()))
 	}
 	id.Walked = true
 	d.r.IdentityWalk = w.rep

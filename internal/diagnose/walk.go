@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/sweep"
+	"github.com/pullpath/pullpath/internal/units"
 )
 
 // auditReserve is kept from the budget for the audit and the answer.
@@ -68,7 +68,7 @@ func (d *diagnosis) walk(ctx context.Context) {
 	took := time.Since(start)
 	if err != nil {
 		s := d.step("walk", report.DiagnoseFailed, "the walk could not run"+idWords, took)
-		s.Reason = oneLine(err)
+		s.Reason = units.OneLine(err.Error())
 		s.Next = d.probeByHand(image)
 		if missingNamespace(err, d.o.Sweep.Namespace) {
 			s.Next = "kubectl apply -f deploy/sweep/ (the namespace, with the Pod Security label hostNetwork needs, and the RBAC), or --sweep-namespace; by hand: " + s.Next
@@ -123,8 +123,6 @@ func (d *diagnosis) probeByHand(image string) string {
 	}
 	return fmt.Sprintf("kubectl debug node/%s -it --profile=sysadmin --image=IMAGE-WITH-PULLPATH -- pullpath probe %s --resolv-conf /host/etc/resolv.conf --hosts-file /host/etc/hosts --certs-dir /host/etc/containerd/certs.d --docker-certs-dir /host/etc/docker/certs.d", node, image)
 }
-
-func oneLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }
 
 // missingNamespace reports whether err is the API's NotFound for the
 // namespace ns (the walk's Pods have nowhere to run).

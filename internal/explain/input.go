@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pullpath/pullpath/internal/nodeplace"
+	"github.com/pullpath/pullpath/internal/units"
 )
 
 // Format is the kind of offline input Parse found.
@@ -193,7 +194,7 @@ func parseEventsJSON(br *bufio.Reader) ([]Message, error) {
 					return notJSON(err)
 				}
 				if itemErr == nil {
-					itemErr = fmt.Errorf("item %d: not an Event: %v", i, oneLine(err))
+					itemErr = fmt.Errorf("item %d: not an Event: %v", i, units.OneLine(err.Error()))
 				}
 				continue
 			}
@@ -299,7 +300,7 @@ func parseEventsJSON(br *bufio.Reader) ([]Message, error) {
 		members.WriteByte('}')
 		var e eventJSON
 		if err := json.Unmarshal(members.Bytes(), &e); err != nil {
-			return nil, fmt.Errorf("item 0: not an Event: %v", oneLine(err))
+			return nil, fmt.Errorf("item 0: not an Event: %v", units.OneLine(err.Error()))
 		}
 		return []Message{e.message(0)}, nil
 	}
@@ -334,7 +335,7 @@ func notJSON(err error) error {
 	if err == io.EOF {
 		err = io.ErrUnexpectedEOF
 	}
-	return fmt.Errorf("not valid JSON: %v", oneLine(err))
+	return fmt.Errorf("not valid JSON: %v", units.OneLine(err.Error()))
 }
 
 func nonNil(msgs []Message) []Message {
@@ -496,10 +497,6 @@ func parseLines(data []byte) []Message {
 		msgs = append(msgs, Message{Ref: fmt.Sprintf("line %d", i+1), Text: t})
 	}
 	return msgs
-}
-
-func oneLine(err error) string {
-	return strings.Join(strings.Fields(err.Error()), " ")
 }
 
 // deref is *t, or the zero time when t is nil (an Event's unset time).

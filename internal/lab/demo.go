@@ -13,6 +13,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/labsvc"
 	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/units"
 )
 
 // DemoOptions tune the loopback demo.
@@ -112,7 +113,7 @@ func demoProbe(ctx context.Context, self string, st *labsvc.Stack) (*report.Prob
 	err := cmd.Run()
 	var rep report.ProbeReport
 	if jerr := json.Unmarshal(out.Bytes(), &rep); jerr != nil || rep.Kind == "" {
-		msg := oneLine(errb.String())
+		msg := units.OneLine(errb.String())
 		if msg == "" && err != nil {
 			msg = err.Error()
 		}

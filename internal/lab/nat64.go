@@ -14,6 +14,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/childproc"
 	"github.com/pullpath/pullpath/internal/lab/scenario"
+	"github.com/pullpath/pullpath/internal/units"
 )
 
 // The scenario's NAT64 (scenario/nat64.go): Debian's tayga, userspace, on
@@ -130,7 +131,7 @@ func startDNS64(ctx context.Context, c *DNS64ServeConfig) (*nat64Proc, error) {
 		case <-p.done:
 			b, _ := os.ReadFile(filepath.Join(c.Dir, "unbound.log"))
 			e, _ := os.ReadFile(filepath.Join(c.Dir, "unbound.stderr"))
-			return nil, fmt.Errorf("dns64: unbound exited: %s %s", oneLine(string(e)), oneLine(lastLine(string(b))))
+			return nil, fmt.Errorf("dns64: unbound exited: %s %s", units.OneLine(string(e)), units.OneLine(lastLine(string(b))))
 		default:
 		}
 		if dnsAnswers(addr) {
@@ -217,7 +218,7 @@ func startNAT64(ctx context.Context, c *NAT64ServeConfig) (*nat64Proc, error) {
 	select {
 	case <-p.done:
 		b, _ := os.ReadFile(filepath.Join(c.Dir, "tayga.log"))
-		return nil, fmt.Errorf("nat64: tayga exited: %s", oneLine(string(b)))
+		return nil, fmt.Errorf("nat64: tayga exited: %s", units.OneLine(string(b)))
 	case <-time.After(100 * time.Millisecond):
 	}
 	return p, nil

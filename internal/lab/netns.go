@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/pullpath/pullpath/internal/lab/scenario"
+	"github.com/pullpath/pullpath/internal/units"
 )
 
 // Paths used by `ip netns` (iproute2).
@@ -67,7 +68,7 @@ func run(ctx context.Context, stdin string, argv ...string) ([]byte, error) {
 	cmd.Stdout = &out
 	cmd.Stderr = &errb
 	if err := cmd.Run(); err != nil {
-		msg := oneLine(errb.String())
+		msg := units.OneLine(errb.String())
 		if msg == "" {
 			msg = err.Error()
 		}
@@ -75,9 +76,6 @@ func run(ctx context.Context, stdin string, argv ...string) ([]byte, error) {
 	}
 	return out.Bytes(), nil
 }
-
-// oneLine puts a command's output or an error on one line.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // ipBatch runs iproute2 commands in one process (-batch), in namespace ns
 // ("" for the machine's namespace: only netns and veth creation go there).
@@ -312,7 +310,7 @@ func (n *Network) Verify(ctx context.Context) error {
 				return fmt.Errorf("verify %s: %v", ns, err)
 			}
 			if s := strings.TrimSpace(string(out)); s != "" {
-				return fmt.Errorf("refusing to run: namespace %s has a default route (%s)", ns, oneLine(s))
+				return fmt.Errorf("refusing to run: namespace %s has a default route (%s)", ns, units.OneLine(s))
 			}
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/pullpath/pullpath/internal/lab/scenario"
 	"github.com/pullpath/pullpath/internal/redact"
 	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/units"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -157,7 +158,7 @@ func NewRun(s *scenario.Scenario) *report.LabRun {
 // Fail marks a run as an error, on one line, with secrets redacted.
 func Fail(r *report.LabRun, err error) {
 	r.Result = report.LabError
-	r.Error = oneLine(redact.String(err.Error()))
+	r.Error = units.OneLine(redact.String(err.Error()))
 }
 
 func runScenario(ctx context.Context, t *scenario.Scenario, o Options) (*report.LabRun, *KeptRun) {
@@ -254,7 +255,7 @@ func runScenario(ctx context.Context, t *scenario.Scenario, o Options) (*report.
 	return r, kept
 }
 
-func msSince(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1000 }
+func msSince(t time.Time) float64 { return units.MS(time.Since(t)) }
 
 // probe runs `pullpath probe -o json` in the node's namespace and parses its
 // report.
@@ -314,7 +315,7 @@ func probe(ctx context.Context, t *scenario.Scenario, env *Env) (*report.ProbeRe
 	}
 	var rep report.ProbeReport
 	if jerr := json.Unmarshal(out.Bytes(), &rep); jerr != nil || rep.Kind == "" {
-		msg := oneLine(stderr)
+		msg := units.OneLine(stderr)
 		if msg == "" && err != nil {
 			msg = err.Error()
 		}

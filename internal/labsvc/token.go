@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -377,7 +378,7 @@ func (t *TokenServer) serveToken(w http.ResponseWriter, r *http.Request) {
 			fail(http.StatusBadRequest, "INVALID_SCOPE", fmt.Sprintf("scope %q, want type:name:actions", s))
 			return
 		}
-		allowed := typ == "repository" && matchAny(read, name) && contains(actions, "pull")
+		allowed := typ == "repository" && matchAny(read, name) && slices.Contains(actions, "pull")
 		if !allowed {
 			if t.cfg.DenyMode == DenyForbidden {
 				if !hasCreds {
@@ -434,15 +435,6 @@ func matchAny(globs []string, name string) bool {
 			return true
 		}
 		if ok, _ := path.Match(g, name); ok {
-			return true
-		}
-	}
-	return false
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s || x == "*" {
 			return true
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/pullpath/pullpath/internal/pull"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/runtimecfg"
+	"github.com/pullpath/pullpath/internal/units"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -320,7 +321,7 @@ func (a *Agent) walk(ctx context.Context, t target, quick bool) {
 	}
 	at := a.now()
 	res := &report.MonitorTarget{Image: t.image, ImageHost: t.host, Source: t.source, Mode: mode, At: &at,
-		DurationMS: float64(at.Sub(start).Microseconds()) / 1000}
+		DurationMS: units.MS(at.Sub(start))}
 	if err != nil {
 		res.Error = err.Error()
 		a.log.Printf("walk %s (%s): could not run: %v", t.image, mode, err)

@@ -115,7 +115,7 @@ func (k *kubeClient) do(ctx context.Context, method, path string, query url.Valu
 		}
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		if json.Unmarshal(b, &st) != nil || st.Message == "" {
-			st.Message = oneLine(string(b))
+			st.Message = firstLine(string(b))
 		}
 		return &apiError{Method: method, Path: path, Code: resp.StatusCode, Message: st.Message}
 	}

@@ -185,7 +185,7 @@ func (o *Options) LoadConfigFile(path string, setFlags map[string]bool) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&c); err != nil {
-		return fmt.Errorf("--config %s: not a MonitorConfig (JSON with apiVersion, kind, images, interval, fullInterval): %v", path, oneLine(err.Error()))
+		return fmt.Errorf("--config %s: not a MonitorConfig (JSON with apiVersion, kind, images, interval, fullInterval): %v", path, firstLine(err.Error()))
 	}
 	if c.Kind != "" && c.Kind != "MonitorConfig" {
 		return fmt.Errorf("--config %s: kind %q, want MonitorConfig", path, c.Kind)
@@ -297,7 +297,7 @@ func pathErr(err error) string {
 	return err.Error()
 }
 
-func oneLine(s string) string {
+func firstLine(s string) string {
 	s = strings.TrimSpace(s)
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i]

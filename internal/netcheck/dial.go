@@ -15,6 +15,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/addrscope"
 	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/units"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -49,7 +50,7 @@ func (c *Checker) connect(ctx context.Context, a report.Answer, port int) report
 	d := net.Dialer{Timeout: c.cfg.ConnectTimeout}
 	start := time.Now()
 	conn, err := d.DialContext(ctx, "tcp", res.Address)
-	res.DurationMS = ms(time.Since(start))
+	res.DurationMS = units.MS(time.Since(start))
 	if err == nil {
 		conn.Close()
 		res.Result = "ok"

@@ -16,6 +16,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/units"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -272,7 +273,7 @@ func (c *Checker) goDial(ctx context.Context, name string, addrs []netip.Addr, p
 		go serveAnswers(server, fqdn, addrs)
 		return client, nil
 	}}
-	d := &report.FamilyDial{FallbackDelayMS: ms(FallbackDelay)}
+	d := &report.FamilyDial{FallbackDelayMS: units.MS(FallbackDelay)}
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.ConnectTimeout+c.cfg.DNSTimeout)
 	defer cancel()
 	sorted, err := r.LookupNetIP(ctx, "ip", fqdn)
@@ -288,7 +289,7 @@ func (c *Checker) goDial(ctx context.Context, name string, addrs []netip.Addr, p
 	dialer := &net.Dialer{Timeout: c.cfg.ConnectTimeout, FallbackDelay: FallbackDelay, Resolver: r}
 	start := time.Now()
 	conn, err := dialer.DialContext(ctx, "tcp", net.JoinHostPort(fqdn, strconv.Itoa(port)))
-	d.DurationMS = ms(time.Since(start))
+	d.DurationMS = units.MS(time.Since(start))
 	if err != nil {
 		d.Error = err.Error()
 		return order, d

@@ -18,6 +18,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/testenv"
+	"github.com/pullpath/pullpath/internal/units"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -172,10 +173,10 @@ func TestFamiliesLoopback(t *testing.T) {
 			if d.Primary != tt.primary || d.Family != tt.dialed || d.FellBack != tt.fellBack || d.Error != "" {
 				t.Errorf("Families(%q).Dial = %+v, want primary %s, dialed %s, fellBack %v", tt.host, d, tt.primary, tt.dialed, tt.fellBack)
 			}
-			if tt.blackhole && d.DurationMS < ms(FallbackDelay) {
+			if tt.blackhole && d.DurationMS < units.MS(FallbackDelay) {
 				t.Errorf("Families(%q).Dial took %.1f ms with IPv6 dropped, want at least the fallback delay %v", tt.host, d.DurationMS, FallbackDelay)
 			}
-			if !tt.blackhole && d.DurationMS >= ms(FallbackDelay) {
+			if !tt.blackhole && d.DurationMS >= units.MS(FallbackDelay) {
 				t.Errorf("Families(%q).Dial took %.1f ms, want less than the fallback delay %v (a refused IPv6 falls back at once)", tt.host, d.DurationMS, FallbackDelay)
 			}
 			if tt.want == verdict.IPv6PathBroken && !strings.Contains(f.Detail, "fell back to IPv4") {

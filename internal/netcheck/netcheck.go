@@ -104,6 +104,3 @@ func (c *Checker) Resolver() report.Resolver {
 		Ndots:       c.rc.ndots,
 	}
 }
-
-// ms is a duration in milliseconds, to the microsecond.
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

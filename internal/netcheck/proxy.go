@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/units"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -46,7 +47,7 @@ const maxConnectHeader = 1 << 20
 func (c *Checker) OpenTunnel(ctx context.Context, proxyAddr string, proxy *url.URL, target string, proxyTLS *tls.Config, wait time.Duration) Tunnel {
 	t := Tunnel{Info: &report.ProxyConnect{Target: target}}
 	start := time.Now()
-	defer func() { t.Info.DurationMS = ms(time.Since(start)) }()
+	defer func() { t.Info.DurationMS = units.MS(time.Since(start)) }()
 	fail := func(code verdict.Code, err error, msg string) Tunnel {
 		t.Code, t.Err, t.Info.Error = code, err, msg
 		if t.Conn != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/addrscope"
 	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/units"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -61,7 +62,7 @@ type lookup struct {
 func (c *Checker) Resolve(ctx context.Context, host string) *report.Resolution {
 	start := time.Now()
 	res := &report.Resolution{Name: host}
-	defer func() { res.DurationMS = ms(time.Since(start)) }()
+	defer func() { res.DurationMS = units.MS(time.Since(start)) }()
 
 	// 1. An IP literal is its own answer.
 	if ip, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")); err == nil {
@@ -273,7 +274,7 @@ func (c *Checker) exchange(ctx context.Context, ns string, m *dns.Msg) (*dns.Msg
 			Name:       strings.TrimSuffix(m.Question[0].Name, "."),
 			Type:       dns.TypeToString[m.Question[0].Qtype],
 			Nameserver: ns,
-			DurationMS: ms(time.Since(start)),
+			DurationMS: units.MS(time.Since(start)),
 		}
 		switch {
 		case err != nil && ctx.Err() != nil:

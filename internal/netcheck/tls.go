@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/units"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -55,7 +56,7 @@ func (c *Checker) HandshakeVia(ctx context.Context, dial func(context.Context) (
 		}
 		return conn, err
 	}, cfg)
-	info.DurationMS = ms(time.Since(start))
+	info.DurationMS = units.MS(time.Since(start))
 	if dialErr {
 		_, info.Code = ClassifyDialError(err)
 		info.Error = err.Error()

@@ -43,7 +43,7 @@ func (s *session) blobs(parent context.Context, m *manifestDoc) *Error {
 		first = site{stage: verdict.StageBlob, role: verdict.RoleRegistry, host: s.reg.rep.Host}.fail(verdict.HTTPTimeout, parent.Err(), "the probe was stopped before every blob was downloaded: %v", parent.Err())
 	}
 	el := time.Since(start)
-	t := &report.Transfer{Blobs: len(list), Layers: len(m.Layers), Bytes: bytes, Verified: !s.w.opts.Quick && first == nil, DurationMS: float64(el.Microseconds()) / 1000}
+	t := &report.Transfer{Blobs: len(list), Layers: len(m.Layers), Bytes: bytes, Verified: !s.w.opts.Quick && first == nil, DurationMS: units.MS(el)}
 	if el > 0 {
 		t.MBps = float64(bytes) / 1e6 / el.Seconds()
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/runtimecfg"
+	"github.com/pullpath/pullpath/internal/units"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -94,11 +95,11 @@ func holdOf(t *hostTry) float64 {
 	switch t.down.Code {
 	case verdict.ConnectTimeout:
 		if t.h.DialTimeout > 0 {
-			return ms(t.h.DialTimeout)
+			return units.MS(t.h.DialTimeout)
 		}
-		return ms(runtimecfg.RuntimeDialTimeout)
+		return units.MS(runtimecfg.RuntimeDialTimeout)
 	case verdict.TLSHandshakeTimeout:
-		return ms(runtimecfg.RuntimeTLSTimeout)
+		return units.MS(runtimecfg.RuntimeTLSTimeout)
 	}
 	var sum float64
 	for _, s := range t.row.Steps {
@@ -130,8 +131,6 @@ func answeredHold(row *report.ChainHost) (float64, verdict.Code, string) {
 	return sum / float64(n), code, detail
 }
 
-func ms(d time.Duration) float64 { return float64(d.Milliseconds()) }
-
 // dur renders milliseconds for a message: "30.0s", "120ms".
 func dur(v float64) string {
 	if v >= 1000 {
@@ -157,7 +156,7 @@ func (w *walker) chainLimits(c *report.HostChain) {
 	}
 	c.Limits.Note = l.Note
 	if l.ProgressTimeoutSet && l.ProgressTimeout > 0 {
-		c.Limits.ProgressTimeoutMS = ms(l.ProgressTimeout)
+		c.Limits.ProgressTimeoutMS = units.MS(l.ProgressTimeout)
 	}
 }
 
@@ -191,7 +190,7 @@ func (w *walker) chainWarnings(c *report.HostChain, tries []*hostTry, res *resol
 				t.h.Host, row.Code, holdText(row.HoldMS), row.Tries, dur(row.HoldMS*float64(row.Tries)), row.Detail))
 		}
 	}
-	if c.FallThroughMS >= ms(slowChain) && f == nil {
+	if c.FallThroughMS >= units.MS(slowChain) && f == nil {
 		w.warn(verdict.MirrorChainSlow, c.ServedBy.Blobs, fmt.Sprintf("falling through the failing hosts of %s costs every pull on this node %s before %s serves (%d requests, each waiting on them again)", c.File, dur(c.FallThroughMS), firstNonEmpty(c.ServedBy.Manifest, c.ServedBy.Resolve), c.Requests))
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/netcheck"
 	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/units"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -385,4 +386,4 @@ func tlsDetail(t *report.TLSInfo) string {
 	return strings.TrimPrefix(s, ", ")
 }
 
-func since(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1000 }
+func since(t time.Time) float64 { return units.MS(time.Since(t)) }

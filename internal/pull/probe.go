@@ -173,7 +173,7 @@ func Probe(ctx context.Context, opts Options) (*report.ProbeReport, error) {
 		return nil, w.sec.Err(err)
 	}
 	w.finish(failure)
-	w.rep.DurationMS = float64(time.Since(w.rep.StartedAt).Microseconds()) / 1000
+	w.rep.DurationMS = units.MS(time.Since(w.rep.StartedAt))
 	// Every string of the report, whatever a server put in it, is masked
 	// against every secret the run held or obtained.
 	w.sec.Scrub(w.rep)

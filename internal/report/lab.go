@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/pullpath/pullpath/internal/exitcode"
+	"github.com/pullpath/pullpath/internal/units"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -134,4 +135,4 @@ func (r *LabReport) Finish(parallel int) {
 // OK reports whether no run mismatched or failed to run.
 func (r *LabReport) OK() bool { return r.Summary.Mismatch == 0 && r.Summary.Errors == 0 }
 
-func labMS(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+func labMS(d time.Duration) float64 { return units.MS(d) }

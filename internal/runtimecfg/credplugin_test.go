@@ -91,7 +91,7 @@ func TestPluginRunsAsTheKubeletRunsIt(t *testing.T) {
 	if want := `{"apiVersion":"credentialprovider.kubelet.k8s.io/v1","kind":"CredentialProviderRequest","image":"eu.registry.lab.test/team/app"}`; strings.TrimSpace(string(b)) != want {
 		t.Errorf("request on stdin %q, want %q", b, want)
 	}
-	if !contains(told, "s3cr3t-env-value") || !contains(told, "lab-password-123") {
+	if !slices.Contains(told, "s3cr3t-env-value") || !slices.Contains(told, "lab-password-123") {
 		t.Errorf("secrets told %q: want the env value and the password", told)
 	}
 	if got := ev.Plugins[0]; got.TTL != time.Hour || got.CacheKey != "eu.registry.lab.test" || got.Cached {

@@ -8,12 +8,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/pullpath/pullpath/internal/units"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -176,7 +178,7 @@ func readCredentialProviderFile(path string) (*CredentialProviderConfig, error) 
 	if c.Kind != "CredentialProviderConfig" {
 		return nil, fail("kind %q, want CredentialProviderConfig", c.Kind)
 	}
-	if !contains(credentialProviderConfigVersions, c.APIVersion) {
+	if !slices.Contains(credentialProviderConfigVersions, c.APIVersion) {
 		return nil, fail("apiVersion %q, want one of %s", c.APIVersion, strings.Join(credentialProviderConfigVersions, ", "))
 	}
 	if len(c.Providers) == 0 {
@@ -199,7 +201,7 @@ func (p *CredentialProvider) validate() error {
 		return fmt.Errorf("name %q: a plugin name cannot contain '/' or spaces, or be '.' or '..'", p.Name)
 	case p.APIVersion == "":
 		return fmt.Errorf("provider %q: apiVersion is empty (want one of %s)", p.Name, strings.Join(credentialProviderAPIVersions, ", "))
-	case !contains(credentialProviderAPIVersions, p.APIVersion):
+	case !slices.Contains(credentialProviderAPIVersions, p.APIVersion):
 		return fmt.Errorf("provider %q: apiVersion %q, want one of %s", p.Name, p.APIVersion, strings.Join(credentialProviderAPIVersions, ", "))
 	case len(p.MatchImages) == 0:
 		return fmt.Errorf("provider %q: matchImages is empty (want at least one pattern such as *.dkr.ecr.*.amazonaws.com)", p.Name)
@@ -237,7 +239,7 @@ func yamlOrJSON(b []byte) ([]byte, error) {
 	}
 	var v any
 	if err := yaml.Unmarshal(t, &v); err != nil {
-		return nil, fmt.Errorf("not YAML: %s", oneLine(err.Error()))
+		return nil, fmt.Errorf("not YAML: %s", units.OneLine(err.Error()))
 	}
 	if _, ok := v.(map[string]any); !ok {
 		return nil, errors.New("not a YAML mapping")
@@ -286,15 +288,6 @@ func readBounded(path string, max int64) ([]byte, error) {
 		return nil, fmt.Errorf("larger than %d bytes", max)
 	}
 	return buf.Bytes(), nil
-}
-
-func contains(xs []string, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func unwrapPathError(err error) error {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pullpath/pullpath/internal/redact"
+	"github.com/pullpath/pullpath/internal/units"
 )
 
 // DefaultHelperTimeout bounds one credential helper run unless
@@ -96,7 +97,7 @@ func exitReason(err error) string {
 	if errors.As(err, &ee) {
 		return ee.ProcessState.String()
 	}
-	return oneLine(err.Error())
+	return units.OneLine(err.Error())
 }
 
 // firstLine is the first non-empty line of s, redacted and bounded.

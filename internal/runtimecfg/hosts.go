@@ -19,6 +19,8 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 	tomlu "github.com/pelletier/go-toml/v2/unstable"
+
+	"github.com/pullpath/pullpath/internal/units"
 )
 
 // Host capabilities, as in hosts.toml.
@@ -478,7 +480,7 @@ func parseHostEntry(file, root, server string, isServer bool, cfg hostFileEntry)
 		}
 		u, err := url.Parse(s)
 		if err != nil {
-			return bad("cannot parse URL: %s", oneLine(err.Error()))
+			return bad("cannot parse URL: %s", units.OneLine(err.Error()))
 		}
 		if u.Scheme != "http" && u.Scheme != "https" {
 			return bad("scheme %q: want http or https", u.Scheme)
@@ -626,7 +628,7 @@ func tomlReason(err error) string {
 	var de *toml.DecodeError
 	if errors.As(err, &de) {
 		row, col := de.Position()
-		msg := strings.TrimPrefix(oneLine(de.Error()), "toml: ")
+		msg := strings.TrimPrefix(units.OneLine(de.Error()), "toml: ")
 		if m := reTypeMismatch.FindStringSubmatch(msg); m != nil {
 			key := strings.Join(de.Key(), ".")
 			if key == "" {
@@ -638,9 +640,9 @@ func tomlReason(err error) string {
 	}
 	var pe *tomlu.ParserError
 	if errors.As(err, &pe) {
-		return "invalid TOML: " + oneLine(pe.Message)
+		return "invalid TOML: " + units.OneLine(pe.Message)
 	}
-	return "invalid TOML: " + strings.TrimPrefix(oneLine(err.Error()), "toml: ")
+	return "invalid TOML: " + strings.TrimPrefix(units.OneLine(err.Error()), "toml: ")
 }
 
 func stringList(in []any) ([]string, bool) {
@@ -662,5 +664,5 @@ func pathErrReason(err error) string {
 	if errors.As(err, &pe) {
 		return pe.Err.Error()
 	}
-	return oneLine(err.Error())
+	return units.OneLine(err.Error())
 }

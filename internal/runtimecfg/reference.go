@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/distribution/reference"
+
+	"github.com/pullpath/pullpath/internal/units"
 )
 
 // DockerHubHost is the host the runtimes contact for the registry "docker.io".
@@ -101,7 +103,7 @@ func referenceReason(err error) string {
 	if errors.Is(err, reference.ErrReferenceInvalidFormat) {
 		return "invalid reference format (want [registry[:port]/]repository[:tag][@sha256:digest], lowercase)"
 	}
-	return oneLine(msg)
+	return units.OneLine(msg)
 }
 
 // quoteInput quotes user input for an error message: one line, bounded.
@@ -111,9 +113,4 @@ func quoteInput(s string) string {
 		return fmt.Sprintf("%q...", s[:max])
 	}
 	return fmt.Sprintf("%q", s)
-}
-
-// oneLine replaces line breaks so a message stays on one line.
-func oneLine(s string) string {
-	return strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s)
 }

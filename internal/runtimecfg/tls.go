@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"os"
+
+	"github.com/pullpath/pullpath/internal/units"
 )
 
 // TLSConfig is the trust the runtime uses for this host: the system roots
@@ -55,7 +57,7 @@ func (h RegistryHost) TLSConfig(extraCAFiles []string) (*tls.Config, error) {
 		cert, err := tls.X509KeyPair(certPEM, keyPEM)
 		if err != nil {
 			// X509KeyPair errors describe the PEM blocks, never key material.
-			return nil, fmt.Errorf("client pair %s + %s: %s", pair[0], keyFile, oneLine(err.Error()))
+			return nil, fmt.Errorf("client pair %s + %s: %s", pair[0], keyFile, units.OneLine(err.Error()))
 		}
 		cfg.Certificates = append(cfg.Certificates, cert)
 	}

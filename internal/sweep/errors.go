@@ -4,9 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/pullpath/pullpath/internal/units"
 )
 
 // ForbiddenError is a request the API refused for want of an RBAC verb.
@@ -53,7 +54,7 @@ func apiError(err error, verb, resource, ns string) error {
 			return fe
 		}
 		if resource == "pods" && verb == "create" {
-			return &AdmissionError{Namespace: ns, Message: oneLine(err), Err: err}
+			return &AdmissionError{Namespace: ns, Message: units.OneLine(err.Error()), Err: err}
 		}
 	}
 	if apierrors.IsNotFound(err) && resource != "pods" && resource != "jobs" {
@@ -75,7 +76,7 @@ func (e *lineError) Unwrap() error { return e.err }
 // wrapLine is "WHAT: err" on one line (WHAT from format and args),
 // unwrapping to err.
 func wrapLine(err error, format string, args ...any) error {
-	return &lineError{msg: fmt.Sprintf(format, args...) + ": " + oneLine(err), err: err}
+	return &lineError{msg: fmt.Sprintf(format, args...) + ": " + units.OneLine(err.Error()), err: err}
 }
 
 // AdmissionError is a Pod the API refused at admission (not for RBAC): no
@@ -96,5 +97,3 @@ func IsForbidden(err error) bool {
 	var fe *ForbiddenError
 	return errors.As(err, &fe)
 }
-
-func oneLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,12 +19,11 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
-
-	"github.com/go-logr/logr"
 	"k8s.io/klog/v2"
 
 	"github.com/pullpath/pullpath/internal/explain"
 	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/units"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -116,7 +116,7 @@ func Run(ctx context.Context, c kubernetes.Interface, o Options) (*report.SweepR
 	}
 	if o.DryRun {
 		r.Verdict = report.SweepVerdict{Status: verdict.StatusOK, Pattern: "none", Summary: fmt.Sprintf("dry run: %d node(s) would be walked from", len(r.Plan.Chosen))}
-		r.DurationMS = ms(time.Since(began))
+		r.DurationMS = units.MS(time.Since(began))
 		return r, nil
 	}
 
@@ -130,7 +130,7 @@ func Run(ctx context.Context, c kubernetes.Interface, o Options) (*report.SweepR
 	runErr := e.run(ctx, owner.ResourceVersion)
 	cleanErr := e.cleanup(owner.Name)
 	judge(r)
-	r.DurationMS = ms(time.Since(began))
+	r.DurationMS = units.MS(time.Since(began))
 	if runErr != nil {
 		return r, runErr
 	}
@@ -182,8 +182,6 @@ func (o *Options) podOptions() PodOptions {
 		CheckUpstream: o.CheckUpstream, CertsDir: o.CertsDir, DockerCertsDir: o.DockerCerts, PullSecrets: o.PullSecrets, ServiceAccount: o.ServiceAccount,
 	}
 }
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 func listNodes(ctx context.Context, c kubernetes.Interface, selector string, page int64) ([]corev1.Node, error) {
 	var out []corev1.Node
@@ -503,7 +501,7 @@ func (e *engine) readLogs(ctx context.Context, p *podState, pod *corev1.Pod, res
 			}
 			if err != nil {
 				res.Status = report.SweepNoAnswer
-				res.Message += "; the log could not be read: " + oneLine(apiError(err, "get", "pods/log", e.o.Namespace))
+				res.Message += "; the log could not be read: " + units.OneLine(apiError(err, "get", "pods/log", e.o.Namespace).Error())
 				res.Verdict = verdict.Verdict{Status: verdict.StatusFail, Cause: verdict.CauseOther, Code: verdict.Other, Summary: "no verdict from the probe: " + res.Message}
 				e.finish(ctx, p, res)
 				return nil
@@ -552,7 +550,7 @@ func (e *engine) readEvents(ctx context.Context, p *podState, pod *corev1.Pod, r
 				return nil // only a back-off so far: the next status change brings the cause
 			}
 			if err != nil {
-				res.Message = strings.TrimSpace(res.Message + " (events: " + oneLine(apiError(err, "list", "events", e.o.Namespace)) + ")")
+				res.Message = strings.TrimSpace(res.Message + " (events: " + units.OneLine(apiError(err, "list", "events", e.o.Namespace).Error()) + ")")
 			}
 			e.finish(ctx, p, res)
 			return nil

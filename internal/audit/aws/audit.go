@@ -8,6 +8,7 @@ import (
 	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/nodeplace"
 	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/units"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -73,7 +74,7 @@ func Audit(raw *Raw, source string, f audit.Focus) (*report.AuditReport, error) 
 	r.Hosts = hosts(m, subnets)
 	r.Cost = costNote(m, subnets, f)
 	audit.Finish(r, f.Place(m.placeNode))
-	r.DurationMS = float64(time.Since(start).Microseconds()) / 1000
+	r.DurationMS = units.MS(time.Since(start))
 	return r, nil
 }
 

@@ -2,9 +2,11 @@ package aws
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+
 	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
@@ -58,7 +60,7 @@ func checkEndpoint(m *Model, ns *NodeSubnet, svc string) report.CheckResult {
 		return sev(audit.WithChange(c, report.Change{Resource: id, Kind: "vpc-endpoint", Action: "find why the endpoint is not available (accept, recreate)",
 			Command: fmt.Sprintf("aws ec2 describe-vpc-endpoints --vpc-endpoint-ids %s%s", id, m.regionFlag())}))
 	}
-	if contains(e.SubnetIds, ns.ID) {
+	if slices.Contains(e.SubnetIds, ns.ID) {
 		return audit.WithResources(audit.Pass(fmt.Sprintf("%s (%s) is available with an ENI in this subnet", id, svc), ev...), id)
 	}
 	for _, s := range e.SubnetIds {

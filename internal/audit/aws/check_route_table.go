@@ -2,8 +2,10 @@ package aws
 
 import (
 	"fmt"
+	"slices"
 
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+
 	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
@@ -38,7 +40,7 @@ func checkRouteTable(m *Model, ns *NodeSubnet) report.CheckResult {
 			continue
 		}
 		holes = append(holes, routeString(r))
-		if t := routeTarget(r); t != "nothing" && !contains(gone, t) {
+		if t := routeTarget(r); t != "nothing" && !slices.Contains(gone, t) {
 			gone = append(gone, t)
 		}
 	}

@@ -2,9 +2,11 @@ package aws
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+
 	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
@@ -69,7 +71,7 @@ func checkS3Route(m *Model, ns *NodeSubnet) report.CheckResult {
 	// There is a gateway endpoint, and the table does not use it: say why.
 	gw := gws[0]
 	for _, g := range gws {
-		if contains(g.RouteTableIds, rtID) || prefixListRouteTo(ns.RouteTable, str(g.VpcEndpointId)) != nil {
+		if slices.Contains(g.RouteTableIds, rtID) || prefixListRouteTo(ns.RouteTable, str(g.VpcEndpointId)) != nil {
 			gw = g
 		}
 	}
@@ -94,7 +96,7 @@ func checkS3Route(m *Model, ns *NodeSubnet) report.CheckResult {
 		c = audit.Fail(verdict.ConditionRoute, fmt.Sprintf("%s has the route %s -> %s, but more specific routes take S3's addresses: %s", rtID, str(route.DestinationPrefixListId), gwID, firstN(taken, 3)))
 		change = report.Change{Resource: rtID, Kind: "route-table", Action: "remove the more specific routes that take the S3 prefix list's CIDRs",
 			Command: fmt.Sprintf("aws ec2 describe-route-tables --route-table-ids %s%s", rtID, m.regionFlag())}
-	case contains(gw.RouteTableIds, rtID):
+	case slices.Contains(gw.RouteTableIds, rtID):
 		summary := fmt.Sprintf("%s lists %s but the table has no route to %s (S3 gateway endpoint %s)", gwID, rtID, plID, gwID)
 		if okNet {
 			c = audit.Warn(verdict.ConditionRoute, summary+": layers go out through "+via+" instead (NAT data processing is charged)")

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -126,7 +127,7 @@ func TestEachFixtureFailsItsCheckAlone(t *testing.T) {
 				for _, ch := range s.Checks {
 					bad := ch.Status == report.CheckFail || ch.Status == report.CheckWarn
 					switch {
-					case ch.ID == check && contains(tt.subnets, s.ID):
+					case ch.ID == check && slices.Contains(tt.subnets, s.ID):
 						if ch.Status != want {
 							t.Errorf("%s %s = %s (%s), want %s", s.ID, ch.ID, ch.Status, ch.Summary, want)
 						}
@@ -136,7 +137,7 @@ func TestEachFixtureFailsItsCheckAlone(t *testing.T) {
 						if !strings.Contains(ch.Summary, tt.inSummary) {
 							t.Errorf("%s %s summary = %q, want it to say %q", s.ID, ch.ID, ch.Summary, tt.inSummary)
 						}
-						if !contains(ch.Resources, tt.resource) {
+						if !slices.Contains(ch.Resources, tt.resource) {
 							t.Errorf("%s %s resources = %v, want %s", s.ID, ch.ID, ch.Resources, tt.resource)
 						}
 					case bad:
@@ -149,7 +150,7 @@ func TestEachFixtureFailsItsCheckAlone(t *testing.T) {
 				if ch.Check == check && ch.Resource == tt.resource && strings.Contains(ch.Command, tt.command) {
 					found = true
 					for _, s := range tt.subnets {
-						if !contains(ch.Subnets, s) {
+						if !slices.Contains(ch.Subnets, s) {
 							t.Errorf("change %s names subnets %v, want %s among them", ch.Resource, ch.Subnets, s)
 						}
 					}

@@ -3,6 +3,7 @@ package aws
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/pullpath/pullpath/internal/audit"
@@ -82,7 +83,7 @@ func focusHost(m *Model, s *report.AuditSubnet, host string) {
 	}[svc]
 	var first, rest []report.CheckResult
 	for _, c := range s.Checks {
-		if contains(about, c.ID) {
+		if slices.Contains(about, c.ID) {
 			c.Host = m.Host(svc)
 			first = append(first, c)
 		} else {

@@ -3,6 +3,7 @@ package aws
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 
@@ -146,7 +147,7 @@ func (m *Model) indexNodegroups(raw *Raw) {
 		}
 		seen[name] = true
 		m.Nodegroups = append(m.Nodegroups, ng.Nodegroup)
-		if r := str(ng.Nodegroup.NodeRole); r != "" && !contains(m.NodeRoles, r) {
+		if r := str(ng.Nodegroup.NodeRole); r != "" && !slices.Contains(m.NodeRoles, r) {
 			m.NodeRoles = append(m.NodeRoles, r)
 		}
 	}
@@ -595,7 +596,7 @@ func (m *Model) resolveNodes(ns *NodeSubnet) {
 	}
 	for _, ng := range m.Nodegroups {
 		name := str(ng.NodegroupName)
-		if withInstances[name] || !contains(ng.Subnets, ns.ID) {
+		if withInstances[name] || !slices.Contains(ng.Subnets, ns.ID) {
 			continue
 		}
 		n := Node{Name: "new nodes of " + name, Prefix: ns.CIDR}

@@ -2,10 +2,12 @@ package aws
 
 import (
 	"net/netip"
+	"slices"
 
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
 	iamtypes "github.com/aws/aws-sdk-go-v2/service/iam/types"
+
 	"github.com/pullpath/pullpath/internal/report"
 )
 
@@ -80,7 +82,7 @@ func (m *Model) given(file string) bool {
 
 func (m *Model) note(files ...string) {
 	for _, f := range files {
-		if !contains(m.asked, f) {
+		if !slices.Contains(m.asked, f) {
 			m.asked = append(m.asked, f)
 		}
 	}
@@ -166,17 +168,8 @@ func str(p *string) string {
 	return *p
 }
 
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
 func appendUnique(list []string, v string) []string {
-	if contains(list, v) {
+	if slices.Contains(list, v) {
 		return list
 	}
 	return append(list, v)

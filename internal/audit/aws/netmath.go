@@ -3,6 +3,7 @@ package aws
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 
@@ -164,12 +165,12 @@ func sgPermits(perms []ec2types.IpPermission, port int32, p peer) (bool, string)
 			}
 		}
 		for _, g := range perm.UserIdGroupPairs {
-			if contains(p.sgs, str(g.GroupId)) {
+			if slices.Contains(p.sgs, str(g.GroupId)) {
 				return true, permString(perm, str(g.GroupId))
 			}
 		}
 		for _, pl := range perm.PrefixListIds {
-			if contains(p.pls, str(pl.PrefixListId)) {
+			if slices.Contains(p.pls, str(pl.PrefixListId)) {
 				return true, permString(perm, str(pl.PrefixListId))
 			}
 		}

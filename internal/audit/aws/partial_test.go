@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -68,12 +69,12 @@ func TestNoRouteTablesEndpointChecksWarn(t *testing.T) {
 	for _, s := range r.Subnets {
 		for _, id := range []string{CheckEndpointECRAPI, CheckEndpointECRDKR} {
 			c := checkByID(t, s, id)
-			if c.Status != report.CheckWarn || !contains(c.Missing, FileRouteTables) || !strings.Contains(c.Summary, "cannot decide without "+FileRouteTables+" (aws ec2 describe-route-tables") {
+			if c.Status != report.CheckWarn || !slices.Contains(c.Missing, FileRouteTables) || !strings.Contains(c.Summary, "cannot decide without "+FileRouteTables+" (aws ec2 describe-route-tables") {
 				t.Errorf("%s %s = %s %v (%s), want warn missing %s with its command", s.ID, id, c.Status, c.Missing, c.Summary, FileRouteTables)
 			}
 		}
 	}
-	if _, failed := audit.Condition(r); failed || !contains(r.Verdict.Undecided, CheckEndpointECRAPI) || !contains(r.Verdict.Missing, FileRouteTables) {
+	if _, failed := audit.Condition(r); failed || !slices.Contains(r.Verdict.Undecided, CheckEndpointECRAPI) || !slices.Contains(r.Verdict.Missing, FileRouteTables) {
 		t.Errorf("verdict = %+v, want no failure, endpoint-ecr-api undecided for %s", r.Verdict, FileRouteTables)
 	}
 }
@@ -108,7 +109,7 @@ func TestNoEndpointsFileS3GatewayByRoute(t *testing.T) {
 	os.Remove(filepath.Join(d, FilePrefixLists))
 	r = auditDir(t, d)
 	c := checkByID(t, r.Subnets[0], CheckS3Route)
-	if c.Status != report.CheckWarn || !strings.Contains(c.Summary, "S3's or DynamoDB's") || !contains(c.Missing, FilePrefixLists) {
+	if c.Status != report.CheckWarn || !strings.Contains(c.Summary, "S3's or DynamoDB's") || !slices.Contains(c.Missing, FilePrefixLists) {
 		t.Errorf("s3-route without prefix lists = %s %v: %s", c.Status, c.Missing, c.Summary)
 	}
 }
@@ -130,7 +131,7 @@ func TestInstancesOfOtherClustersAreNotNodes(t *testing.T) {
 	os.WriteFile(p, out, 0o644)
 	r := auditDir(t, d)
 	for _, s := range r.Subnets {
-		if s.ID == "subnet-0e5e5e5e5e5e5e5e5" || contains(s.Pools, "self-managed") {
+		if s.ID == "subnet-0e5e5e5e5e5e5e5e5" || slices.Contains(s.Pools, "self-managed") {
 			t.Errorf("subnet %s (pools %v) audited: an untagged instance counted as a node", s.ID, s.Pools)
 		}
 	}

@@ -3,9 +3,11 @@ package aws
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -55,7 +57,7 @@ func (m *Model) path(ns *NodeSubnet, svc string) *hostPath {
 	before := append([]string(nil), m.asked...)
 	defer func() {
 		for _, f := range m.asked {
-			if !contains(before, f) {
+			if !slices.Contains(before, f) {
 				p.absent = append(p.absent, f)
 			}
 		}

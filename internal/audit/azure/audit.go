@@ -21,6 +21,7 @@ import (
 	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/nodeplace"
 	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/units"
 )
 
 // FromFolder audits a folder of Azure CLI JSON outputs (the files
@@ -107,7 +108,7 @@ func Audit(m *Model, source string, f audit.Focus) *report.AuditReport {
 		r.Subnets = append(r.Subnets, as)
 	}
 	audit.Finish(r, f.Place(m.placeNode))
-	r.DurationMS = float64(time.Since(start).Microseconds()) / 1000
+	r.DurationMS = units.MS(time.Since(start))
 	return r
 }
 

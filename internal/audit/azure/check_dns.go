@@ -1,6 +1,7 @@
 package azure
 
 import (
+	"cmp"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -156,7 +157,7 @@ func checkZoneLink(m *Model, n *nodeSubnet) report.CheckResult {
 			c.Host = firstPrivate(n.Hosts)
 			c.Summary = fmt.Sprintf("%s is not linked to %s: %s resolves %s to its public address", ACRZone, lastName(vid), n.poolsString(), c.Host)
 			c.Resources = appendUnique(c.Resources, vid)
-			c.Changes = []report.Change{{Resource: orDefault(zoneID, ACRZone), Kind: "Microsoft.Network/privateDnsZones",
+			c.Changes = []report.Change{{Resource: cmp.Or(zoneID, ACRZone), Kind: "Microsoft.Network/privateDnsZones",
 				Action:  fmt.Sprintf("link %s to %s (registration off)", ACRZone, vid),
 				Command: fmt.Sprintf("az network private-dns link vnet create -g %s -z %s -n %s-link -v %s -e false", zrg, ACRZone, lastName(vid), vid)}}
 			return c
@@ -165,7 +166,7 @@ func checkZoneLink(m *Model, n *nodeSubnet) report.CheckResult {
 		if l.Properties != nil && l.Properties.VirtualNetworkLinkState != nil {
 			st = string(*l.Properties.VirtualNetworkLinkState)
 		}
-		c.Evidence = append(c.Evidence, fmt.Sprintf("link %s -> %s (%s)", str(l.Name), lastName(vid), orUnknown(st)))
+		c.Evidence = append(c.Evidence, fmt.Sprintf("link %s -> %s (%s)", str(l.Name), lastName(vid), cmp.Or(st, "unknown")))
 		c.Resources = appendUnique(c.Resources, str(l.ID))
 		if st != "" && !strings.EqualFold(st, "Completed") {
 			c.Status = report.CheckWarn
@@ -213,13 +214,6 @@ func firstPrivate(hs []*pullHost) string {
 	return ""
 }
 
-func orDefault(s, d string) string {
-	if s == "" {
-		return d
-	}
-	return s
-}
-
 // checkRecords checks an A record in privatelink.azurecr.io for the
 // registry and for every data endpoint, each pointing at the private
 // endpoint's address for that name (customDnsConfigs).
@@ -234,7 +228,7 @@ func checkRecords(m *Model, n *nodeSubnet) report.CheckResult {
 		return c
 	}
 	zoneID := m.ZoneID()
-	zrg := orDefault(resourceGroupOf(zoneID), "ZONE_RG")
+	zrg := cmp.Or(resourceGroupOf(zoneID), "ZONE_RG")
 	recs := map[string]*armprivatedns.RecordSet{}
 	for _, r := range m.Records {
 		if r != nil {
@@ -286,7 +280,7 @@ func checkRecords(m *Model, n *nodeSubnet) report.CheckResult {
 				cmd = fmt.Sprintf("az network private-dns record-set a remove-record -g %s -z %s -n %s -a %s && ", zrg, ACRZone, h.Record, wrong[0]) + cmd
 			}
 			bad = first(bad, &finding{host: h.Name,
-				summary:   fmt.Sprintf("A record %s in %s points at %s, not at private endpoint %s's %s", h.Record, ACRZone, orUnknown(addrsString(got)), lastName(h.PEIDs[0]), addrsString(want)),
+				summary:   fmt.Sprintf("A record %s in %s points at %s, not at private endpoint %s's %s", h.Record, ACRZone, cmp.Or(addrsString(got), "unknown"), lastName(h.PEIDs[0]), addrsString(want)),
 				resources: []string{recID},
 				changes: []report.Change{{Resource: recID, Kind: "Microsoft.Network/privateDnsZones/A",
 					Action:  fmt.Sprintf("point %s at %s", h.Record, addrsString(want)),

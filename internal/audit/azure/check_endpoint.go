@@ -1,6 +1,7 @@
 package azure
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -35,9 +36,9 @@ func checkPrivateEndpoint(m *Model, n *nodeSubnet) report.CheckResult {
 		if s := pc.Properties.PrivateLinkServiceConnectionState; s != nil && s.Status != nil {
 			st = string(*s.Status)
 		}
-		connID := orDefault(str(pc.ID), regID+"/privateEndpointConnections/"+str(pc.Name))
+		connID := cmp.Or(str(pc.ID), regID+"/privateEndpointConnections/"+str(pc.Name))
 		c.Resources = appendUnique(c.Resources, peID)
-		c.Evidence = append(c.Evidence, fmt.Sprintf("connection %s: private endpoint %s, %s", str(pc.Name), lastName(peID), orUnknown(st)))
+		c.Evidence = append(c.Evidence, fmt.Sprintf("connection %s: private endpoint %s, %s", str(pc.Name), lastName(peID), cmp.Or(st, "unknown")))
 		if strings.EqualFold(st, "Approved") {
 			approved++
 			if _, ok := m.PrivateEndpoints[idKey(peID)]; !ok && peID != "" {
@@ -45,7 +46,7 @@ func checkPrivateEndpoint(m *Model, n *nodeSubnet) report.CheckResult {
 			}
 			continue
 		}
-		connName := orDefault(str(pc.Name), lastName(connID))
+		connName := cmp.Or(str(pc.Name), lastName(connID))
 		var f *finding
 		switch strings.ToLower(st) {
 		case "pending":
@@ -54,9 +55,9 @@ func checkPrivateEndpoint(m *Model, n *nodeSubnet) report.CheckResult {
 					Action:  fmt.Sprintf("approve the connection of private endpoint %s on registry %s", peID, regID),
 					Command: fmt.Sprintf("az acr private-endpoint-connection approve -r %s -n %s", m.RegistryName(), connName)}}}
 		default:
-			f = &finding{summary: fmt.Sprintf("private endpoint %s's connection to registry %s is %s: no traffic flows through it", lastName(peID), m.RegistryName(), orUnknown(st)),
+			f = &finding{summary: fmt.Sprintf("private endpoint %s's connection to registry %s is %s: no traffic flows through it", lastName(peID), m.RegistryName(), cmp.Or(st, "unknown")),
 				changes: []report.Change{{Resource: peID, Kind: "Microsoft.Network/privateEndpoints",
-					Action:  fmt.Sprintf("re-create private endpoint %s (a %s connection cannot be approved again)", lastName(peID), orUnknown(st)),
+					Action:  fmt.Sprintf("re-create private endpoint %s (a %s connection cannot be approved again)", lastName(peID), cmp.Or(st, "unknown")),
 					Command: fmt.Sprintf("az network private-endpoint create -g %s -n %s --subnet SUBNET_ID --private-connection-resource-id %s --group-id registry --connection-name %s", resourceGroupOf(peID), lastName(peID), regID, connName)}}}
 		}
 		f.resources = []string{connID, peID, regID}
@@ -167,7 +168,7 @@ func checkPublicAccess(m *Model, n *nodeSubnet) report.CheckResult {
 		}
 		c.Status = report.CheckWarn
 		c.Host = public[0]
-		c.Summary = fmt.Sprintf("registry %s's network rule set denies by default: the nodes' egress address must be among its IP rules (%s); the egress address is outside the contract", m.RegistryName(), orUnknown(strings.Join(rules, ", ")))
+		c.Summary = fmt.Sprintf("registry %s's network rule set denies by default: the nodes' egress address must be among its IP rules (%s); the egress address is outside the contract", m.RegistryName(), cmp.Or(strings.Join(rules, ", "), "unknown"))
 		c.Changes = []report.Change{{Resource: regID, Kind: "Microsoft.ContainerRegistry/registries",
 			Action:  "allow the cluster's outbound address (its load balancer or NAT gateway public IP) in the registry's network rules",
 			Command: fmt.Sprintf("az acr network-rule add -n %s --ip-address EGRESS_IP", m.RegistryName())}}

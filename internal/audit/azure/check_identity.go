@@ -1,10 +1,12 @@
 package azure
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
 	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/units"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -84,17 +86,17 @@ func checkIdentity(m *Model, n *nodeSubnet) report.CheckResult {
 				name = abacPull[roleID]
 			}
 		}
-		line := fmt.Sprintf("%s at %s", orDefault(name, roleID), scope)
+		line := fmt.Sprintf("%s at %s", cmp.Or(name, roleID), scope)
 		if !scopeCovers(scope, regID) {
 			c.Evidence = append(c.Evidence, line+": not the registry's scope or above")
 			continue
 		}
 		if rn, ok := want[roleID]; ok || nameIn(want, name) {
 			c.Status = report.CheckPass
-			c.Summary = fmt.Sprintf("kubelet identity %s holds %s on %s", obj, orDefault(rn, name), scope)
+			c.Summary = fmt.Sprintf("kubelet identity %s holds %s on %s", obj, cmp.Or(rn, name), scope)
 			c.Resources = []string{str(ra.ID), regID}
 			if cond := str(p.Condition); cond != "" {
-				c.Evidence = append(c.Evidence, "the assignment has an ABAC condition: pull is limited to the repositories it names: "+oneLine(cond))
+				c.Evidence = append(c.Evidence, "the assignment has an ABAC condition: pull is limited to the repositories it names: "+units.Clip(cond, 160))
 			}
 			return c
 		}

@@ -1,6 +1,7 @@
 package azure
 
 import (
+	"cmp"
 	"fmt"
 	"net/netip"
 	"sort"
@@ -351,7 +352,7 @@ func checkNSG(m *Model, n *nodeSubnet) report.CheckResult {
 			case t == maybe:
 				c.Evidence = append(c.Evidence, fmt.Sprintf("TCP 443 to %s: rule %s (priority %d, %s) may match (an application security group, a partial source, or a public prefix): confirm it", what, r.Name, r.Priority, access(r)))
 				if !r.Allow {
-					warned = first2(warned, fmt.Sprintf("rule %s (priority %d, Deny) of %s may block TCP 443 to %s", r.Name, r.Priority, lastName(nsgID), what))
+					warned = cmp.Or(warned, fmt.Sprintf("rule %s (priority %d, Deny) of %s may block TCP 443 to %s", r.Name, r.Priority, lastName(nsgID), what))
 				}
 			case r.Allow:
 				c.Evidence = append(c.Evidence, fmt.Sprintf("TCP 443 to %s: allowed by %s (priority %d)", what, r.Name, r.Priority))

@@ -1,6 +1,7 @@
 package azure
 
 import (
+	"cmp"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -165,7 +166,7 @@ func peeringState(p *armnetwork.VirtualNetworkPeering, host string, a netip.Addr
 			action = fmt.Sprintf("delete and re-create the peering on both sides (the %s side was removed or reset)", remoteName(p))
 		}
 		return &finding{host: host,
-			summary:   fmt.Sprintf("peering %s to %s is %s, not Connected: no traffic to %s (%s) crosses it", lastName(pid), remoteName(p), orUnknown(st), a, host),
+			summary:   fmt.Sprintf("peering %s to %s is %s, not Connected: no traffic to %s (%s) crosses it", lastName(pid), remoteName(p), cmp.Or(st, "unknown"), a, host),
 			resources: []string{pid},
 			changes: []report.Change{{Resource: pid, Kind: "Microsoft.Network/virtualNetworks/virtualNetworkPeerings", Action: action,
 				Command: fmt.Sprintf("az network vnet peering show -g %s --vnet-name %s -n %s --query peeringState", resourceGroupOf(pid), idSegment(pid, "virtualNetworks"), lastName(pid))}},
@@ -196,7 +197,7 @@ func peeringLine(p *armnetwork.VirtualNetworkPeering) string {
 		st = string(*pp.PeeringState)
 	}
 	return fmt.Sprintf("peering %s -> %s: %s, useRemoteGateways %v, allowForwardedTraffic %v, allowGatewayTransit %v, remote %s",
-		lastName(str(p.ID)), remoteName(p), orUnknown(st), boolv(pp.UseRemoteGateways), boolv(pp.AllowForwardedTraffic), boolv(pp.AllowGatewayTransit), prefixesString(peeringPrefixes(p)))
+		lastName(str(p.ID)), remoteName(p), cmp.Or(st, "unknown"), boolv(pp.UseRemoteGateways), boolv(pp.AllowForwardedTraffic), boolv(pp.AllowGatewayTransit), prefixesString(peeringPrefixes(p)))
 }
 
 func remoteName(p *armnetwork.VirtualNetworkPeering) string {
@@ -204,11 +205,4 @@ func remoteName(p *armnetwork.VirtualNetworkPeering) string {
 		return str(p.Properties.RemoteVirtualNetwork.ID)
 	}
 	return "the remote VNet"
-}
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "unknown"
-	}
-	return s
 }

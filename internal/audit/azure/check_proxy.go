@@ -1,6 +1,7 @@
 package azure
 
 import (
+	"cmp"
 	"fmt"
 	"net/url"
 	"strings"
@@ -50,7 +51,7 @@ func checkProxy(m *Model, n *nodeSubnet) report.CheckResult {
 	}
 	clusterID := str(m.Cluster.ID)
 	c.Resources = []string{clusterID}
-	c.Evidence = append(c.Evidence, fmt.Sprintf("httpProxyConfig: httpsProxy %s, httpProxy %s, noProxy %s", proxyShown(pc.https), proxyShown(pc.http), orUnknown(pc.noProxy)))
+	c.Evidence = append(c.Evidence, fmt.Sprintf("httpProxyConfig: httpsProxy %s, httpProxy %s, noProxy %s", proxyShown(pc.https), proxyShown(pc.http), cmp.Or(pc.noProxy, "unknown")))
 	if pc.https == "" {
 		c.Evidence = append(c.Evidence, "only httpProxy is set: Go's httpproxy sends https requests (every request of a pull) direct")
 	}

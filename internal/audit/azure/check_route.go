@@ -1,6 +1,7 @@
 package azure
 
 import (
+	"cmp"
 	"fmt"
 	"net/netip"
 	"sort"
@@ -32,7 +33,7 @@ func checkRoute(m *Model, n *nodeSubnet) report.CheckResult {
 				c.Evidence = append(c.Evidence, fmt.Sprintf("%s (public): %s", h.Name, r))
 			default:
 				c.Evidence = append(c.Evidence, fmt.Sprintf("%s (public): %s: the appliance or on-premises proxy there must allow %s", h.Name, r, h.Name))
-				warned = first2(warned, fmt.Sprintf("%s reaches %s (public) through %s: the firewall there must allow it", n.poolsString(), h.Name, r))
+				warned = cmp.Or(warned, fmt.Sprintf("%s reaches %s (public) through %s: the firewall there must allow it", n.poolsString(), h.Name, r))
 			}
 			continue
 		}
@@ -59,19 +60,19 @@ func checkRoute(m *Model, n *nodeSubnet) report.CheckResult {
 					}
 				}
 				if r.Prefix.Bits() == 0 {
-					warned = first2(warned, fmt.Sprintf("0.0.0.0/0 sends %s (%s) to appliance %s: it must forward TCP 443 there and route the replies back through itself", a, h.Name, nva))
+					warned = cmp.Or(warned, fmt.Sprintf("0.0.0.0/0 sends %s (%s) to appliance %s: it must forward TCP 443 there and route the replies back through itself", a, h.Name, nva))
 				} else {
 					c.Evidence = append(c.Evidence, fmt.Sprintf("appliance %s must forward TCP 443 to %s and carry the replies back", nva, a))
 				}
 			default: // None, Internet for a private address, anything unknown
 				if n.Routes.Computed && m.bgpMayCarry(n) {
-					warned = first2(warned, fmt.Sprintf("no captured route from %s to %s (%s); a route learned over BGP may carry it: capture `%s`", n.poolsString(), a, h.Name, "az network nic show-effective-route-table"))
+					warned = cmp.Or(warned, fmt.Sprintf("no captured route from %s to %s (%s); a route learned over BGP may carry it: capture `%s`", n.poolsString(), a, h.Name, "az network nic show-effective-route-table"))
 					continue
 				}
 				f := m.noRoute(n, h, a, r, ok)
 				if len(f.changes) == 0 && m.peeringCause(a) {
 					// one cause, one failure: the peering check names it
-					warned = first2(warned, f.summary+"; the peering check names the cause")
+					warned = cmp.Or(warned, f.summary+"; the peering check names the cause")
 					continue
 				}
 				bad = first(bad, f)
@@ -127,13 +128,6 @@ func first(have, f *finding) *finding {
 		return have
 	}
 	return f
-}
-
-func first2(have, s string) string {
-	if have != "" {
-		return have
-	}
-	return s
 }
 
 func usableToAppliance(hop string) bool {

@@ -27,6 +27,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/units"
 )
 
 // LiveOptions name the cluster to collect and how to reach ARM.
@@ -554,7 +555,7 @@ func armError(err error) string {
 	if errors.As(err, &re) {
 		return fmt.Sprintf("%d %s", re.StatusCode, re.ErrorCode)
 	}
-	return oneLine(err.Error())
+	return units.Clip(err.Error(), 160)
 }
 
 func (c *collector) csFactory(sub string) (*armcontainerservice.ClientFactory, error) {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/nodeplace"
+	"github.com/pullpath/pullpath/internal/units"
 )
 
 // LiveTarget is what a live audit reads, found from the nodes: who the
@@ -56,7 +57,7 @@ func FindTarget(ctx context.Context, o LiveOptions, nodeRG string) (LiveTarget, 
 	if t.Credential == nil {
 		dc, err := azidentity.NewDefaultAzureCredential(nil)
 		if err != nil {
-			return t, &audit.NoCredentialsError{Cloud: nodeplace.Azure, Chain: Chain, Reason: oneLine(err.Error())}
+			return t, &audit.NoCredentialsError{Cloud: nodeplace.Azure, Chain: Chain, Reason: units.Clip(err.Error(), 160)}
 		}
 		t.Credential = dc
 	}
@@ -64,7 +65,7 @@ func FindTarget(ctx context.Context, o LiveOptions, nodeRG string) (LiveTarget, 
 	tok, err := t.Credential.GetToken(tctx, policy.TokenRequestOptions{Scopes: []string{armAudience(o.ClientOptions) + "/.default"}})
 	cancel()
 	if err != nil {
-		return t, &audit.NoCredentialsError{Cloud: nodeplace.Azure, Chain: Chain, Reason: oneLine(err.Error())}
+		return t, &audit.NoCredentialsError{Cloud: nodeplace.Azure, Chain: Chain, Reason: units.Clip(err.Error(), 160)}
 	}
 	t.Identity = tokenIdentity(tok.Token)
 	if t.ResourceGroup != "" && t.Cluster != "" {

@@ -18,6 +18,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/containerservice/armcontainerservice/v6"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/network/armnetwork/v8"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/privatedns/armprivatedns"
+
+	"github.com/pullpath/pullpath/internal/units"
 )
 
 // maxFile bounds one input file; the largest real output (a zone of many
@@ -419,7 +421,7 @@ func (l *loader) read(name string) (any, error) {
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return nil, &InputError{File: name, Msg: "not JSON (" + oneLine(err.Error()) + "): want the Azure CLI's JSON output (-o json)"}
+		return nil, &InputError{File: name, Msg: "not JSON (" + units.Clip(err.Error(), 160) + "): want the Azure CLI's JSON output (-o json)"}
 	}
 	if !dec.More() {
 		return v, nil
@@ -484,7 +486,7 @@ func (l *loader) object(name, want, cmd string, out any, required bool) (any, er
 		return nil, &InputError{File: name, Msg: fmt.Sprintf("holds a %s, not a %s: want the output of `%s`", got, want, cmd)}
 	}
 	if err := decodeInto(obj, out); err != nil {
-		return nil, &InputError{File: name, Msg: fmt.Sprintf("does not read as a %s (%s): want the output of `%s`", want, oneLine(err.Error()), cmd)}
+		return nil, &InputError{File: name, Msg: fmt.Sprintf("does not read as a %s (%s): want the output of `%s`", want, units.Clip(err.Error(), 160), cmd)}
 	}
 	return v, nil
 }
@@ -524,7 +526,7 @@ func (l *loader) list(name, want, cmd string, t reflect.Type, out any) (bool, er
 	}
 	arr = renest(arr, t).([]any)
 	if err := remarshal(arr, out); err != nil {
-		return l.settle(name, cmd, &InputError{File: name, Msg: fmt.Sprintf("does not read as a list of %s (%s): want the output of `%s`", want, oneLine(err.Error()), cmd)})
+		return l.settle(name, cmd, &InputError{File: name, Msg: fmt.Sprintf("does not read as a list of %s (%s): want the output of `%s`", want, units.Clip(err.Error(), 160), cmd)})
 	}
 	return l.settle(name, cmd, nil)
 }
@@ -593,7 +595,7 @@ func (l *loader) roles(cmd string) bool {
 	var ras []*armauthorization.RoleAssignment
 	arr = renest(arr, reflect.TypeOf(ras)).([]any)
 	if err := remarshal(arr, &ras); err != nil {
-		ok, _ := l.settle(FileRoles, cmd, &InputError{File: FileRoles, Msg: "does not read as role assignments (" + oneLine(err.Error()) + "): want the output of `" + cmd + "`"})
+		ok, _ := l.settle(FileRoles, cmd, &InputError{File: FileRoles, Msg: "does not read as role assignments (" + units.Clip(err.Error(), 160) + "): want the output of `" + cmd + "`"})
 		return ok
 	}
 	for i, ra := range ras {
@@ -625,7 +627,7 @@ func (l *loader) routes(name, cmd string, out *armnetwork.EffectiveRouteListResu
 	}
 	arr = renest(arr, reflect.TypeOf(out.Value)).([]any)
 	if err := remarshal(arr, &out.Value); err != nil {
-		return l.settle(name, cmd, &InputError{File: name, Msg: "does not read as effective routes (" + oneLine(err.Error()) + "): want the output of `" + cmd + "`"})
+		return l.settle(name, cmd, &InputError{File: name, Msg: "does not read as effective routes (" + units.Clip(err.Error(), 160) + "): want the output of `" + cmd + "`"})
 	}
 	return l.settle(name, cmd, nil)
 }
@@ -679,14 +681,6 @@ func jsonKind(v any) string {
 		return "JSON null"
 	}
 	return "JSON value"
-}
-
-func oneLine(s string) string {
-	s = strings.ReplaceAll(s, "\n", " ")
-	if len(s) > 160 {
-		s = s[:160] + "..."
-	}
-	return s
 }
 
 // fellBack rewords the warning about a missing file whose content the VNet

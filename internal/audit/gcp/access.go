@@ -14,6 +14,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/nodeplace"
+	"github.com/pullpath/pullpath/internal/units"
 )
 
 // ADCChain is where Application Default Credentials look, in order.
@@ -41,10 +42,10 @@ var Permissions = []string{
 func DefaultCredentials(ctx context.Context) (*auth.Credentials, string, error) {
 	creds, err := credentials.DetectDefault(&credentials.DetectOptions{Scopes: []string{"https://www.googleapis.com/auth/cloud-platform"}})
 	if err != nil {
-		return nil, "", &audit.NoCredentialsError{Cloud: nodeplace.GCP, Chain: ADCChain, Reason: oneLine(err.Error())}
+		return nil, "", &audit.NoCredentialsError{Cloud: nodeplace.GCP, Chain: ADCChain, Reason: units.Clip(err.Error(), 200)}
 	}
 	if _, err := creds.Token(ctx); err != nil {
-		return nil, "", &audit.NoCredentialsError{Cloud: nodeplace.GCP, Chain: ADCChain, Reason: oneLine(err.Error())}
+		return nil, "", &audit.NoCredentialsError{Cloud: nodeplace.GCP, Chain: ADCChain, Reason: units.Clip(err.Error(), 200)}
 	}
 	return creds, identity(ctx, creds), nil
 }
@@ -82,7 +83,7 @@ func ClusterOf(ctx context.Context, o LiveOptions, zone, instance string) (clust
 	call := fmt.Sprintf("gcloud compute instances describe %s --zone %s --project %s", instance, zone, o.Project)
 	svc, err := compute.NewService(ctx, c.opts("compute/v1/")...)
 	if err != nil {
-		return "", "", fmt.Errorf("google credentials: %s", oneLine(err.Error()))
+		return "", "", fmt.Errorf("google credentials: %s", units.Clip(err.Error(), 200))
 	}
 	in, err := svc.Instances.Get(o.Project, zone, instance).Context(ctx).Do()
 	if err != nil {

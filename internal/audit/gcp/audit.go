@@ -10,6 +10,7 @@ import (
 	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/nodeplace"
 	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/units"
 )
 
 // FromFolder audits the gcloud --format=json files in dir (the folder
@@ -102,7 +103,7 @@ func Audit(m *Model, source string, f audit.Focus) (*report.AuditReport, error) 
 	}
 	r.Hosts = auditHosts(m, hosts, subnets)
 	audit.Finish(r, f.Place(m.place))
-	r.DurationMS = float64(time.Since(start).Microseconds()) / 1000
+	r.DurationMS = units.MS(time.Since(start))
 	return r, nil
 }
 

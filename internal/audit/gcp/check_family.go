@@ -1,6 +1,7 @@
 package gcp
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -42,7 +43,7 @@ func checkIPv6(m *Model, ns *nodeSubnet) report.CheckResult {
 		return audit.Skip("the cluster is IPv4-only (ipAllocationPolicy.stackType): the pull is IPv4")
 	}
 	if !strings.EqualFold(ns.Subnet.StackType, stackDual) {
-		return audit.Skip(fmt.Sprintf("subnet %s is %s: its nodes have no IPv6 address", ns.Name, strings.ToLower(orDefault(ns.Subnet.StackType, "IPV4_ONLY"))))
+		return audit.Skip(fmt.Sprintf("subnet %s is %s: its nodes have no IPv6 address", ns.Name, strings.ToLower(cmp.Or(ns.Subnet.StackType, "IPV4_ONLY"))))
 	}
 	var public []*pullHost
 	for _, h := range ns.Hosts {
@@ -60,7 +61,7 @@ func checkIPv6(m *Model, ns *nodeSubnet) report.CheckResult {
 	hosts := strings.Join(names, ", ")
 	d := dest{Public: true, V6: true}
 	access := strings.ToUpper(ns.Subnet.Ipv6AccessType)
-	ev := []string{fmt.Sprintf("subnet %s: stackType %s, ipv6AccessType %s, Private Google Access %v", ns.Name, ns.Subnet.StackType, orDefault(access, "unset"), ns.pgaOn()),
+	ev := []string{fmt.Sprintf("subnet %s: stackType %s, ipv6AccessType %s, Private Google Access %v", ns.Name, ns.Subnet.StackType, cmp.Or(access, "unset"), ns.pgaOn()),
 		"hosts with AAAA records (no private zone): " + hosts}
 	warn := func(summary string, resources []string, changes ...report.Change) report.CheckResult {
 		c := audit.Warn(pathCondition(public[0]), summary+": the dual-stack nodes dial IPv6 first and fall back to IPv4 after 300 ms (Happy Eyeballs), on every new connection", ev...)
@@ -93,11 +94,4 @@ func checkIPv6(m *Model, ns *nodeSubnet) report.CheckResult {
 		}
 	}
 	return audit.Pass(fmt.Sprintf("IPv6 from %s reaches %s (Private Google Access or external IPv6, route, firewall)", ns.poolsString(), hosts), ev...)
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }

@@ -2,6 +2,7 @@ package gcp
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	artifactregistry "google.golang.org/api/artifactregistry/v1"
@@ -25,7 +26,7 @@ var pullScopes = []string{
 
 func hasPullScope(scopes []string) bool {
 	for _, s := range scopes {
-		if contains(pullScopes, s) || contains(pullScopes, "https://www.googleapis.com/auth/"+s) {
+		if slices.Contains(pullScopes, s) || slices.Contains(pullScopes, "https://www.googleapis.com/auth/"+s) {
 			return true
 		}
 	}
@@ -147,7 +148,7 @@ func checkIdentity(m *Model, ns *nodeSubnet) report.CheckResult {
 		var hit, maybe *binding
 		for i := range bs {
 			b := &bs[i]
-			if !contains(roles, b.Role) {
+			if !slices.Contains(roles, b.Role) {
 				continue
 			}
 			for _, mem := range b.Members {

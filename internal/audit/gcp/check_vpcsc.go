@@ -2,6 +2,7 @@ package gcp
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	accesscontextmanager "google.golang.org/api/accesscontextmanager/v1"
@@ -36,7 +37,7 @@ func (t Target) services() []string {
 
 func restricts(cfg *accesscontextmanager.ServicePerimeterConfig, svcs []string) bool {
 	for _, s := range cfg.RestrictedServices {
-		if s == "*" || contains(svcs, s) {
+		if s == "*" || slices.Contains(svcs, s) {
 			return true
 		}
 	}
@@ -44,7 +45,7 @@ func restricts(cfg *accesscontextmanager.ServicePerimeterConfig, svcs []string) 
 }
 
 func holds(cfg *accesscontextmanager.ServicePerimeterConfig, number string) bool {
-	return number != "" && contains(cfg.Resources, "projects/"+number)
+	return number != "" && slices.Contains(cfg.Resources, "projects/"+number)
 }
 
 // checkVPCSC: a perimeter (enforced configuration) that restricts the
@@ -106,7 +107,7 @@ func checkVPCSC(m *Model, ns *nodeSubnet) report.CheckResult {
 			}
 			if regIn == nodeIn || bridged(reg, num) {
 				if nodeIn {
-					if v := cfg.VpcAccessibleServices; v != nil && v.EnableRestriction && !contains(v.AllowedServices, "RESTRICTED-SERVICES") && !containsAny(v.AllowedServices, svcs) {
+					if v := cfg.VpcAccessibleServices; v != nil && v.EnableRestriction && !slices.Contains(v.AllowedServices, "RESTRICTED-SERVICES") && !containsAny(v.AllowedServices, svcs) {
 						c := audit.Fail(verdict.ConditionTLSIdentity, fmt.Sprintf("perimeter %s limits its networks to %s: %s is not among the VPC accessible services", title(p), strings.Join(v.AllowedServices, ", "), svcs[0]))
 						return with(c, t.Host, []string{p.Name}, report.Change{Resource: p.Name, Kind: "service-perimeter",
 							Action:  "allow the registry's service from the perimeter's networks",
@@ -145,7 +146,7 @@ func title(p *accesscontextmanager.ServicePerimeter) string {
 
 func containsAny(list, vs []string) bool {
 	for _, v := range vs {
-		if contains(list, v) {
+		if slices.Contains(list, v) {
 			return true
 		}
 	}

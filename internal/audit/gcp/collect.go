@@ -21,6 +21,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/units"
 )
 
 // LiveOptions name the cluster to collect and how to reach Google's APIs.
@@ -84,7 +85,7 @@ func (c *collector) run(ctx context.Context) error {
 	// 1. The cluster.
 	cs, err := container.NewService(ctx, c.opts("container/")...)
 	if err != nil {
-		return fmt.Errorf("google credentials: %s", oneLine(err.Error()))
+		return fmt.Errorf("google credentials: %s", units.Clip(err.Error(), 200))
 	}
 	cl, err := cs.Projects.Locations.Clusters.Get(fmt.Sprintf("projects/%s/locations/%s/clusters/%s", o.Project, o.Location, o.Cluster)).Context(ctx).Do()
 	if err != nil {
@@ -96,7 +97,7 @@ func (c *collector) run(ctx context.Context) error {
 	m := &Model{Cluster: cl, Subnets: map[string]*compute.Subnetwork{}, Records: map[string][]*dns.ResourceRecordSet{}}
 	netProj, net := m.NetworkProject(), m.NetworkName()
 	if c.compute, err = compute.NewService(ctx, c.opts("compute/v1/")...); err != nil {
-		return fmt.Errorf("google credentials: %s", oneLine(err.Error()))
+		return fmt.Errorf("google credentials: %s", units.Clip(err.Error(), 200))
 	}
 	// 2. The nodes as they are.
 	var ins []*compute.Instance
@@ -192,7 +193,7 @@ func (c *collector) run(ctx context.Context) error {
 	// 5. Cloud DNS: zones and server policies of the network's project, and
 	// the record sets the pull's names need, by name.
 	if c.dns, err = dns.NewService(ctx, c.opts("dns/")...); err != nil {
-		return fmt.Errorf("google credentials: %s", oneLine(err.Error()))
+		return fmt.Errorf("google credentials: %s", units.Clip(err.Error(), 200))
 	}
 	var zones []*dns.ManagedZone
 	if err := c.dns.ManagedZones.List(netProj).MaxResults(pageSize).Pages(ctx, func(l *dns.ManagedZonesListResponse) error {
@@ -311,7 +312,7 @@ func (c *collector) registry(ctx context.Context, t Target) error {
 	if t.Repo != "" {
 		ar, err := artifactregistry.NewService(ctx, c.opts("artifactregistry/")...)
 		if err != nil {
-			return fmt.Errorf("google credentials: %s", oneLine(err.Error()))
+			return fmt.Errorf("google credentials: %s", units.Clip(err.Error(), 200))
 		}
 		p, err := ar.Projects.Locations.Repositories.GetIamPolicy(fmt.Sprintf("projects/%s/locations/%s/repositories/%s", t.Project, t.Location, t.Repo)).Context(ctx).Do()
 		switch {
@@ -327,7 +328,7 @@ func (c *collector) registry(ctx context.Context, t Target) error {
 	}
 	crm, err := cloudresourcemanager.NewService(ctx, c.opts("cloudresourcemanager/")...)
 	if err != nil {
-		return fmt.Errorf("google credentials: %s", oneLine(err.Error()))
+		return fmt.Errorf("google credentials: %s", units.Clip(err.Error(), 200))
 	}
 	if p, err := crm.Projects.GetIamPolicy(t.Project, &cloudresourcemanager.GetIamPolicyRequest{}).Context(ctx).Do(); err == nil {
 		if err := c.put(FileProjectPolicy, p); err != nil {
@@ -361,7 +362,7 @@ func (c *collector) registry(ctx context.Context, t Target) error {
 	}
 	acm, err := accesscontextmanager.NewService(ctx, c.opts("accesscontextmanager/")...)
 	if err != nil {
-		return fmt.Errorf("google credentials: %s", oneLine(err.Error()))
+		return fmt.Errorf("google credentials: %s", units.Clip(err.Error(), 200))
 	}
 	var policies []string
 	if err := acm.AccessPolicies.List().Parent("organizations/"+org).PageSize(100).Pages(ctx, func(l *accesscontextmanager.ListAccessPoliciesResponse) error {
@@ -401,9 +402,9 @@ func apiError(err error) string {
 		if msg == "" {
 			msg = http.StatusText(ge.Code)
 		}
-		return fmt.Sprintf("%d %s", ge.Code, oneLine(msg))
+		return fmt.Sprintf("%d %s", ge.Code, units.Clip(msg, 200))
 	}
-	return oneLine(err.Error())
+	return units.Clip(err.Error(), 200)
 }
 
 // put writes one API value as gcloud prints it with --format=json.

@@ -3,6 +3,7 @@ package gcp_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -90,7 +91,7 @@ func TestFixtures(t *testing.T) {
 			for _, s := range r.Subnets {
 				for _, c := range s.Checks {
 					bad := c.Status == report.CheckFail || c.Status == report.CheckWarn
-					wantBad := contains(f.want[c.ID], s.ID)
+					wantBad := slices.Contains(f.want[c.ID], s.ID)
 					switch {
 					case wantBad && c.Status != f.status:
 						t.Errorf("%s %s = %s (%s), want %s", s.ID, c.ID, c.Status, c.Summary, f.status)
@@ -126,15 +127,6 @@ func TestFixtures(t *testing.T) {
 			t.Errorf("check %s has no fixture that fails it", id)
 		}
 	}
-}
-
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // A failing subnet is set beside a healthy one, and the changes carry the

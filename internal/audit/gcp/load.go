@@ -14,6 +14,7 @@ import (
 	dns "google.golang.org/api/dns/v1"
 
 	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/units"
 )
 
 // maxFile bounds one input file: gcloud's JSON for the largest network is
@@ -162,7 +163,7 @@ func readObject[T any](fsys fs.FS, name, cmd string, into *T) error {
 		return fmt.Errorf("%s: not a JSON object: want the output of %s", name, cmd)
 	}
 	if err := json.Unmarshal(data, into); err != nil {
-		return fmt.Errorf("%s: %s: want the output of %s", name, oneLine(err.Error()), cmd)
+		return fmt.Errorf("%s: %s: want the output of %s", name, units.Clip(err.Error(), 200), cmd)
 	}
 	return nil
 }
@@ -190,17 +191,9 @@ func readList[T any](fsys fs.FS, name, cmd string, into *[]T) (bool, error) {
 	for _, raw := range items {
 		var v T
 		if err := json.Unmarshal(raw, &v); err != nil {
-			return false, fmt.Errorf("%s: %s: want the output of %s", name, oneLine(err.Error()), cmd)
+			return false, fmt.Errorf("%s: %s: want the output of %s", name, units.Clip(err.Error(), 200), cmd)
 		}
 		*into = append(*into, v)
 	}
 	return true, nil
-}
-
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 200 {
-		s = s[:200] + "..."
-	}
-	return s
 }

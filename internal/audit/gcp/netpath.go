@@ -3,6 +3,7 @@ package gcp
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -140,7 +141,7 @@ func (m *Model) egress443(p *nodeProfile, d dest) fwVerdict {
 		if len(f.TargetTags) > 0 && !intersects(f.TargetTags, p.Tags) {
 			continue
 		}
-		if len(f.TargetServiceAccounts) > 0 && !contains(f.TargetServiceAccounts, p.SA) {
+		if len(f.TargetServiceAccounts) > 0 && !slices.Contains(f.TargetServiceAccounts, p.SA) {
 			continue
 		}
 		rules = append(rules, f)
@@ -291,7 +292,7 @@ func (n natRef) covers(subnetPath string) bool {
 			if s == nil || !sameRes(s.Name, subnetPath) {
 				continue
 			}
-			if len(s.SourceIpRangesToNat) == 0 || contains(s.SourceIpRangesToNat, "ALL_IP_RANGES") || contains(s.SourceIpRangesToNat, "PRIMARY_IP_RANGE") {
+			if len(s.SourceIpRangesToNat) == 0 || slices.Contains(s.SourceIpRangesToNat, "ALL_IP_RANGES") || slices.Contains(s.SourceIpRangesToNat, "PRIMARY_IP_RANGE") {
 				return true
 			}
 		}

@@ -2,6 +2,7 @@ package gcp
 
 import (
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 
@@ -210,7 +211,7 @@ func (m *Model) buildSubnets(hosts []*pullHost) []*nodeSubnet {
 		for _, pr := range ns.Profiles {
 			m.nodesBySubnet[ns.Path] += pr.Count
 			ns.Nodes += pr.Count
-			if pr.Pool != "" && !contains(ns.Pools, pr.Pool) {
+			if pr.Pool != "" && !slices.Contains(ns.Pools, pr.Pool) {
 				ns.Pools = append(ns.Pools, pr.Pool)
 			}
 		}
@@ -218,18 +219,9 @@ func (m *Model) buildSubnets(hosts []*pullHost) []*nodeSubnet {
 	return out
 }
 
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
 func intersects(a, b []string) bool {
 	for _, x := range a {
-		if contains(b, x) {
+		if slices.Contains(b, x) {
 			return true
 		}
 	}

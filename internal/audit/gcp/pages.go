@@ -8,6 +8,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/pullpath/pullpath/internal/units"
 )
 
 // listMembers are the members a REST list page holds its resources in:
@@ -35,7 +37,7 @@ func listItems(name string, data []byte) ([]json.RawMessage, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("not JSON (%s)", oneLine(err.Error()))
+			return nil, fmt.Errorf("not JSON (%s)", units.Clip(err.Error(), 200))
 		}
 		values = append(values, v)
 	}
@@ -43,7 +45,7 @@ func listItems(name string, data []byte) ([]json.RawMessage, error) {
 	if len(values) == 1 && values[0][0] == '[' {
 		var arr []json.RawMessage
 		if err := json.Unmarshal(values[0], &arr); err != nil {
-			return nil, fmt.Errorf("not a JSON array (%s)", oneLine(err.Error()))
+			return nil, fmt.Errorf("not a JSON array (%s)", units.Clip(err.Error(), 200))
 		}
 		if len(arr) == 0 || !allPages(arr) {
 			return arr, nil
@@ -105,7 +107,7 @@ func pageItems(page json.RawMessage) ([]json.RawMessage, error) {
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(page, &top); err != nil {
-		return nil, fmt.Errorf("not JSON (%s)", oneLine(err.Error()))
+		return nil, fmt.Errorf("not JSON (%s)", units.Clip(err.Error(), 200))
 	}
 	k, ok := pageMember(top)
 	if !ok {
@@ -128,14 +130,14 @@ func pageItems(page json.RawMessage) ([]json.RawMessage, error) {
 	if raw[0] == '[' {
 		var items []json.RawMessage
 		if err := json.Unmarshal(raw, &items); err != nil {
-			return nil, fmt.Errorf("%s: %s", k, oneLine(err.Error()))
+			return nil, fmt.Errorf("%s: %s", k, units.Clip(err.Error(), 200))
 		}
 		return items, nil
 	}
 	// Compute's aggregated list: items by scope.
 	var scopes map[string]map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &scopes); err != nil {
-		return nil, fmt.Errorf("%s is neither a list nor an aggregated list's scopes (%s)", k, oneLine(err.Error()))
+		return nil, fmt.Errorf("%s is neither a list nor an aggregated list's scopes (%s)", k, units.Clip(err.Error(), 200))
 	}
 	names := make([]string, 0, len(scopes))
 	for n := range scopes {
@@ -151,7 +153,7 @@ func pageItems(page json.RawMessage) ([]json.RawMessage, error) {
 			}
 			var items []json.RawMessage
 			if err := json.Unmarshal(list, &items); err != nil {
-				return nil, fmt.Errorf("%s[%q].%s: %s", k, n, member, oneLine(err.Error()))
+				return nil, fmt.Errorf("%s[%q].%s: %s", k, n, member, units.Clip(err.Error(), 200))
 			}
 			out = append(out, items...)
 		}

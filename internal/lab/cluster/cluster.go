@@ -34,6 +34,7 @@ import (
 	"github.com/pullpath/pullpath/internal/childproc"
 	"github.com/pullpath/pullpath/internal/lab"
 	"github.com/pullpath/pullpath/internal/lab/scenario"
+	"github.com/pullpath/pullpath/internal/units"
 )
 
 // ErrBinaries is wrapped by Start's error when a binary the cluster needs
@@ -387,7 +388,7 @@ func (c *Cluster) WaitReady(ctx context.Context, host string) error {
 				childproc.LastLines(filepath.Join(c.RunDir, "logs", host+"-kubelet.log"), 3))
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("node %s (%s) not Ready after %s: %s; kubelet log: %s", host, n.name, timeout, oneLine(last),
+			return fmt.Errorf("node %s (%s) not Ready after %s: %s; kubelet log: %s", host, n.name, timeout, units.OneLine(last),
 				childproc.LastLines(filepath.Join(c.RunDir, "logs", host+"-kubelet.log"), 3))
 		}
 		select {
@@ -557,7 +558,7 @@ func (c *Cluster) ImportImage(ctx context.Context, tarPath string) error {
 			if strings.Contains(string(out), "filtered out") {
 				hint = " (ctr keeps only images for this machine's platform: set os and architecture in the image's config)"
 			}
-			return fmt.Errorf("import %s into node %s: %v: %s%s", filepath.Base(abs), h, err, oneLine(string(out)), hint)
+			return fmt.Errorf("import %s into node %s: %v: %s%s", filepath.Base(abs), h, err, units.OneLine(string(out)), hint)
 		}
 	}
 	return nil

@@ -15,6 +15,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/childproc"
 	"github.com/pullpath/pullpath/internal/lab"
+	"github.com/pullpath/pullpath/internal/units"
 )
 
 // startProc starts argv with a clean environment, its output in the run's
@@ -152,7 +153,7 @@ func (c *Cluster) waitAPIServer(ctx context.Context, api, etcd *childproc.Proc) 
 			last = err.Error()
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("kube-apiserver not ready at %s after 90s (last: %s)", url, oneLine(last))
+			return fmt.Errorf("kube-apiserver not ready at %s after 90s (last: %s)", url, units.OneLine(last))
 		}
 		select {
 		case <-ctx.Done():

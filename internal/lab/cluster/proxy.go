@@ -16,6 +16,7 @@ import (
 	"github.com/pullpath/pullpath/internal/childproc"
 	"github.com/pullpath/pullpath/internal/lab"
 	"github.com/pullpath/pullpath/internal/lab/scenario"
+	"github.com/pullpath/pullpath/internal/units"
 )
 
 // Service networking: a real kube-proxy per node, in nftables mode, in the
@@ -98,7 +99,7 @@ func (c *Cluster) routeServices(ctx context.Context, n *clusterNode) error {
 		return fmt.Errorf("node %s: %w", n.host, ctx.Err())
 	}
 	if err != nil {
-		return fmt.Errorf("node %s: no route to the apiserver %s: %s", n.host, c.apiserverIP, oneLine(string(out)))
+		return fmt.Errorf("node %s: no route to the apiserver %s: %s", n.host, c.apiserverIP, units.OneLine(string(out)))
 	}
 	// "10.0.30.10 via 10.0.1.1 dev eth0 src 10.0.1.10 uid 0 \    cache"
 	f := strings.Fields(string(out))
@@ -112,7 +113,7 @@ func (c *Cluster) routeServices(ctx context.Context, n *clusterNode) error {
 		}
 	}
 	if dev == "" {
-		return fmt.Errorf("node %s: route to the apiserver %s names no device: %s", n.host, c.apiserverIP, oneLine(string(out)))
+		return fmt.Errorf("node %s: route to the apiserver %s names no device: %s", n.host, c.apiserverIP, units.OneLine(string(out)))
 	}
 	args := []string{"-n", ns, "route", "replace", c.scen.Cluster.ServiceRange().Masked().String()}
 	if via != "" {
@@ -122,7 +123,7 @@ func (c *Cluster) routeServices(ctx context.Context, n *clusterNode) error {
 	if out, err := lab.Command(ctx, "ip", args...).CombinedOutput(); ctx.Err() != nil {
 		return fmt.Errorf("node %s: %w", n.host, ctx.Err())
 	} else if err != nil {
-		return fmt.Errorf("node %s: route for the Service range: %v: %s", n.host, err, oneLine(string(out)))
+		return fmt.Errorf("node %s: route for the Service range: %v: %s", n.host, err, units.OneLine(string(out)))
 	}
 	return nil
 }
@@ -161,7 +162,7 @@ func (c *Cluster) waitProxy(ctx context.Context, n *clusterNode, deadline time.T
 			return fmt.Errorf("node %s: kube-proxy exited: %s", n.host, childproc.LastLines(log, 3))
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("node %s: kube-proxy not healthy at %s (last: %s); its log: %s", n.host, proxyHealthz, oneLine(last),
+			return fmt.Errorf("node %s: kube-proxy not healthy at %s (last: %s); its log: %s", n.host, proxyHealthz, units.OneLine(last),
 				childproc.LastLines(log, 3))
 		}
 		select {

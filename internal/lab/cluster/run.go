@@ -17,6 +17,7 @@ import (
 	"github.com/pullpath/pullpath/internal/lab/scenario"
 	"github.com/pullpath/pullpath/internal/redact"
 	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/units"
 )
 
 // Run is lab.Run and lab.Up for a scenario with a cluster section (the
@@ -248,6 +249,4 @@ func (c *Cluster) dumpWorkload(ctx context.Context) {
 	os.WriteFile(filepath.Join(c.RunDir, "logs", "kubelet-messages.txt"), []byte(redact.String(strings.Join(msgs, "\n"))), 0o644)
 }
 
-func msSince(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1000 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+func msSince(t time.Time) float64 { return units.MS(time.Since(t)) }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/childproc"
 	"github.com/pullpath/pullpath/internal/lab"
+	"github.com/pullpath/pullpath/internal/units"
 )
 
 // WorkloadName and WorkloadNamespace are the Deployment's name and
@@ -61,7 +62,7 @@ func (c *Cluster) PrePull(ctx context.Context, host string) error {
 	}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("pre-pull on %s: %v: %s", host, err, oneLine(lastN(string(out), 400)))
+		return fmt.Errorf("pre-pull on %s: %v: %s", host, err, units.OneLine(lastN(string(out), 400)))
 	}
 	return nil
 }
@@ -188,7 +189,7 @@ func (c *Cluster) WaitWorkload(ctx context.Context, want int, timeout time.Durat
 			last = fmt.Sprintf("%d of %d replicas settled", len(out), want)
 		}
 		if time.Now().After(deadline) {
-			return out, fmt.Errorf("workload %s/%s not settled after %s: %s", ns, name, timeout, oneLine(last))
+			return out, fmt.Errorf("workload %s/%s not settled after %s: %s", ns, name, timeout, units.OneLine(last))
 		}
 		select {
 		case <-ctx.Done():

@@ -17,6 +17,7 @@ import (
 	"github.com/pullpath/pullpath/internal/lab"
 	"github.com/pullpath/pullpath/internal/redact"
 	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/units"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -54,7 +55,7 @@ type cimageResult struct {
 // source that served against the probe's.
 func (h *Hook) checkCRIO(ctx context.Context, env *lab.Env, probe *report.ProbeReport) report.LabCheck {
 	start := time.Now()
-	rt := &report.RuntimePull{Runtime: "containers/image", Client: "cimagepull", Image: env.Image, TimeoutMS: ms(CImagePullTimeout)}
+	rt := &report.RuntimePull{Runtime: "containers/image", Client: "cimagepull", Image: env.Image, TimeoutMS: units.MS(CImagePullTimeout)}
 	done := h.checkDone(rt, start)
 	res, err := h.cimagePull(ctx, env)
 	if err != nil {
@@ -159,7 +160,7 @@ func (h *Hook) cimagePull(ctx context.Context, env *lab.Env) (cimageResult, erro
 		if msg == "" && runErr != nil {
 			msg = runErr.Error()
 		}
-		return res, fmt.Errorf("cimagepull in %s gave no result: %s", env.NodeNS, redact.String(oneLine(msg)))
+		return res, fmt.Errorf("cimagepull in %s gave no result: %s", env.NodeNS, redact.String(units.OneLine(msg)))
 	}
 	return res, nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/pullpath/pullpath/internal/lab"
 	"github.com/pullpath/pullpath/internal/lab/scenario"
 	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/units"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -65,7 +66,7 @@ func (h *Hook) Check(ctx context.Context, env *lab.Env, probe *report.ProbeRepor
 			timeout = d
 		}
 	}
-	rt := &report.RuntimePull{Runtime: "containerd", Client: "crictl", Image: env.Image, TimeoutMS: ms(timeout)}
+	rt := &report.RuntimePull{Runtime: "containerd", Client: "crictl", Image: env.Image, TimeoutMS: units.MS(timeout)}
 	done := h.checkDone(rt, start)
 
 	res, version, err := h.pull(ctx, env, timeout)
@@ -78,7 +79,7 @@ func (h *Hook) Check(ctx context.Context, env *lab.Env, probe *report.ProbeRepor
 	}
 	rt.Credential = env.Scenario != nil && (env.Scenario.Node.Credentials != nil || env.Scenario.Node.CredentialProvider != nil && env.Scenario.Node.CredentialProvider.Fail == "")
 	rt.OK, rt.GRPCCode, rt.Message, rt.TimedOut = res.OK, res.GRPCCode, res.Message, res.TimedOut
-	rt.DurationMS = ms(res.Duration)
+	rt.DurationMS = units.MS(res.Duration)
 	if res.Error != "" {
 		rt.Error = res.Error
 		return done()
@@ -122,7 +123,7 @@ func (h *Hook) Check(ctx context.Context, env *lab.Env, probe *report.ProbeRepor
 // ok when the runtime was asked and agrees, with its one-line detail.
 func (h *Hook) checkDone(rt *report.RuntimePull, start time.Time) func() report.LabCheck {
 	return func() report.LabCheck {
-		return report.LabCheck{Name: h.Name(), Runtime: rt, OK: rt.Error == "" && len(rt.Mismatches) == 0, Detail: detail(rt), DurationMS: ms(time.Since(start))}
+		return report.LabCheck{Name: h.Name(), Runtime: rt, OK: rt.Error == "" && len(rt.Mismatches) == 0, Detail: detail(rt), DurationMS: units.MS(time.Since(start))}
 	}
 }
 
@@ -318,7 +319,7 @@ func writeFixture(dir string, t *scenario.Scenario, rt *report.RuntimePull, res 
 		return err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "# scenario: lab/%s: %s\n", t.Name, oneLine(t.Summary))
+	fmt.Fprintf(&b, "# scenario: lab/%s: %s\n", t.Name, units.OneLine(t.Summary))
 	fmt.Fprintf(&b, "# runtime: %s\n", rt.Runtime)
 	fmt.Fprintf(&b, "# grpc: %s\n", res.GRPCCode)
 	fmt.Fprintf(&b, "# expect: %s\n", expect)
@@ -387,10 +388,6 @@ func Shorten(msg, ref string) string {
 // reRequest is containerd's failed request: PREFIX failed to do request:
 // METHOD "URL": ERROR.
 var reRequest = regexp.MustCompile(`^(.*?)failed to do request: \w+ "https?://([^/"]+)[^"]*": (.*)$`)
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // Runtimes are the values `lab run|test --runtime` accepts.
 var Runtimes = []string{"containerd"}

@@ -3,6 +3,7 @@ package labhook_test
 import (
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -36,7 +37,7 @@ func TestRuntimePullsThroughSquid(t *testing.T) {
 	if err != nil {
 		t.Fatalf("lab.Start(proxy-healthy): %v", err)
 	}
-	if want := "HTTPS_PROXY=http://proxy.corp.example:3128"; !contains(l.Env.RuntimeEnv, want) {
+	if want := "HTTPS_PROXY=http://proxy.corp.example:3128"; !slices.Contains(l.Env.RuntimeEnv, want) {
 		t.Fatalf("Env.RuntimeEnv = %v, want %s among it", l.Env.RuntimeEnv, want)
 	}
 	probe, err := l.Probe(ctx)
@@ -94,13 +95,4 @@ func tunnels(t *testing.T, env *lab.Env, from int, want ...string) []string {
 		case <-tick.C:
 		}
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/pullpath/pullpath/internal/units"
 )
 
 //go:embed scenarios/*.yaml
@@ -121,7 +123,7 @@ func mergedDoc(b []byte, source string, depth int) (map[string]any, error) {
 	}
 	js, err := yaml.YAMLToJSON(b)
 	if err != nil {
-		return nil, fmt.Errorf("topology %s: not valid YAML: %s", source, oneLine(err.Error()))
+		return nil, fmt.Errorf("topology %s: not valid YAML: %s", source, units.OneLine(err.Error()))
 	}
 	var m map[string]any
 	if err := json.Unmarshal(js, &m); err != nil || m == nil {
@@ -210,7 +212,7 @@ func jsonErr(err error, doc map[string]any) string {
 	}
 	s := err.Error()
 	s = strings.TrimPrefix(s, "json: ")
-	return oneLine(s)
+	return units.OneLine(s)
 }
 
 func kindName(t string) string {
@@ -227,11 +229,6 @@ func kindName(t string) string {
 		return "true or false"
 	}
 	return "a mapping"
-}
-
-func oneLine(s string) string {
-	s = strings.ReplaceAll(s, "\n", " ")
-	return strings.Join(strings.Fields(s), " ")
 }
 
 // fieldPath restores the map keys that encoding/json leaves out of a type

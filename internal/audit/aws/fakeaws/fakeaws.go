@@ -23,6 +23,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -260,7 +261,7 @@ func (s *Server) serveEC2(w http.ResponseWriter, action string, p url.Values) {
 		for _, r := range all.Reservations {
 			var in []ec2types.Instance
 			for _, x := range r.Instances {
-				if x.InstanceId != nil && contains(ids, *x.InstanceId) {
+				if x.InstanceId != nil && slices.Contains(ids, *x.InstanceId) {
 					in = append(in, x)
 					found[*x.InstanceId] = true
 				}
@@ -499,15 +500,6 @@ func members(p url.Values, prefix string) []string {
 		}
 		out = append(out, v)
 	}
-}
-
-func contains(xs []string, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func deref(p *string) string {
