@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/units"
 )
 
 // The path MTU test. A tunnel (IPsec, WireGuard, a VPN gateway) lowers
@@ -119,7 +120,7 @@ func SearchMSS(ctx context.Context, s MTUSearch, try MSSAttempt) *report.MTUTest
 	start := time.Now()
 	addr := s.Address.Addr().Unmap()
 	rt := RouteTo(addr)
-	t := &report.MTUTest{After: s.After, Address: s.Address.String(), Route: rt, NodeMSS: NodeMSS(rt, addr), BudgetMS: ms(s.Budget)}
+	t := &report.MTUTest{After: s.After, Address: s.Address.String(), Route: rt, NodeMSS: NodeMSS(rt, addr), BudgetMS: units.MS(s.Budget)}
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, s.Budget)
 	defer cancel()
@@ -160,7 +161,7 @@ func SearchMSS(ctx context.Context, s MTUSearch, try MSSAttempt) *report.MTUTest
 			break
 		}
 	}
-	t.DurationMS = ms(time.Since(start))
+	t.DurationMS = units.MS(time.Since(start))
 	switch {
 	case t.Result != "":
 	case work == 0 && parent.Err() != nil:
@@ -254,7 +255,7 @@ func round(ctx context.Context, s MTUSearch, values []int, wait time.Duration, t
 			t0 := time.Now()
 			ok, err := try(rctx, dial)
 			el := time.Since(t0)
-			a.DurationMS = ms(el)
+			a.DurationMS = units.MS(el)
 			switch {
 			case ok:
 				a.Result = "completed"
