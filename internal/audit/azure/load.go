@@ -432,7 +432,7 @@ func (l *loader) read(name string) (any, error) {
 	for dec.More() {
 		var p any
 		if err := dec.Decode(&p); err != nil {
-			return nil, &InputError{File: name, Msg: fmt.Sprintf("not JSON after value %d (%s): want the Azure CLI's JSON output (-o json) or ARM's list pages", len(pages), oneLine(err.Error()))}
+			return nil, &InputError{File: name, Msg: fmt.Sprintf("not JSON after value %d (%s): want the Azure CLI's JSON output (-o json) or ARM's list pages", len(pages), units.Clip(err.Error(), 160))}
 		}
 		pages = append(pages, p)
 	}
