@@ -257,7 +257,7 @@ func firstNames(list []string, n int) string {
 }
 
 // Decide is the audit's one answer over its subnets, with the scope rule of
-// seed 003: a cause that fails every subnet alike (a permission, a VPC-wide
+// A cause that fails every subnet alike (a permission, a VPC-wide
 // setting, the registry) is one cause, not one subnet's path.
 func Decide(subnets []*report.AuditSubnet) report.AuditVerdict {
 	v := report.AuditVerdict{Status: report.CheckPass, Scope: ScopeNone}
@@ -501,7 +501,7 @@ func commonFailures(subnets []*report.AuditSubnet) []report.CheckResult {
 			out = append(out, c)
 		}
 	}
-	// An identity fault is the seeds' textbook one-cause-for-all: name it
+	// An identity fault is the textbook one-cause-for-all: name it
 	// first when it is among the common ones.
 	sort.SliceStable(out, func(i, j int) bool {
 		return out[i].Condition == verdict.ConditionTLSIdentity && out[j].Condition != verdict.ConditionTLSIdentity

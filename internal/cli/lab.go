@@ -26,7 +26,7 @@ import (
 
 const labLong = `Reproduce pull-path faults for real and watch pullpath name them.
 
-A scenario is a topology file: hosts (one Linux network namespace each),
+A scenario is a file of hosts (one Linux network namespace each),
 subnets, routes (one-way ones too), firewall rules (security groups, NACLs, a
 NAT that drops), DNS servers and their answers, the registry (the reference
 registry, with Basic or Bearer auth), its token service and the blob host it

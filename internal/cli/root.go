@@ -1,7 +1,7 @@
 // Package cli holds pullpath's commands, one file per command: flags,
 // validation and output selection, as kubectl's Complete, Validate and
 // Run. It holds no diagnostic logic: commands call the engines (pull,
-// explain, sweep, diagnose, the aws and azure audits, monitor, lab) and
+// explain, sweep, diagnose, the aws, azure and gcp audits, monitor, lab) and
 // hand their reports to internal/printers. Only this package decides what
 // is printed and exits, with the code each report's engine recorded from
 // internal/exitcode (exit.go).

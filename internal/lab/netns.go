@@ -25,13 +25,13 @@ var (
 	netnsEtcDir = "/etc/netns"
 )
 
-// Network is a built topology: one namespace per host, named PREFIX+HOST.
+// Network is a built scenario network: one namespace per host, named PREFIX+HOST.
 type Network struct {
 	Prefix   string
 	Scenario *scenario.Scenario
 	// NS maps a host name to its namespace name.
 	NS map[string]string
-	// VethEnds is the number of veth ends the topology creates (two per
+	// VethEnds is the number of veth ends the network creates (two per
 	// host interface); Verify checks all of them sit in lab namespaces.
 	VethEnds int
 	Timings  map[string]time.Duration
@@ -286,7 +286,7 @@ func Build(ctx context.Context, t *scenario.Scenario, prefix string) (*Network, 
 	return n, nil
 }
 
-// Verify asserts the two safety rules: every veth end the topology made sits
+// Verify asserts the two safety rules: every veth end the network made sits
 // in a lab namespace (so none is in the machine's namespace), and no lab
 // namespace has a default route. The lab refuses to run otherwise.
 func (n *Network) Verify(ctx context.Context) error {

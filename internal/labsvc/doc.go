@@ -25,7 +25,7 @@
 //     behaviours (nxdomain, servfail, refused, drop, nodata); LookupIP and
 //     DialContextVia resolve through it without the machine's resolver.
 //   - stack.go: StartStack brings all of it up on loopback with host names
-//     under lab.test, seeds the image and writes a node-context folder
+//     under lab.test, stores the image and writes a node-context folder
 //     (resolv.conf, hosts, certs.d, ca.crt, docker config.json).
 //
 // The config structs carry JSON tags so that a lab process can start one

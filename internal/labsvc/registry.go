@@ -32,7 +32,7 @@ const (
 type RegistryConfig struct {
 	// Addr is IP:PORT to listen on; port 0 picks one.
 	Addr string `json:"addr"`
-	// RootDir is the filesystem storage root (seed it with WriteImage).
+	// RootDir is the filesystem storage root (fill it with WriteImage).
 	RootDir string `json:"rootDir"`
 	// TLS: either Cert, or CertFile and KeyFile; none means plain HTTP.
 	Cert     *tls.Certificate `json:"-"`

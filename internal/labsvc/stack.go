@@ -50,7 +50,7 @@ type StackConfig struct {
 	// Dir holds the storage, the service files and the node-context
 	// folder (Dir/node). Required; tests pass t.TempDir().
 	Dir string
-	// Image to seed; zero means lab/app:v1, linux/amd64, two small layers.
+	// Image to store; zero means lab/app:v1, linux/amd64, two small layers.
 	Image ImageSpec
 	// Auth is AuthToken (default), AuthBasic or AuthNone.
 	Auth string

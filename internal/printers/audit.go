@@ -10,7 +10,7 @@ import (
 	"github.com/pullpath/pullpath/internal/units"
 )
 
-// printAudit prints a cloud audit (AWS or Azure: one shape) for a person:
+// printAudit prints a cloud audit (AWS, Azure or GCP: one shape) for a person:
 // the verdict, the hosts and how they are reached, the subnets, the first
 // failing subnet beside a healthy one check by check, every failing and
 // warning check with the objects it names, the changes with their

@@ -18,7 +18,7 @@ const (
 	CheckSkip = StepSkip // does not apply (an S3 interface endpoint makes the gateway check moot)
 )
 
-// AuditReport is what `pullpath aws audit` and `pullpath azure audit`
+// AuditReport is what `pullpath aws audit`, `pullpath azure audit` and `pullpath gcp audit`
 // return: the node subnets (pools), each with its checks, and the changes
 // that fix what failed.
 type AuditReport struct {

@@ -8,7 +8,7 @@ import (
 )
 
 // costNote estimates the monthly cost of the layers through NAT against the
-// endpoints (seed 003), when a size is known and some subnet pulls layers
+// endpoints, when a size is known and some subnet pulls layers
 // through a NAT gateway (or the caller asked with --image-size).
 func costNote(m *Model, subnets []*NodeSubnet, o audit.Focus) *report.CostEstimate {
 	if o.ImageBytes <= 0 {

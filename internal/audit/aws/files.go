@@ -34,7 +34,7 @@ var Files = []File{
 	{"ec2-describe-vpc-attribute-enableDnsSupport.json", "aws ec2 describe-vpc-attribute --vpc-id VPC --attribute enableDnsSupport", "EnableDnsSupport", false},
 	{"ec2-describe-vpc-attribute-enableDnsHostnames.json", "aws ec2 describe-vpc-attribute --vpc-id VPC --attribute enableDnsHostnames", "EnableDnsHostnames", false},
 	{"ec2-describe-dhcp-options.json", "aws ec2 describe-dhcp-options", "DhcpOptions", false},
-	// Not in the table: which DHCP option set the VPC uses is only in
+	// Not in the contract's first table: which DHCP option set the VPC uses is only in
 	// describe-vpcs. Optional; without it a single option set is assumed to
 	// be the VPC's and several are a warn.
 	{"ec2-describe-vpcs.json", "aws ec2 describe-vpcs --vpc-ids VPC", "Vpcs", false},

@@ -507,7 +507,7 @@ func (c *Cluster) Cordon(ctx context.Context, host string) error {
 	return err
 }
 
-// AddNode starts a node that the topology marks `later` (the scale-up:
+// AddNode starts a node that the scenario marks `later` (the scale-up:
 // created after the others, so its creationTimestamp is the newest) and
 // waits until it is Ready. Images given to ImportImage are imported first.
 func (c *Cluster) AddNode(ctx context.Context, host string) error {

@@ -46,7 +46,7 @@ func (n *clusterNode) sock() string { return filepath.Join(n.dir, "containerd", 
 
 // writeNodeFiles writes everything a node reads: containerd's config, the
 // CNI config, the kubelet's config, kubeconfig and credentials, the
-// resolver, hosts file and certs.d of the topology, the sysctl masks and
+// resolver, hosts file and certs.d of the scenario, the sysctl masks and
 // the start script.
 func (c *Cluster) writeNodeFiles(n *clusterNode) error {
 	t := c.scen
@@ -59,7 +59,7 @@ func (c *Cluster) writeNodeFiles(n *clusterNode) error {
 	w := func(name, content string, mode os.FileMode) error {
 		return os.WriteFile(filepath.Join(n.dir, name), []byte(content), mode)
 	}
-	// resolver and hosts: the topology's, per node where it says so
+	// resolver and hosts: the scenario's, per node where it says so
 	ns := t.Node.Nameservers
 	if len(spec.Nameservers) > 0 {
 		ns = spec.Nameservers

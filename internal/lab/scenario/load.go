@@ -21,7 +21,7 @@ import (
 //go:embed scenarios/*.yaml
 var builtinFS embed.FS
 
-// BuiltinPrefix marks a topology read from the binary's built-in scenarios.
+// BuiltinPrefix marks a scenario read from the binary's built-in scenarios.
 const BuiltinPrefix = "builtin:"
 
 // Builtins returns the names of the built-in scenarios, sorted. Bases (files
@@ -49,11 +49,11 @@ func LoadBuiltin(name string) (*Scenario, error) {
 	return parse(b, BuiltinPrefix+name, 0)
 }
 
-// LoadFile loads and validates a topology file.
+// LoadFile loads and validates a scenario file.
 func LoadFile(file string) (*Scenario, error) {
 	b, err := os.ReadFile(file)
 	if err != nil {
-		return nil, fmt.Errorf("topology %s: %v", file, errors.Unwrap(err))
+		return nil, fmt.Errorf("scenario %s: %v", file, errors.Unwrap(err))
 	}
 	return parse(b, file, 0)
 }
@@ -88,7 +88,7 @@ func LoadAll(namesOrFiles []string) ([]*Scenario, error) {
 	return topos, nil
 }
 
-// Parse reads a topology from YAML; source names it in errors.
+// Parse reads a scenario from YAML; source names it in errors.
 func Parse(b []byte, source string) (*Scenario, error) { return parse(b, source, 0) }
 
 func parse(b []byte, source string, depth int) (*Scenario, error) {
@@ -98,18 +98,18 @@ func parse(b []byte, source string, depth int) (*Scenario, error) {
 	}
 	js, err := json.Marshal(m)
 	if err != nil {
-		return nil, fmt.Errorf("topology %s: %v", source, err)
+		return nil, fmt.Errorf("scenario %s: %v", source, err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(js))
 	dec.DisallowUnknownFields()
 	var t Scenario
 	if err := dec.Decode(&t); err != nil {
-		return nil, fmt.Errorf("topology %s: %s", source, jsonErr(err, m))
+		return nil, fmt.Errorf("scenario %s: %s", source, jsonErr(err, m))
 	}
 	t.source = source
 	t.Extends = ""
 	if err := t.Validate(); err != nil {
-		return nil, fmt.Errorf("topology %s: %w", source, err)
+		return nil, fmt.Errorf("scenario %s: %w", source, err)
 	}
 	return &t, nil
 }
@@ -119,20 +119,20 @@ func parse(b []byte, source string, depth int) (*Scenario, error) {
 // key, anything else (lists included) replaces.
 func mergedDoc(b []byte, source string, depth int) (map[string]any, error) {
 	if depth > 4 {
-		return nil, fmt.Errorf("topology %s: extends: chain deeper than 4 (a loop?)", source)
+		return nil, fmt.Errorf("scenario %s: extends: chain deeper than 4 (a loop?)", source)
 	}
 	js, err := yaml.YAMLToJSON(b)
 	if err != nil {
-		return nil, fmt.Errorf("topology %s: not valid YAML: %s", source, units.OneLine(err.Error()))
+		return nil, fmt.Errorf("scenario %s: not valid YAML: %s", source, units.OneLine(err.Error()))
 	}
 	var m map[string]any
 	if err := json.Unmarshal(js, &m); err != nil || m == nil {
-		return nil, fmt.Errorf("topology %s: want a YAML mapping at the top (apiVersion, kind, name, ...)", source)
+		return nil, fmt.Errorf("scenario %s: want a YAML mapping at the top (apiVersion, kind, name, ...)", source)
 	}
 	ext, _ := m["extends"].(string)
 	if ext == "" {
 		if _, ok := m["extends"]; ok && m["extends"] != nil {
-			return nil, fmt.Errorf("topology %s: extends: want a base name or file path", source)
+			return nil, fmt.Errorf("scenario %s: extends: want a base name or file path", source)
 		}
 		return m, nil
 	}
@@ -155,7 +155,7 @@ func mergedDoc(b []byte, source string, depth int) (map[string]any, error) {
 		baseSource = p
 	}
 	if err != nil {
-		return nil, fmt.Errorf("topology %s: extends: %q: no such built-in base or file", source, ext)
+		return nil, fmt.Errorf("scenario %s: extends: %q: no such built-in base or file", source, ext)
 	}
 	base, err := mergedDoc(baseBytes, baseSource, depth+1)
 	if err != nil {

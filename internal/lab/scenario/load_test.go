@@ -69,7 +69,7 @@ func TestLoadInvalid(t *testing.T) {
 			if !strings.Contains(msg, tt.want) {
 				t.Errorf("LoadFile(%q) = %q, want it to contain %q", path, msg, tt.want)
 			}
-			if strings.Contains(msg, "\n") || !strings.HasPrefix(msg, "topology "+path+": ") {
+			if strings.Contains(msg, "\n") || !strings.HasPrefix(msg, "scenario "+path+": ") {
 				t.Errorf("LoadFile(%q) = %q, want one line starting with the file", path, msg)
 			}
 		})

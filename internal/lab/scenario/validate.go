@@ -18,7 +18,7 @@ var (
 	platformRE = regexp.MustCompile(`^[a-z0-9]+/[a-z0-9]+(/[a-z0-9.]+)?$`)
 )
 
-// Validate checks a topology and returns the first problem as a one-line
+// Validate checks a scenario and returns the first problem as a one-line
 // error naming the field (e.g. `hosts.node.routes[0].to: ...`).
 func (t *Scenario) Validate() error {
 	v := &validator{t: t}

@@ -22,7 +22,7 @@ type Size struct {
 	Subnets, RouteTables, Endpoints, SecurityGroups, Instances, Nodegroups int
 }
 
-// Benchmark is the account: 300 subnets, 150 route tables, 50
+// Benchmark is the benchmark's account (BENCHMARKS.md): 300 subnets, 150 route tables, 50
 // endpoints, 400 security groups, 5,000 instances.
 var Benchmark = Size{Subnets: 300, RouteTables: 150, Endpoints: 50, SecurityGroups: 400, Instances: 5000, Nodegroups: 10}
 
