@@ -18,6 +18,19 @@ import (
 // subnet, with its evidence.
 func printAudit(w io.Writer, r *report.AuditReport, o Options) error {
 	aw := &auditWriter{w: w}
+	aw.verdict(r)
+	aw.hosts(r)
+	aw.subnets(r, o)
+	aw.comparison(r)
+	aw.checks(r, o)
+	aw.changes(r)
+	aw.cost(r)
+	aw.warnings(r, o)
+	return aw.err
+}
+
+// verdict prints the target, the focus and the verdict.
+func (aw *auditWriter) verdict(r *report.AuditReport) {
 	p := aw.printf
 	t := r.Target
 	where := []string{}
@@ -38,7 +51,11 @@ func printAudit(w io.Writer, r *report.AuditReport, o Options) error {
 		head += " (" + v.Scope + ")"
 	}
 	p("\nVERDICT %s: %s\n", head, v.Summary)
+}
 
+// hosts prints the hosts of the pull and how each is reached.
+func (aw *auditWriter) hosts(r *report.AuditReport) {
+	p := aw.printf
 	if len(r.Hosts) > 0 {
 		p("\nHOSTS\n")
 		tw := tabwriter.NewWriter(aw, 2, 4, 2, ' ', 0)
@@ -47,7 +64,11 @@ func printAudit(w io.Writer, r *report.AuditReport, o Options) error {
 		}
 		tw.Flush()
 	}
+}
 
+// subnets prints the node subnets and their verdicts.
+func (aw *auditWriter) subnets(r *report.AuditReport, o Options) {
+	p := aw.printf
 	p("\nSUBNETS\n")
 	tw := tabwriter.NewWriter(aw, 2, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "  SUBNET\tZONE\tCIDR\tPOOLS\tNODES\tVERDICT\n")
@@ -59,7 +80,11 @@ func printAudit(w io.Writer, r *report.AuditReport, o Options) error {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%s\n", id, auditDash(s.Zone), auditDash(s.CIDR), auditDash(strings.Join(s.Pools, ",")), s.Nodes, s.Verdict)
 	}
 	tw.Flush()
+}
 
+// comparison prints the failing subnet beside the healthy one, check by check.
+func (aw *auditWriter) comparison(r *report.AuditReport) {
+	p := aw.printf
 	if c := r.Comparison; c != nil {
 		p("\nFAILING BESIDE HEALTHY: %s | %s\n", c.Failing, c.Healthy)
 		tw := tabwriter.NewWriter(aw, 2, 4, 2, ' ', 0)
@@ -79,7 +104,11 @@ func printAudit(w io.Writer, r *report.AuditReport, o Options) error {
 			p("  * %s\n      %s: %s\n      %s: %s\n", row.Check, c.Failing, auditDash(row.FailingSummary), c.Healthy, auditDash(row.HealthySummary))
 		}
 	}
+}
 
+// checks prints the failing and warning checks (every check when wide).
+func (aw *auditWriter) checks(r *report.AuditReport, o Options) {
+	p := aw.printf
 	printed := false
 	for _, s := range r.Subnets {
 		for _, c := range s.Checks {
@@ -106,7 +135,11 @@ func printAudit(w io.Writer, r *report.AuditReport, o Options) error {
 			}
 		}
 	}
+}
 
+// changes prints the changes to make, with their commands.
+func (aw *auditWriter) changes(r *report.AuditReport) {
+	p := aw.printf
 	if len(r.Changes) > 0 {
 		p("\nCHANGES\n")
 		for i, ch := range r.Changes {
@@ -124,7 +157,11 @@ func printAudit(w io.Writer, r *report.AuditReport, o Options) error {
 			}
 		}
 	}
+}
 
+// cost prints the NAT cost note.
+func (aw *auditWriter) cost(r *report.AuditReport) {
+	p := aw.printf
 	if c := r.Cost; c != nil {
 		p("\nCOST (%s, %s x %d pulls/day = %.1f GB/month)\n", c.Region, units.Bytes(c.ImageBytes), c.PullsPerDay, c.GBPerMonth)
 		tw := tabwriter.NewWriter(aw, 2, 4, 2, ' ', 0)
@@ -137,7 +174,11 @@ func printAudit(w io.Writer, r *report.AuditReport, o Options) error {
 		}
 		p("  prices: %s, as of %s\n", c.PriceSource, c.PriceAsOf)
 	}
+}
 
+// warnings prints what the audit could not read.
+func (aw *auditWriter) warnings(r *report.AuditReport, o Options) {
+	p := aw.printf
 	if len(r.Warnings) > 0 {
 		p("\nWARNINGS\n")
 		for _, wn := range r.Warnings {
@@ -151,7 +192,6 @@ func printAudit(w io.Writer, r *report.AuditReport, o Options) error {
 			}
 		}
 	}
-	return aw.err
 }
 
 func auditDash(s string) string {
