@@ -79,11 +79,7 @@ func Plan(nodes []corev1.Node, o PlanOptions) report.SweepPlan {
 	p := report.SweepPlan{Selection: selection(per), Selector: o.Selector, TotalNodes: len(nodes)}
 	target := explain.NormalizeImage(o.Image)
 
-	type cand struct {
-		pn      report.PlannedNode
-		created int64
-	}
-	groups := map[string][]cand{}
+	groups := map[string][]candidate{}
 	allGroups := map[string]bool{}
 	pools := map[string]bool{}
 	sorted := make([]*corev1.Node, len(nodes))
@@ -117,7 +113,7 @@ func Plan(nodes []corev1.Node, o PlanOptions) report.SweepPlan {
 			continue
 		}
 		k := perKey(pn, per)
-		groups[k] = append(groups[k], cand{pn: pn, created: n.CreationTimestamp.Unix()})
+		groups[k] = append(groups[k], candidate{pn: pn, created: n.CreationTimestamp.Unix()})
 	}
 	p.Groups = len(allGroups)
 
@@ -140,25 +136,7 @@ func Plan(nodes []corev1.Node, o PlanOptions) report.SweepPlan {
 			}
 			continue
 		}
-		best := 0
-		for i := 1; i < len(cs); i++ {
-			a, b := cs[i], cs[best]
-			switch {
-			case prefer[a.pn.Name] != prefer[b.pn.Name]:
-				if prefer[a.pn.Name] {
-					best = i
-				}
-			case a.pn.Cordoned != b.pn.Cordoned:
-				if !a.pn.Cordoned {
-					best = i
-				}
-			case a.created != b.created:
-				if a.created > b.created {
-					best = i
-				}
-			}
-		}
-		p.Chosen = append(p.Chosen, cs[best].pn)
+		p.Chosen = append(p.Chosen, pick(cs, prefer))
 	}
 	sort.Slice(p.Chosen, func(i, j int) bool {
 		if p.Chosen[i].Group != p.Chosen[j].Group {
@@ -169,11 +147,49 @@ func Plan(nodes []corev1.Node, o PlanOptions) report.SweepPlan {
 	p.Unchosen = eligible - len(p.Chosen)
 
 	// 4. Pools with no node.
+	p.EmptyPools = emptyPools(o, pools)
+	return p
+}
+
+// candidate is a node that may walk for its group.
+type candidate struct {
+	pn      report.PlannedNode
+	created int64
+}
+
+// pick is the node of a group that walks: a preferred node (the failing
+// ones diagnose names) first, then a schedulable one, then the newest.
+func pick(cs []candidate, prefer map[string]bool) report.PlannedNode {
+	best := 0
+	for i := 1; i < len(cs); i++ {
+		a, b := cs[i], cs[best]
+		switch {
+		case prefer[a.pn.Name] != prefer[b.pn.Name]:
+			if prefer[a.pn.Name] {
+				best = i
+			}
+		case a.pn.Cordoned != b.pn.Cordoned:
+			if !a.pn.Cordoned {
+				best = i
+			}
+		case a.created != b.created:
+			if a.created > b.created {
+				best = i
+			}
+		}
+	}
+	return cs[best].pn
+}
+
+// emptyPools are the pools expected (--expect-pool) or known to
+// cluster-autoscaler with no ready node that have no node here.
+func emptyPools(o PlanOptions, pools map[string]bool) []report.EmptyPool {
+	var out []report.EmptyPool
 	seen := map[string]bool{}
 	for _, name := range o.ExpectPools {
 		if name != "" && !pools[name] && !seen[name] {
 			seen[name] = true
-			p.EmptyPools = append(p.EmptyPools, report.EmptyPool{Pool: name, Source: "--expect-pool"})
+			out = append(out, report.EmptyPool{Pool: name, Source: "--expect-pool"})
 		}
 	}
 	var as []string
@@ -185,9 +201,9 @@ func Plan(nodes []corev1.Node, o PlanOptions) report.SweepPlan {
 	sort.Strings(as)
 	for _, name := range as {
 		seen[name] = true
-		p.EmptyPools = append(p.EmptyPools, report.EmptyPool{Pool: name, Source: "cluster-autoscaler-status"})
+		out = append(out, report.EmptyPool{Pool: name, Source: "cluster-autoscaler-status"})
 	}
-	return p
+	return out
 }
 
 func selection(per string) string {
