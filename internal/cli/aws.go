@@ -18,7 +18,7 @@ import (
 	"github.com/pullpath/pullpath/internal/report"
 )
 
-const awsLong = `Audit the EKS node path to ECR and S3, subnet by subnet, from the account's
+var awsLong = `Audit the EKS node path to ECR and S3, subnet by subnet, from the account's
 configuration, and name the object to change.
 
 An ECR pull uses three hosts: the auth token from ecr.api, manifests from
@@ -33,7 +33,12 @@ interface endpoint and its policy on the layer bucket, the NAT or internet
 gateway path (blackholes, state, AZ), the network ACLs in rule order on the
 node and far-side subnets, and the node role's simulated ECR actions. A
 failing subnet is shown beside a healthy one, check by check; a fault that
-fails every subnet alike is called one cause (identity, not network).`
+fails every subnet alike is called one cause (identity, not network).
+docs/aws.md lists the files --from reads and the read-only policy live mode
+needs.
+
+Exit codes (audit): the dominant condition of the failing subnets
+` + exitHelp(exitRows(0, 1, 2, 3, 4, 6, 11)...)
 
 const awsAuditExample = `  # live, with the default credential chain (env, profile/SSO, IMDS, IRSA)
   pullpath aws audit --cluster prod --region us-east-1

@@ -59,23 +59,26 @@ fails every pool alike (an identity, the registry) is called one cause.
 docs/azure.md lists the files --from reads and the read-only role live mode
 needs.
 
+The registry is the image's (REGISTRY.azurecr.io/REPO:TAG); --registry
+overrides it; with neither, the one the kubelet identity holds a role on.
+
 Exit codes (audit): the dominant condition of the failing pools
-` + exitHelp(exitRows(0, 1, 2, 3, 4, 6)...)
+` + exitHelp(exitRows(0, 1, 2, 3, 4, 6, 11)...)
 
 const azureAuditExample = `  # live, with DefaultAzureCredential (env, workload identity, managed identity, az login)
-  pullpath azure audit --resource-group rg-aks --name aks-prod
+  pullpath azure audit contosoacr.azurecr.io/shop/web:1.4 --resource-group rg-aks --name aks-prod
   pullpath azure audit -g rg-aks -n aks-prod --subscription 3f2b6c1e-... --registry contosoacr -o json
 
   # offline, from a folder of Azure CLI JSON (docs/azure.md lists the files)
-  pullpath azure audit --from ./aks-prod-bundle
+  pullpath azure audit contosoacr.azurecr.io/shop/web:1.4 --from ./aks-prod-bundle
 
   # focus on the node and host a probe found failing
   pullpath probe contosoacr.azurecr.io/app:1 -o json > probe.json
   pullpath azure audit --from ./aks-prod-bundle --probe-report probe.json`
 
 const azureCollectExample = `  # write the files --from reads, to replay offline or attach to a ticket
-  pullpath azure collect -g rg-aks -n aks-prod --out ./aks-prod-bundle
-  pullpath azure audit --from ./aks-prod-bundle`
+  pullpath azure collect contosoacr.azurecr.io/shop/web:1.4 -g rg-aks -n aks-prod --out ./aks-prod-bundle
+  pullpath azure audit contosoacr.azurecr.io/shop/web:1.4 --from ./aks-prod-bundle`
 
 func newAzureCommand(s Streams) *cobra.Command {
 	cmd := &cobra.Command{
@@ -96,7 +99,7 @@ func (c *azureConn) addFlags(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&c.resourceGroup, "resource-group", "g", "", "the AKS cluster's resource group")
 	cmd.Flags().StringVarP(&c.name, "name", "n", "", "the AKS cluster's name")
 	cmd.Flags().StringVar(&c.subscription, "subscription", "", "subscription id (default: $AZURE_SUBSCRIPTION_ID)")
-	cmd.Flags().StringVar(&c.registry, "registry", "", "the ACR registry's name (default: the one the kubelet identity holds a role on, or the subscription's only one)")
+	cmd.Flags().StringVar(&c.registry, "registry", "", "the ACR registry's name or login server (default: the IMAGE's, else the one the kubelet identity holds a role on, or the subscription's only one)")
 }
 
 func (c *azureConn) complete() {
@@ -105,7 +108,9 @@ func (c *azureConn) complete() {
 	}
 }
 
-func (c *azureConn) set() bool { return c.resourceGroup != "" || c.name != "" || c.subscription != "" }
+func (c *azureConn) set() bool {
+	return c.resourceGroup != "" || c.name != "" || c.subscription != "" || c.registry != ""
+}
 
 func (c *azureConn) validate() error {
 	switch {
@@ -127,9 +132,22 @@ var azureARM struct {
 
 // live is the live-mode options: azureARM's, or Azure's public cloud with
 // DefaultAzureCredential (azaudit.Collect's default).
-func (c *azureConn) live() azaudit.LiveOptions {
-	return azaudit.LiveOptions{Subscription: c.subscription, ResourceGroup: c.resourceGroup, Cluster: c.name, Registry: c.registry,
+func (c *azureConn) live(image string) azaudit.LiveOptions {
+	registry := c.registry
+	if img, err := azaudit.ParseImage(image); err == nil && registry == "" {
+		registry = img.LoginServer
+	}
+	return azaudit.LiveOptions{Subscription: c.subscription, ResourceGroup: c.resourceGroup, Cluster: c.name, Registry: registry,
 		Credential: azureARM.credential, ClientOptions: azureARM.options}
+}
+
+// azureImage reads the IMAGE argument, when given.
+func azureImage(args []string) (string, error) {
+	if len(args) == 0 {
+		return "", nil
+	}
+	_, err := azaudit.ParseImage(args[0])
+	return args[0], err
 }
 
 type azureAuditOptions struct {
@@ -137,6 +155,7 @@ type azureAuditOptions struct {
 	conn        azureConn
 	from        string
 	probeReport string
+	image       string
 	stdout      io.Writer
 	stderr      io.Writer
 }
@@ -144,11 +163,11 @@ type azureAuditOptions struct {
 func newAzureAuditCommand(s Streams) *cobra.Command {
 	o := &azureAuditOptions{stdout: s.Out, stderr: s.ErrOut}
 	cmd := &cobra.Command{
-		Use:     "audit",
+		Use:     "audit [IMAGE]",
 		Short:   "Check every pool's path to ACR and name the object to change",
 		Long:    azureLong,
 		Example: azureAuditExample,
-		Args:    cobra.NoArgs,
+		Args:    cobra.MaximumNArgs(1),
 		RunE:    runE(o),
 	}
 	o.out.addFlag(cmd)
@@ -158,11 +177,13 @@ func newAzureAuditCommand(s Streams) *cobra.Command {
 	return cmd
 }
 
-func (o *azureAuditOptions) Complete(_ *cobra.Command, _ []string) error {
+func (o *azureAuditOptions) Complete(_ *cobra.Command, args []string) error {
+	var err error
+	o.image, err = azureImage(args)
 	if o.from == "" {
 		o.conn.complete()
 	}
-	return nil
+	return err
 }
 
 func (o *azureAuditOptions) Validate() error {
@@ -171,7 +192,7 @@ func (o *azureAuditOptions) Validate() error {
 	}
 	if o.from != "" {
 		if o.conn.set() {
-			return errors.New("--from audits a saved folder: it takes no --resource-group, --name or --subscription")
+			return errors.New("--from audits a saved folder: it takes no --resource-group, --name, --subscription or --registry (the folder's acr-show.json is the registry)")
 		}
 		if st, err := os.Stat(o.from); err != nil || !st.IsDir() {
 			return fmt.Errorf("--from %s: not a folder: want the folder `pullpath azure collect --out` wrote, or one of Azure CLI JSON files (docs/azure.md)", o.from)
@@ -182,7 +203,7 @@ func (o *azureAuditOptions) Validate() error {
 }
 
 func (o *azureAuditOptions) Run(ctx context.Context) error {
-	f, err := probeFocus(o.probeReport, audit.Focus{})
+	f, err := probeFocus(o.probeReport, audit.Focus{Image: o.image})
 	if err != nil {
 		return err
 	}
@@ -190,7 +211,7 @@ func (o *azureAuditOptions) Run(ctx context.Context) error {
 	if o.from != "" {
 		r, err = azaudit.FromFolder(o.from, f)
 	} else {
-		r, err = azaudit.Live(ctx, o.conn.live(), f)
+		r, err = azaudit.Live(ctx, o.conn.live(o.image), f)
 	}
 	if err != nil {
 		return errors.New(oneLineErr(err))
@@ -201,17 +222,18 @@ func (o *azureAuditOptions) Run(ctx context.Context) error {
 type azureCollectOptions struct {
 	conn   azureConn
 	out    string
+	image  string
 	stdout io.Writer
 }
 
 func newAzureCollectCommand(s Streams) *cobra.Command {
 	o := &azureCollectOptions{stdout: s.Out}
 	cmd := &cobra.Command{
-		Use:     "collect",
+		Use:     "collect [IMAGE]",
 		Short:   "Write the Azure CLI JSON files that `azure audit --from` reads",
-		Long:    "Call the audit's read-only ARM APIs once and write each answer as the Azure CLI prints it (one file per command, properties flattened, 2-space indent, sorted keys), so a live run can be replayed offline with `pullpath azure audit --from DIR`.",
+		Long:    "Call the audit's read-only ARM APIs once and write each answer as the Azure CLI prints it (one file per command, properties flattened, 2-space indent, sorted keys), so a live run can be replayed offline with `pullpath azure audit IMAGE --from DIR`. IMAGE's login server names the registry (--registry overrides it).",
 		Example: azureCollectExample,
-		Args:    cobra.NoArgs,
+		Args:    cobra.MaximumNArgs(1),
 		RunE:    runE(o),
 	}
 	o.conn.addFlags(cmd)
@@ -219,9 +241,11 @@ func newAzureCollectCommand(s Streams) *cobra.Command {
 	return cmd
 }
 
-func (o *azureCollectOptions) Complete(_ *cobra.Command, _ []string) error {
+func (o *azureCollectOptions) Complete(_ *cobra.Command, args []string) error {
+	var err error
+	o.image, err = azureImage(args)
 	o.conn.complete()
-	return nil
+	return err
 }
 
 func (o *azureCollectOptions) Validate() error {
@@ -232,5 +256,5 @@ func (o *azureCollectOptions) Validate() error {
 }
 
 func (o *azureCollectOptions) Run(ctx context.Context) error {
-	return collect(ctx, o.stdout, nodeplace.Azure, o.conn.live(), o.out, "")
+	return collect(ctx, o.stdout, nodeplace.Azure, o.conn.live(o.image), o.out, o.image)
 }

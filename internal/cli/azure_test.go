@@ -6,11 +6,14 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	azaudit "github.com/pullpath/pullpath/internal/audit/azure"
 	"github.com/pullpath/pullpath/internal/audit/azure/armfake"
+	"github.com/pullpath/pullpath/internal/exitcode"
+	"github.com/pullpath/pullpath/internal/nodeplace"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -140,5 +143,117 @@ func TestAzureProbeReportFocus(t *testing.T) {
 	code, _, errOut = runCLI(t, "", "azure", "audit", "--from", azureFixtures+"valid-healthy", "--probe-report", azureFixtures+"valid-healthy/aks-show.json")
 	if code != 1 || !strings.Contains(errOut, "want ProbeReport") {
 		t.Fatalf("--probe-report aks-show.json = exit %d %q", code, errOut)
+	}
+}
+
+// Issue 42: `azure audit IMAGE` as aws and gcp: the image's login server
+// names the registry live (among several; --registry overrides it), a
+// folder describing another registry says so, an image that is not ACR's
+// is one line, and collect takes the image too.
+func TestAzureAuditImage(t *testing.T) {
+	code, out, errOut := runCLI(t, "", "azure", "audit", "contosoacr.azurecr.io/shop/web:1.4", "--from", azureFixtures+"valid-healthy", "-o", "json")
+	var r report.AuditReport
+	if code != 0 || json.Unmarshal([]byte(out), &r) != nil {
+		t.Fatalf("audit IMAGE --from = exit %d %q", code, errOut)
+	}
+	for _, w := range r.Warnings {
+		if strings.Contains(w.Message, "image's registry") {
+			t.Errorf("the folder's own registry warned: %s", w.Message)
+		}
+	}
+	code, out, _ = runCLI(t, "", "azure", "audit", "fabrikamacr.azurecr.io/shop/web:1.4", "--from", azureFixtures+"valid-healthy", "-o", "json")
+	r = report.AuditReport{}
+	if json.Unmarshal([]byte(out), &r) != nil || code != 0 || !hasWarning(r, "the image's registry is fabrikamacr.azurecr.io, acr-show.json describes contosoacr.azurecr.io") {
+		t.Errorf("audit IMAGE of another registry --from = exit %d, warnings %+v: want one naming both registries", code, r.Warnings)
+	}
+	code, _, errOut = runCLI(t, "", "azure", "audit", "docker.io/library/nginx:1.27", "--from", azureFixtures+"valid-healthy")
+	if code != 1 || !strings.Contains(errOut, "docker.io is not an ACR login server") || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+		t.Errorf("audit of a Docker Hub image = exit %d %q, want one line", code, errOut)
+	}
+	code, _, errOut = runCLI(t, "", "azure", "audit", "contosoacr.azurecr.io/shop/web:1.4", "--from", azureFixtures+"valid-healthy", "--registry", "contosoacr")
+	if code != 1 || !strings.Contains(errOut, "takes no") {
+		t.Errorf("--from with --registry = exit %d %q, want a usage error", code, errOut)
+	}
+
+	// live: two registries in the subscription; the kubelet identity holds
+	// a role on contosoacr only, the image names fabrikamacr
+	m, err := azaudit.Load(os.DirFS(azureFixtures + "valid-healthy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := armfake.New(m)
+	defer srv.Close()
+	srv.AddRegistry(m, "fabrikamacr")
+	azureARM.options, azureARM.credential = srv.ClientOptions(), armfake.Credential{}
+	defer func() { azureARM.options, azureARM.credential = nil, nil }()
+	live := []string{"-g", "rg-aks", "-n", "aks-prod", "--subscription", "3f2b6c1e-8d4a-4b7e-9c1f-2a5d6e7f8a9b", "-o", "json"}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"fabrikamacr.azurecr.io/shop/web:1.4"}, "fabrikamacr.azurecr.io"},
+		{[]string{"contosoacr.azurecr.io/shop/web:1.4"}, "contosoacr.azurecr.io"},
+		{[]string{"fabrikamacr.azurecr.io/shop/web:1.4", "--registry", "contosoacr"}, "contosoacr.azurecr.io"},
+		{nil, "contosoacr.azurecr.io"},
+	} {
+		code, out, errOut := runCLI(t, "", append(append([]string{"azure", "audit"}, tc.args...), live...)...)
+		r := report.AuditReport{}
+		if json.Unmarshal([]byte(out), &r) != nil || r.Target.Registry != tc.want {
+			t.Errorf("azure audit %v live = exit %d, registry %q (%s); want %s", tc.args, code, r.Target.Registry, errOut, tc.want)
+		}
+	}
+	code, _, errOut = runCLI(t, "", append([]string{"azure", "audit", "nope.azurecr.io/shop/web:1.4"}, live...)...)
+	if code != 1 || !strings.Contains(errOut, "registry nope.azurecr.io: no such registry in subscription") {
+		t.Errorf("audit of an image in no registry of the subscription = exit %d %q", code, errOut)
+	}
+	dir := filepath.Join(t.TempDir(), "bundle")
+	code, out, errOut = runCLI(t, "", append([]string{"azure", "collect", "fabrikamacr.azurecr.io/shop/web:1.4", "--out", dir}, live[:6]...)...)
+	if code != 0 || !strings.Contains(out, "pullpath azure audit fabrikamacr.azurecr.io/shop/web:1.4 --from "+dir) {
+		t.Fatalf("collect IMAGE = exit %d %q %q", code, out, errOut)
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, azaudit.FileACR))
+	if !strings.Contains(string(data), `"loginServer": "fabrikamacr.azurecr.io"`) {
+		t.Errorf("collect IMAGE wrote acr-show.json of another registry:\n%.300s", data)
+	}
+}
+
+// Issue 42: an audit that could check nothing exits 11, not 0: an
+// AKS-managed VNet without the node resource group's VNet list.
+func TestAzureAuditNothingCheckedExits11(t *testing.T) {
+	dir := t.TempDir()
+	src := azureFixtures + "valid-aks-managed-vnet"
+	entries, _ := os.ReadDir(src)
+	for _, e := range entries {
+		if e.Name() != azaudit.FileVNets {
+			data, _ := os.ReadFile(filepath.Join(src, e.Name()))
+			os.WriteFile(filepath.Join(dir, e.Name()), data, 0o644)
+		}
+	}
+	if code, _, errOut := runCLI(t, "", "azure", "audit", "--from", src); code != 0 {
+		t.Fatalf("the managed VNet with its list = exit %d (%s), want 0", code, errOut)
+	}
+	if code, out, _ := runCLI(t, "", "azure", "audit", "--from", dir); code != 11 || !strings.Contains(out, azaudit.FileVNets) {
+		t.Errorf("without %s = exit %d, want 11 naming the file:\n%s", azaudit.FileVNets, code, out)
+	}
+}
+
+func hasWarning(r report.AuditReport, s string) bool {
+	for _, w := range r.Warnings {
+		if strings.Contains(w.Message, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// Issue 42: each cloud audit's help gives exit 11 (nothing could be
+// checked) from the table, beside the conditions it exits with.
+func TestAuditHelpGivesNothingChecked(t *testing.T) {
+	r, _ := rowOf(exitcode.Undecided)
+	line := regexp.MustCompile(`(?m)^\s+11\s+` + regexp.QuoteMeta(strings.ReplaceAll(r.Meaning, "`", "")) + `$`)
+	for _, c := range nodeplace.Clouds {
+		if help := helpOf(t, string(c), "audit"); !line.MatchString(help) {
+			t.Errorf("pullpath %s audit --help does not give exit 11 (%s):\n%s", c, r.Meaning, help)
+		}
 	}
 }

@@ -56,7 +56,7 @@ docs/gcp.md lists the files --from reads and the read-only role live mode
 needs.
 
 Exit codes (audit): the dominant condition of the failing subnets
-` + exitHelp(exitRows(0, 1, 3, 4, 5, 6)...)
+` + exitHelp(exitRows(0, 1, 2, 3, 4, 5, 6, 11)...)
 
 const gcpAuditExample = `  # live, with Application Default Credentials (gcloud auth application-default login,
   # GOOGLE_APPLICATION_CREDENTIALS, the metadata server, workload identity)

@@ -113,3 +113,43 @@ func TestDiagnoseLiveAzure(t *testing.T) {
 		}
 	})
 }
+
+// Issue 42: diagnose gives the Azure audit the failing image, as it does
+// AWS's and GCP's: live, its login server picks the registry among the
+// subscription's (not the one the kubelet identity holds a role on);
+// from --from-azure, a folder of another registry says so.
+func TestDiagnoseAzureAuditTakesTheImage(t *testing.T) {
+	m, err := azaudit.Load(os.DirFS("../audit/azure/testdata/valid-healthy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := strings.Split(strings.Trim(*m.Cluster.ID, "/"), "/")[1]
+	node := NodeRef{Name: "aks-apps-12345678-vmss000000",
+		ProviderID: "azure:///subscriptions/" + sub + "/resourceGroups/" + *m.Cluster.Properties.NodeResourceGroup + "/providers/Microsoft.Compute/virtualMachineScaleSets/aks-apps-12345678-vmss/virtualMachines/0"}
+	audited := func(t *testing.T, o Options) *report.AuditReport {
+		t.Helper()
+		d := &diagnosis{o: o, r: &report.DiagnoseReport{}, deadline: time.Now().Add(30 * time.Second), nodes: map[string]NodeRef{node.Name: node},
+			group: &report.ExplainGroup{Image: "fabrikamacr.azurecr.io/shop/web:1.4", Code: verdict.ConnectTimeout, Endpoint: "fabrikamacr.azurecr.io:443",
+				Nodes: []report.ExplainNode{{Name: node.Name, Status: report.NodeStatusFailed}}}}
+		d.audit(t.Context())
+		if d.r.Audit == nil {
+			t.Fatalf("no audit: steps %+v", d.r.Steps)
+		}
+		return d.r.Audit
+	}
+	srv := armfake.New(m)
+	defer srv.Close()
+	srv.AddRegistry(m, "fabrikamacr")
+	live := audited(t, Options{Live: &Live{Options: map[nodeplace.Cloud]audit.Live{nodeplace.Azure: azaudit.LiveOptions{Credential: armfake.Credential{}, ClientOptions: srv.ClientOptions()}}}})
+	if live.Target.Registry != "fabrikamacr.azurecr.io" {
+		t.Errorf("live audit of registry %q, want the image's fabrikamacr.azurecr.io", live.Target.Registry)
+	}
+	folder := audited(t, Options{Auditors: map[nodeplace.Cloud]Auditor{nodeplace.Azure: azaudit.Provider.Folder("../audit/azure/testdata/valid-healthy")}})
+	warned := false
+	for _, w := range folder.Warnings {
+		warned = warned || strings.Contains(w.Message, "the image's registry is fabrikamacr.azurecr.io, acr-show.json describes contosoacr.azurecr.io")
+	}
+	if !warned {
+		t.Errorf("--from-azure of another registry: warnings %+v, want one naming both", folder.Warnings)
+	}
+}

@@ -39,6 +39,9 @@ func FromFolder(dir string, f audit.Focus) (*report.AuditReport, error) {
 // audits it: the audit package's live entry point. A call ARM refused (a
 // role the caller lacks) leaves its file out, and the report says why.
 func Live(ctx context.Context, o LiveOptions, f audit.Focus) (*report.AuditReport, error) {
+	if img, err := ParseImage(f.Image); err == nil && o.Registry == "" {
+		o.Registry = img.LoginServer // the image's registry, unless --registry names one
+	}
 	c, err := Collect(ctx, o)
 	if err != nil {
 		return nil, err
@@ -80,6 +83,11 @@ func Audit(m *Model, source string, f audit.Focus) *report.AuditReport {
 		r.Target.Network = str(m.VNet.ID)
 	} else if s := m.NodeSubnets(); len(s) > 0 {
 		r.Target.Network = parentID(s[0])
+	}
+	if f.Image != "" {
+		if w := m.imageWarning(f.Image); w != nil {
+			r.Warnings = append(r.Warnings, *w)
+		}
 	}
 	if !m.hostsKnown() {
 		r.Warnings = append(r.Warnings, report.AuditWarning{Message: "the registry has private endpoint connections, but no private endpoint was described: their addresses are unknown and the network checks warn"})

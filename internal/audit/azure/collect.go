@@ -114,6 +114,13 @@ func (c *collector) run(ctx context.Context) error {
 	}
 	m := &Model{Cluster: &mc.ManagedCluster}
 	subnets := m.NodeSubnets()
+	listed := false // an AKS-managed VNet: the node resource group's listing holds it
+	if len(subnets) == 0 {
+		if subnets, err = c.managedVNet(ctx, m); err != nil {
+			return err
+		}
+		listed = len(subnets) > 0
+	}
 
 	// 2. The VNet, each node subnet, its route table and NSG.
 	var vnetID string
@@ -123,7 +130,9 @@ func (c *collector) run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if v, err := nf.NewVirtualNetworksClient().Get(ctx, resourceGroupOf(vnetID), lastName(vnetID), nil); err == nil {
+		if listed {
+			// the listing holds the VNet whole
+		} else if v, err := nf.NewVirtualNetworksClient().Get(ctx, resourceGroupOf(vnetID), lastName(vnetID), nil); err == nil {
 			if err := c.put(FileVNet, v.VirtualNetwork); err != nil {
 				return err
 			}
@@ -272,7 +281,11 @@ func (c *collector) registry(ctx context.Context, m *Model) (armcontainerregistr
 	if err != nil {
 		return armcontainerregistry.Registry{}, registryExtra{}, err
 	}
-	want := strings.ToLower(strings.TrimSuffix(c.o.Registry, ".azurecr.io"))
+	// --registry NAME, or a login server (the image's): by name or by loginServer
+	want, server := strings.ToLower(c.o.Registry), ""
+	if strings.Contains(want, ".") {
+		want, server = registryName(want), want
+	}
 	var all []*armcontainerregistry.Registry
 	pager := af.NewRegistriesClient().NewListPager(nil)
 	for pager.More() {
@@ -286,12 +299,12 @@ func (c *collector) registry(ctx context.Context, m *Model) (armcontainerregistr
 	switch {
 	case want != "":
 		for _, r := range all {
-			if r != nil && strings.EqualFold(str(r.Name), want) {
+			if r != nil && (strings.EqualFold(str(r.Name), want) || server != "" && r.Properties != nil && strings.EqualFold(str(r.Properties.LoginServer), server)) {
 				pick = r
 			}
 		}
 		if pick == nil {
-			return armcontainerregistry.Registry{}, registryExtra{}, fmt.Errorf("--registry %s: no such registry in subscription %s", c.o.Registry, c.o.Subscription)
+			return armcontainerregistry.Registry{}, registryExtra{}, fmt.Errorf("registry %s: no such registry in subscription %s (want the name or login server of one of its %d registries: --registry NAME)", c.o.Registry, c.o.Subscription, len(all))
 		}
 	case len(all) == 1:
 		pick = all[0]

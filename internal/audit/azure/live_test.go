@@ -75,7 +75,7 @@ func collect(t *testing.T, srv *armfake.Server, m *azaudit.Model, registry strin
 // serving the fixture's account) gives the same verdict as --from, and
 // collect writes exactly the files --from reads.
 func TestLiveMatchesFrom(t *testing.T) {
-	for _, dir := range []string{"valid-healthy", "invalid-route-disable-bgp", "invalid-dns-record-missing", "invalid-identity-abac-acrpull", "invalid-private-endpoint-pending", "invalid-nsg-deny-443",
+	for _, dir := range []string{"valid-healthy", "valid-aks-managed-vnet", "invalid-route-disable-bgp", "invalid-dns-record-missing", "invalid-identity-abac-acrpull", "invalid-private-endpoint-pending", "invalid-nsg-deny-443",
 		"valid-dualstack-public", "warn-ipv6-route-none", "warn-ipv6-nsg-v4-only"} {
 		t.Run(dir, func(t *testing.T) {
 			m := loadDir(t, dir)
@@ -202,5 +202,36 @@ func TestLiveCallsDoNotGrowWithRoutesRulesRecords(t *testing.T) {
 	}
 	if more != small+4*4 {
 		t.Errorf("requests: %d for 4 pools, %d for 8; want 4 more per pool (subnet, route table, NSG, effective routes)", small, more)
+	}
+}
+
+// Issue 42: on an AKS-managed VNet whose node resource group the caller
+// may not list, collect warns naming network-vnet-list.json and its
+// command, and the live audit runs the cluster-wide checks only: nothing
+// checked (exit 11), never a pass.
+func TestLiveAKSManagedVNetListDenied(t *testing.T) {
+	m := loadDir(t, "valid-aks-managed-vnet")
+	srv := armfake.New(m)
+	defer srv.Close()
+	srv.Deny("GET virtualNetworks", "Microsoft.Network/virtualNetworks/read")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := azaudit.Collect(ctx, liveOptions(srv, m, ""))
+	if err != nil {
+		t.Fatalf("Collect = %v", err)
+	}
+	warned := false
+	for _, w := range c.Warnings {
+		warned = warned || w.File == azaudit.FileVNets && strings.Contains(w.Message, "403 AuthorizationFailed") && w.Command == "az network vnet list -g MC_rg-aks_aks-prod_eastus"
+	}
+	if !warned {
+		t.Errorf("Collect warnings = %+v, want one naming %s, the refusal and its command", c.Warnings, azaudit.FileVNets)
+	}
+	r, err := azaudit.Live(ctx, liveOptions(srv, m, ""), audit.Focus{})
+	if err != nil {
+		t.Fatalf("Live = %v", err)
+	}
+	if !audit.NothingChecked(r) || len(r.Subnets) != 1 || !r.Subnets[0].Unknown {
+		t.Errorf("Live verdict %+v, %d subnets: want nothing-checked on the stand-in subnet", r.Verdict, len(r.Subnets))
 	}
 }

@@ -261,6 +261,26 @@ func (l *loader) managedVNet() *armnetwork.VirtualNetwork {
 		}
 		return nil
 	}
+	vnet, subnet := managedSubnet(vnets, nodeRG)
+	if subnet == nil {
+		m.warn(fmt.Sprintf("no agent pool has a vnetSubnetId (an AKS-managed VNet) and %s holds no VNet with a subnet in the node resource group %s: the node subnet is unknown; only the cluster-wide checks run", FileVNets, nodeRG), FileVNets, cmd)
+		return nil
+	}
+	id := *subnet.ID
+	for _, ap := range p.AgentPoolProfiles {
+		if ap != nil && str(ap.VnetSubnetID) == "" {
+			ap.VnetSubnetID = &id
+		}
+	}
+	m.ManagedSubnet = id
+	m.warn(fmt.Sprintf("no agent pool has a vnetSubnetId (an AKS-managed VNet): the node subnet %s of %s is read from %s", lastName(id), str(vnet.Name), FileVNets), FileVNets, "")
+	return vnet
+}
+
+// managedSubnet is the node subnet AKS made in the node resource group:
+// the aks-vnet-N VNet's aks-subnet (else the group's only VNet and its
+// subnet). collect and Load pick it alike.
+func managedSubnet(vnets []*armnetwork.VirtualNetwork, nodeRG string) (*armnetwork.VirtualNetwork, *armnetwork.Subnet) {
 	var vnet *armnetwork.VirtualNetwork
 	for _, v := range vnets {
 		if v == nil || (nodeRG != "" && !strings.EqualFold(resourceGroupOf(str(v.ID)), nodeRG)) {
@@ -278,19 +298,7 @@ func (l *loader) managedVNet() *armnetwork.VirtualNetwork {
 			}
 		}
 	}
-	if subnet == nil {
-		m.warn(fmt.Sprintf("no agent pool has a vnetSubnetId (an AKS-managed VNet) and %s holds no VNet with a subnet in the node resource group %s: the node subnet is unknown; only the cluster-wide checks run", FileVNets, nodeRG), FileVNets, cmd)
-		return nil
-	}
-	id := *subnet.ID
-	for _, ap := range p.AgentPoolProfiles {
-		if ap != nil && str(ap.VnetSubnetID) == "" {
-			ap.VnetSubnetID = &id
-		}
-	}
-	m.ManagedSubnet = id
-	m.warn(fmt.Sprintf("no agent pool has a vnetSubnetId (an AKS-managed VNet): the node subnet %s of %s is read from %s", lastName(id), str(vnet.Name), FileVNets), FileVNets, "")
-	return vnet
+	return vnet, subnet
 }
 
 // NIC is one node NIC, named by the scale set's ipConfigurations on a subnet.

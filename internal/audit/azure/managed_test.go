@@ -115,7 +115,7 @@ func TestAKSManagedVNetWithoutTheListRunsClusterWideChecks(t *testing.T) {
 // fails, a warning names the file; the two required files are a one-line
 // error naming them.
 func TestMissingFileNeverFailsASubnet(t *testing.T) {
-	for _, dir := range []string{"valid-healthy", "valid-abac-repository-reader", "valid-dualstack-public", "valid-proxy-noproxy-registry"} {
+	for _, dir := range []string{"valid-healthy", "valid-abac-repository-reader", "valid-dualstack-public", "valid-proxy-noproxy-registry", "valid-aks-managed-vnet"} {
 		entries, err := os.ReadDir(filepath.Join("testdata", dir))
 		if err != nil {
 			t.Fatal(err)

@@ -79,10 +79,14 @@ func (s *Server) put(id string, v any) {
 }
 
 func (s *Server) load(m *azaudit.Model) {
-	c := m.Cluster
-	s.put(*c.ID, c)
-	sub := strings.Split(strings.Trim(*c.ID, "/"), "/")[1]
-	s.lists[key("/subscriptions/"+sub+"/providers/Microsoft.ContainerService/managedClusters")] = []json.RawMessage{raw(c)}
+	c := cluster(m)
+	s.resources[key(*m.Cluster.ID)] = c
+	sub := strings.Split(strings.Trim(*m.Cluster.ID, "/"), "/")[1]
+	s.lists[key("/subscriptions/"+sub+"/providers/Microsoft.ContainerService/managedClusters")] = []json.RawMessage{c}
+	if m.ManagedSubnet != "" && m.VNet != nil {
+		// an AKS-managed VNet: listed in the node resource group
+		s.lists[key(strings.TrimSuffix(*m.VNet.ID, "/"+*m.VNet.Name))] = []json.RawMessage{raw(m.VNet)}
+	}
 	if m.VNet != nil {
 		s.put(*m.VNet.ID, m.VNet)
 		var ps []json.RawMessage
@@ -148,6 +152,42 @@ func (s *Server) load(m *azaudit.Model) {
 		path := "/subscriptions/" + sub + "/resourceGroups/" + nic.ResourceGroup + "/providers/Microsoft.Network/networkInterfaces/" + nic.Name + "/effectiveRouteTable"
 		s.posts[key(path)] = raw(map[string]any{"value": routes})
 	}
+}
+
+// cluster is the cluster as ARM holds it: on an AKS-managed VNet the
+// pools name no subnet (the loader placed them in the managed one).
+func cluster(m *azaudit.Model) json.RawMessage {
+	body := raw(m.Cluster)
+	if m.ManagedSubnet == "" {
+		return body
+	}
+	var c map[string]any
+	_ = json.Unmarshal(body, &c)
+	if p, ok := c["properties"].(map[string]any); ok {
+		pools, _ := p["agentPoolProfiles"].([]any)
+		for _, ap := range pools {
+			if ap, ok := ap.(map[string]any); ok && strings.EqualFold(fmt.Sprint(ap["vnetSubnetID"]), m.ManagedSubnet) {
+				delete(ap, "vnetSubnetID")
+			}
+		}
+	}
+	return raw(c)
+}
+
+// AddRegistry adds another registry to the subscription's list (a
+// Premium registry with public access, in the model registry's resource
+// group), so that a test can tell which one collect picked.
+func (s *Server) AddRegistry(m *azaudit.Model, name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := *m.Registry.ID
+	id = id[:strings.LastIndex(id, "/")+1] + name
+	body := raw(map[string]any{"id": id, "name": name, "type": "Microsoft.ContainerRegistry/registries", "location": *m.Registry.Location,
+		"sku":        map[string]any{"name": "Premium", "tier": "Premium"},
+		"properties": map[string]any{"loginServer": name + ".azurecr.io", "publicNetworkAccess": "Enabled", "provisioningState": "Succeeded"}})
+	s.resources[key(id)] = body
+	lk := key(strings.Join(strings.Split(id, "/")[:3], "/") + "/providers/Microsoft.ContainerRegistry/registries")
+	s.lists[lk] = append(s.lists[lk], body)
 }
 
 // Deny makes every call of a kind ("GET managedClusters", as Calls names

@@ -440,6 +440,41 @@ def v6_nsg(f):
         ("deny-internet", 300, "Deny", "Outbound", "*", "*", "Internet", "*")])
 variant("warn-ipv6-nsg-v4-only", v6_nsg)
 
+# An AKS-managed VNet (issue 42): no pool names a vnetSubnetId; AKS made the VNet
+# aks-vnet-12345678 in the node resource group with one subnet, aks-subnet, holding
+# every pool's scale set, and its own route table and NSG there. The VNet is read
+# from `az network vnet list -g NODE_RG` (the CLI's array), not vnet show. The
+# rest is the healthy account (the VNet peers the hub, whose VPN gateway reaches
+# the registry's private endpoint).
+def managed_vnet():
+    f = healthy()
+    sys_name, _, sys_rt, sys_nsg = SUBNETS["system"]
+    for name in (f"network-vnet-subnet-show-{sys_name}.json", f"network-route-table-show-{sys_rt}.json", f"network-nsg-show-{sys_nsg}.json"):
+        del f[name]
+    apps = f["network-vnet-subnet-show-snet-apps.json"]
+    apps["ipConfigurations"] = [ref(c["id"].replace("aks-apps-", "aks-system-")) for c in apps["ipConfigurations"]] + apps["ipConfigurations"]
+    f["network-route-table-show-rt-apps.json"]["subnets"] = [ref(subnet_id("apps"))]
+    v = f.pop("network-vnet-show.json")
+    v["subnets"] = [apps]
+    v["addressSpace"]["addressPrefixes"] = ["10.10.0.0/16"]
+    f["network-vnet-list.json"] = [v]
+    for p in f["aks-show.json"]["agentPoolProfiles"]:
+        p["vnetSubnetId"] = None
+    # the system pool's NIC now sits in the one subnet: its effective routes are the apps pool's
+    text = json.dumps(f)
+    for old, new in (("resourceGroups/rg-net/", f"resourceGroups/{NODE_RG}/"), ('"resourceGroup": "rg-net"', f'"resourceGroup": "{NODE_RG}"'),
+                     ("vnet-aks", "aks-vnet-12345678"), ("snet-apps", "aks-subnet"),
+                     ("rt-apps", "aks-agentpool-12345678-routetable"), ("nsg-apps", "aks-agentpool-12345678-nsg")):
+        text = text.replace(old, new)
+    f = json.loads(text)
+    files = {}
+    for name, body in f.items():
+        for old, new in (("snet-apps", "aks-subnet"), ("rt-apps", "aks-agentpool-12345678-routetable"), ("nsg-apps", "aks-agentpool-12345678-nsg")):
+            name = name.replace(old, new)
+        files[name] = body
+    write("valid-aks-managed-vnet", files)
+managed_vnet()
+
 # The lab's AKS account (internal/diagnose/testdata): the account whose
 # cluster is the lab's pool-private-zone-not-linked scenario (its nodes'
 # providerIDs name subscription 0000..., node resource group
