@@ -13,6 +13,17 @@ import (
 // matrix grouped by pool/zone/subnet, the verdict, advice and next steps.
 func printSweep(w io.Writer, r *report.SweepReport, o Options) error {
 	p := &printer{w: w, color: o.Color}
+	sweepHeader(p, r)
+	sweepPlan(p, w, r, o)
+	if len(r.Nodes) > 0 {
+		sweepMatrix(p, w, r, o)
+	}
+	sweepVerdict(p, r)
+	return p.err
+}
+
+// sweepHeader prints the command, the image and where the run's Pods run.
+func sweepHeader(p *printer, r *report.SweepReport) {
 	title := "pullpath sweep"
 	if r.DryRun {
 		title += " --dry-run"
@@ -24,7 +35,11 @@ func printSweep(w io.Writer, r *report.SweepReport, o Options) error {
 	}
 	meta = append(meta, "namespace "+r.Namespace, "run "+r.RunID)
 	p.f("  %s\n\n", strings.Join(meta, "  "))
+}
 
+// sweepPlan prints the plan: the nodes chosen (every one with --dry-run or
+// wide), the skipped ones and the pools with no node.
+func sweepPlan(p *printer, w io.Writer, r *report.SweepReport, o Options) {
 	pl := r.Plan
 	p.f("PLAN  %s: %d of %d node(s) in %d group(s)", pl.Selection, len(pl.Chosen), pl.TotalNodes, pl.Groups)
 	if pl.Selector != "" {
@@ -63,59 +78,64 @@ func printSweep(w io.Writer, r *report.SweepReport, o Options) error {
 		p.f("  empty pool  %s  (%s): no node to walk from until it scales up\n", e.Pool, e.Source)
 	}
 	p.f("\n")
+}
 
-	if len(r.Nodes) > 0 {
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		head := []string{"GROUP (pool/zone/subnet)", "NODE", "RESULT"}
-		canary := r.CanaryImage != ""
+// sweepMatrix prints the node x endpoint matrix by group, then what a node's
+// row cannot hold (reconciliations, messages, proxies).
+func sweepMatrix(p *printer, w io.Writer, r *report.SweepReport, o Options) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	head := []string{"GROUP (pool/zone/subnet)", "NODE", "RESULT"}
+	canary := r.CanaryImage != ""
+	if canary {
+		head = append(head, "CANARY")
+	}
+	for _, c := range r.Endpoints {
+		head = append(head, fmt.Sprintf("%s (%s)", c.Host, c.Role))
+	}
+	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	last := ""
+	for _, n := range r.Nodes {
+		g := n.Group
+		if g == last {
+			g = `"`
+		}
+		last = n.Group
+		row := []string{g, n.Name, p.sweepResult(n.Status, n.Verdict.Code, sourceNote(n.Probe))}
 		if canary {
-			head = append(head, "CANARY")
+			row = append(row, canaryCell(n.Canary))
+		}
+		cells := map[string]string{}
+		if n.Probe != nil {
+			for _, h := range n.Probe.Hops {
+				cells[h.Host] = hopCell(h)
+			}
 		}
 		for _, c := range r.Endpoints {
-			head = append(head, fmt.Sprintf("%s (%s)", c.Host, c.Role))
+			v, ok := cells[c.Host]
+			if !ok {
+				v = "-"
+			}
+			row = append(row, v)
 		}
-		fmt.Fprintln(tw, strings.Join(head, "\t"))
-		last := ""
-		for _, n := range r.Nodes {
-			g := n.Group
-			if g == last {
-				g = `"`
-			}
-			last = n.Group
-			row := []string{g, n.Name, p.sweepResult(n.Status, n.Verdict.Code, sourceNote(n.Probe))}
-			if canary {
-				row = append(row, canaryCell(n.Canary))
-			}
-			cells := map[string]string{}
-			if n.Probe != nil {
-				for _, h := range n.Probe.Hops {
-					cells[h.Host] = hopCell(h)
-				}
-			}
-			for _, c := range r.Endpoints {
-				v, ok := cells[c.Host]
-				if !ok {
-					v = "-"
-				}
-				row = append(row, v)
-			}
-			fmt.Fprintln(tw, strings.Join(row, "\t"))
-		}
-		tw.Flush()
-		for _, n := range r.Nodes {
-			switch {
-			case n.Reconcile != "" && n.Agreement != "agree-ok":
-				p.f("  %s: %s\n", n.Name, n.Reconcile)
-			case n.Status == report.SweepNoAnswer && n.Probe != nil && n.Probe.Message != "":
-				p.f("  %s: %s\n", n.Name, n.Probe.Message)
-			case n.Probe != nil && n.Probe.Source == report.SourceProbeEvents:
-				p.f("  %s: the probe image could not be pulled; the kubelet's Events are the verdict\n", n.Name)
-			}
-		}
-		printSweepProxies(p, r.Nodes, o.Wide)
-		p.f("\n")
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
+	tw.Flush()
+	for _, n := range r.Nodes {
+		switch {
+		case n.Reconcile != "" && n.Agreement != "agree-ok":
+			p.f("  %s: %s\n", n.Name, n.Reconcile)
+		case n.Status == report.SweepNoAnswer && n.Probe != nil && n.Probe.Message != "":
+			p.f("  %s: %s\n", n.Name, n.Probe.Message)
+		case n.Probe != nil && n.Probe.Source == report.SourceProbeEvents:
+			p.f("  %s: the probe image could not be pulled; the kubelet's Events are the verdict\n", n.Name)
+		}
+	}
+	printSweepProxies(p, r.Nodes, o.Wide)
+	p.f("\n")
+}
 
+// sweepVerdict prints the verdict, its advice, the next steps and warnings.
+func sweepVerdict(p *printer, r *report.SweepReport) {
 	v := r.Verdict
 	status := p.green("OK")
 	if v.Status != "ok" {
@@ -138,7 +158,6 @@ func printSweep(w io.Writer, r *report.SweepReport, o Options) error {
 	for _, wn := range r.Warnings {
 		p.f("warning: %s\n", wn)
 	}
-	return p.err
 }
 
 func (p *printer) sweepResult(status report.SweepStatus, code any, note string) string {
