@@ -56,13 +56,24 @@ func Account(sz Size) *awsaudit.Raw {
 		Status: ekstypes.ClusterStatusActive, Version: aws.String("1.33"),
 		ResourcesVpcConfig: &ekstypes.VpcConfigResponse{VpcId: aws.String(vpc), ClusterSecurityGroupId: aws.String(clusterSG)},
 	}}
-	subnet := func(i int) string { return id("subnet", i) }
 	var subnets []ec2types.Subnet
 	for i := 0; i < sz.Subnets; i++ {
-		subnets = append(subnets, ec2types.Subnet{SubnetId: aws.String(subnet(i)), VpcId: aws.String(vpc), CidrBlock: aws.String(cidr(i)),
+		subnets = append(subnets, ec2types.Subnet{SubnetId: aws.String(subnetID(i)), VpcId: aws.String(vpc), CidrBlock: aws.String(cidr(i)),
 			AvailabilityZone: aws.String(azs[i%3]), State: ec2types.SubnetStateAvailable, MapPublicIpOnLaunch: aws.Bool(false)})
 	}
 	raw.Subnets = &awsaudit.SubnetsOutput{Subnets: subnets}
+	ngNames := nodegroups(raw, sz, now)
+	gwTables := routeTables(raw, sz)
+	endpoints(raw, sz, gwTables, epSG)
+	securityGroups(raw, sz, clusterSG, epSG)
+	dnsACLsAndIdentity(raw, sz)
+	instances(raw, sz, ngNames, clusterSG, now)
+	return raw
+}
+
+func subnetID(i int) string { return id("subnet", i) }
+
+func nodegroups(raw *awsaudit.Raw, sz Size, now time.Time) []string {
 	// Nodegroups share the subnets round-robin.
 	var ngNames []string
 	for g := 0; g < sz.Nodegroups; g++ {
@@ -70,17 +81,20 @@ func Account(sz Size) *awsaudit.Raw {
 		ngNames = append(ngNames, name)
 		var sn []string
 		for i := g; i < sz.Subnets; i += sz.Nodegroups {
-			sn = append(sn, subnet(i))
+			sn = append(sn, subnetID(i))
 		}
 		raw.NodegroupDetails = append(raw.NodegroupDetails, &awsaudit.NodegroupOutput{Nodegroup: &ekstypes.Nodegroup{
 			NodegroupName: aws.String(name), ClusterName: aws.String("big"), Subnets: sn, Status: ekstypes.NodegroupStatusActive,
 			NodeRole: aws.String("arn:aws:iam::" + account + ":role/big-node"), CreatedAt: &now}})
 	}
 	raw.Nodegroups = &awsaudit.ListNodegroupsOutput{Nodegroups: ngNames}
+	return ngNames
+}
+
+func routeTables(raw *awsaudit.Raw, sz Size) (gwTables []string) {
 	// Route tables, each shared by the subnets i%RouteTables; the gateway
 	// endpoint serves all but the tables of subnets i%7==3.
 	var rts []ec2types.RouteTable
-	var gwTables []string
 	for t := 0; t < sz.RouteTables; t++ {
 		rt := ec2types.RouteTable{RouteTableId: aws.String(id("rtb", t)), VpcId: aws.String(vpc),
 			Routes: []ec2types.Route{{DestinationCidrBlock: aws.String("10.0.0.0/8"), GatewayId: aws.String("local"), State: ec2types.RouteStateActive}}}
@@ -89,7 +103,7 @@ func Account(sz Size) *awsaudit.Raw {
 			gwTables = append(gwTables, id("rtb", t))
 		}
 		for i := t; i < sz.Subnets; i += sz.RouteTables {
-			rt.Associations = append(rt.Associations, ec2types.RouteTableAssociation{RouteTableId: rt.RouteTableId, SubnetId: aws.String(subnet(i)), Main: aws.Bool(false),
+			rt.Associations = append(rt.Associations, ec2types.RouteTableAssociation{RouteTableId: rt.RouteTableId, SubnetId: aws.String(subnetID(i)), Main: aws.Bool(false),
 				AssociationState: &ec2types.RouteTableAssociationState{State: ec2types.RouteTableAssociationStateCodeAssociated}})
 		}
 		if t == 0 {
@@ -98,9 +112,13 @@ func Account(sz Size) *awsaudit.Raw {
 		rts = append(rts, rt)
 	}
 	raw.RouteTables = &awsaudit.RouteTablesOutput{RouteTables: rts}
+	return gwTables
+}
+
+func endpoints(raw *awsaudit.Raw, sz Size, gwTables []string, epSG string) {
 	// Endpoints: the S3 gateway, ecr.api and ecr.dkr with a subnet per AZ,
 	// and other services to make up the count.
-	firstPerAZ := []string{subnet(0), subnet(1), subnet(2)}
+	firstPerAZ := []string{subnetID(0), subnetID(1), subnetID(2)}
 	eps := []ec2types.VpcEndpoint{{VpcEndpointId: aws.String(id("vpce", 0)), VpcEndpointType: ec2types.VpcEndpointTypeGateway, VpcId: aws.String(vpc),
 		ServiceName: aws.String("com.amazonaws." + region + ".s3"), State: "available", RouteTableIds: gwTables}}
 	services := []string{"ecr.api", "ecr.dkr", "sts", "logs", "ec2", "elasticloadbalancing", "kms", "ssm", "secretsmanager", "sqs"}
@@ -114,6 +132,9 @@ func Account(sz Size) *awsaudit.Raw {
 			Groups: []ec2types.SecurityGroupIdentifier{{GroupId: aws.String(epSG)}}})
 	}
 	raw.Endpoints = &awsaudit.EndpointsOutput{VpcEndpoints: eps}
+}
+
+func securityGroups(raw *awsaudit.Raw, sz Size, clusterSG, epSG string) {
 	// Security groups: the cluster's, the endpoints', and many others.
 	allOut := []ec2types.IpPermission{{IpProtocol: aws.String("-1"), IpRanges: []ec2types.IpRange{{CidrIp: aws.String("0.0.0.0/0")}}}}
 	sgs := []ec2types.SecurityGroup{
@@ -129,7 +150,12 @@ func Account(sz Size) *awsaudit.Raw {
 				IpRanges: []ec2types.IpRange{{CidrIp: aws.String("10.0.0.0/8")}}}}})
 	}
 	raw.SecurityGroups = &awsaudit.SecurityGroupsOutput{SecurityGroups: sgs}
-	// One default ACL for every subnet.
+}
+
+// dnsACLsAndIdentity: one default ACL for every subnet, no NAT, the S3
+// prefix list, the VPC's DNS attributes and DHCP options, and a node role
+// allowed every ECR action.
+func dnsACLsAndIdentity(raw *awsaudit.Raw, sz Size) {
 	acl := ec2types.NetworkAcl{NetworkAclId: aws.String(id("acl", 0)), VpcId: aws.String(vpc), IsDefault: aws.Bool(true)}
 	for _, eg := range []bool{true, false} {
 		acl.Entries = append(acl.Entries,
@@ -137,7 +163,7 @@ func Account(sz Size) *awsaudit.Raw {
 			ec2types.NetworkAclEntry{RuleNumber: aws.Int32(32767), Egress: aws.Bool(eg), Protocol: aws.String("-1"), RuleAction: ec2types.RuleActionDeny, CidrBlock: aws.String("0.0.0.0/0")})
 	}
 	for i := 0; i < sz.Subnets; i++ {
-		acl.Associations = append(acl.Associations, ec2types.NetworkAclAssociation{NetworkAclId: acl.NetworkAclId, SubnetId: aws.String(subnet(i))})
+		acl.Associations = append(acl.Associations, ec2types.NetworkAclAssociation{NetworkAclId: acl.NetworkAclId, SubnetId: aws.String(subnetID(i))})
 	}
 	raw.NetworkACLs = &awsaudit.NetworkACLsOutput{NetworkAcls: []ec2types.NetworkAcl{acl}}
 	raw.NATGateways = &awsaudit.NATGatewaysOutput{NatGateways: []ec2types.NatGateway{}}
@@ -153,12 +179,15 @@ func Account(sz Size) *awsaudit.Raw {
 		evals = append(evals, iamtypes.EvaluationResult{EvalActionName: aws.String(a), EvalResourceName: aws.String("*"), EvalDecision: iamtypes.PolicyEvaluationDecisionTypeAllowed})
 	}
 	raw.Simulate = &awsaudit.SimulateOutput{EvaluationResults: evals}
+}
+
+func instances(raw *awsaudit.Raw, sz Size, ngNames []string, clusterSG string, now time.Time) {
 	// Instances over the subnets, 25 per reservation.
 	var res []ec2types.Reservation
 	for i := 0; i < sz.Instances; i++ {
 		s := i % sz.Subnets
 		ng := ngNames[s%sz.Nodegroups]
-		in := ec2types.Instance{InstanceId: aws.String(id("i", i)), SubnetId: aws.String(subnet(s)), VpcId: aws.String(vpc),
+		in := ec2types.Instance{InstanceId: aws.String(id("i", i)), SubnetId: aws.String(subnetID(s)), VpcId: aws.String(vpc),
 			PrivateIpAddress: aws.String(fmt.Sprintf("10.%d.%d.%d", 16+s/256, s%256, 4+i/sz.Subnets%250)),
 			PrivateDnsName:   aws.String(fmt.Sprintf("ip-10-%d-%d-%d.ec2.internal", 16+s/256, s%256, 4+i/sz.Subnets%250)),
 			State:            &ec2types.InstanceState{Code: aws.Int32(16), Name: ec2types.InstanceStateNameRunning}, LaunchTime: &now,
@@ -170,5 +199,4 @@ func Account(sz Size) *awsaudit.Raw {
 		res[len(res)-1].Instances = append(res[len(res)-1].Instances, in)
 	}
 	raw.Instances = &awsaudit.InstancesOutput{Reservations: res}
-	return raw
 }
