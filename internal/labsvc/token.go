@@ -296,6 +296,54 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
+// tokenAsk is what a token request asks for, as the client sent it.
+type tokenAsk struct {
+	user, password, service string
+	scopes                  []string
+	hasCreds, offline       bool
+}
+
+// ask reads a token request: a GET with Basic auth (the Docker token
+// protocol) or a POST form (OAuth2's password and refresh_token grants). A
+// request it refuses gives the status, error code and message.
+func (t *TokenServer) ask(r *http.Request, rec *TokenRequest) (a tokenAsk, status int, code, msg string) {
+	switch r.Method {
+	case http.MethodGet:
+		q := r.URL.Query()
+		a.service, a.scopes = q.Get("service"), q["scope"]
+		a.offline = q.Get("offline_token") == "true"
+		a.user, a.password, a.hasCreds = r.BasicAuth()
+	case http.MethodPost:
+		if err := r.ParseForm(); err != nil {
+			return a, http.StatusBadRequest, "UNSUPPORTED", "bad form body"
+		}
+		a.service = r.PostForm.Get("service")
+		for _, s := range r.PostForm["scope"] {
+			a.scopes = append(a.scopes, strings.Fields(s)...)
+		}
+		rec.GrantType = r.PostForm.Get("grant_type")
+		a.offline = r.PostForm.Get("access_type") == "offline"
+		switch rec.GrantType {
+		case "password":
+			a.user, a.password, a.hasCreds = r.PostForm.Get("username"), r.PostForm.Get("password"), true
+		case "refresh_token":
+			t.mu.Lock()
+			u, ok := t.refresh[r.PostForm.Get("refresh_token")]
+			t.mu.Unlock()
+			if !ok {
+				return a, http.StatusUnauthorized, "UNAUTHORIZED", "invalid refresh token"
+			}
+			a.user, a.password, a.hasCreds = u, t.cfg.Users[u].Password, true
+			a.offline = true
+		default:
+			return a, http.StatusBadRequest, "UNSUPPORTED", "grant_type must be password or refresh_token"
+		}
+	default:
+		return a, http.StatusMethodNotAllowed, "UNSUPPORTED", "method not allowed"
+	}
+	return a, 0, "", ""
+}
+
 func (t *TokenServer) serveToken(w http.ResponseWriter, r *http.Request) {
 	rec := TokenRequest{Time: time.Now(), Method: r.Method, Path: r.URL.Path}
 	defer func() {
@@ -313,48 +361,15 @@ func (t *TokenServer) serveToken(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, status, map[string]any{"errors": []tokenError{{Code: code, Message: msg}}, "details": msg})
 	}
 
-	var user, password, service string
-	var scopes []string
-	var hasCreds, offline bool
-	switch r.Method {
-	case http.MethodGet:
-		q := r.URL.Query()
-		service, scopes = q.Get("service"), q["scope"]
-		offline = q.Get("offline_token") == "true"
-		user, password, hasCreds = r.BasicAuth()
-	case http.MethodPost:
-		if err := r.ParseForm(); err != nil {
-			fail(http.StatusBadRequest, "UNSUPPORTED", "bad form body")
-			return
+	a, status, code, msg := t.ask(r, &rec)
+	if status != 0 {
+		if status == http.StatusMethodNotAllowed {
+			w.Header().Set("Allow", "GET, POST")
 		}
-		service = r.PostForm.Get("service")
-		for _, s := range r.PostForm["scope"] {
-			scopes = append(scopes, strings.Fields(s)...)
-		}
-		rec.GrantType = r.PostForm.Get("grant_type")
-		offline = r.PostForm.Get("access_type") == "offline"
-		switch rec.GrantType {
-		case "password":
-			user, password, hasCreds = r.PostForm.Get("username"), r.PostForm.Get("password"), true
-		case "refresh_token":
-			t.mu.Lock()
-			u, ok := t.refresh[r.PostForm.Get("refresh_token")]
-			t.mu.Unlock()
-			if !ok {
-				fail(http.StatusUnauthorized, "UNAUTHORIZED", "invalid refresh token")
-				return
-			}
-			user, password, hasCreds = u, t.cfg.Users[u].Password, true
-			offline = true
-		default:
-			fail(http.StatusBadRequest, "UNSUPPORTED", "grant_type must be password or refresh_token")
-			return
-		}
-	default:
-		w.Header().Set("Allow", "GET, POST")
-		fail(http.StatusMethodNotAllowed, "UNSUPPORTED", "method not allowed")
+		fail(status, code, msg)
 		return
 	}
+	user, password, service, scopes, hasCreds, offline := a.user, a.password, a.service, a.scopes, a.hasCreds, a.offline
 	rec.Service, rec.Scopes, rec.User = service, scopes, user
 	if service != "" && service != t.cfg.Service {
 		fail(http.StatusBadRequest, "INVALID_SERVICE", fmt.Sprintf("unknown service %q", service))
