@@ -52,6 +52,20 @@ func checkPathScenario(t *testing.T, r *report.LabRun) {
 			t.Errorf("lab run %s: summary %q does not say the MTU test was done", r.Scenario, r.Probe.Verdict.Summary)
 		}
 		t.Logf("%s: MTU test %d connections in %.0f ms", r.Scenario, len(m.Attempts), m.DurationMS)
+	case "vpn-no-route-back":
+		if len(r.Probe.Traces) != 1 {
+			t.Errorf("lab run %s: traces %+v, want one to the registry's address", r.Scenario, r.Probe.Traces)
+			return
+		}
+		tr := r.Probe.Traces[0]
+		if tr.Reached || tr.LastAnswered != 1 || tr.LastAddress != "10.20.1.1" || tr.FirstSilent != 2 {
+			t.Errorf("lab run %s: trace %+v, want the VPN gateway 10.20.1.1 as hop 1, the last that answered, and hop 2 (the on-premises gateway without the route back) silent", r.Scenario, tr)
+			return
+		}
+		if !strings.Contains(r.Probe.Verdict.Summary, "the last hop that answered is hop 1 (10.20.1.1)") {
+			t.Errorf("lab run %s: summary %q does not name the last hop", r.Scenario, r.Probe.Verdict.Summary)
+		}
+		t.Logf("%s: trace %.0f ms", r.Scenario, tr.DurationMS)
 	case "vpn-healthy", "vpn-mss-clamped":
 		if reg != nil && reg.MTU != nil {
 			t.Errorf("lab run %s: an MTU test ran (%+v) on a path that works", r.Scenario, reg.MTU)

@@ -18,6 +18,7 @@ func printSweep(w io.Writer, r *report.SweepReport, o Options) error {
 	if len(r.Nodes) > 0 {
 		sweepMatrix(p, w, r, o)
 	}
+	printSweepTraces(p, r.TraceCompare)
 	sweepVerdict(p, r)
 	return p.err
 }

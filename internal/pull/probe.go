@@ -67,6 +67,9 @@ type Options struct {
 	// the test off.
 	MTUBudget time.Duration
 	NoMTUTest bool
+	// Trace traces the failing address when the walk fails by a timeout
+	// (trace.go): where the packets stop.
+	Trace bool
 }
 
 // Progress is reported while blobs download (for a progress bar).
@@ -172,6 +175,7 @@ func Probe(ctx context.Context, opts Options) (*report.ProbeReport, error) {
 	if err := w.walk(ctx); err != nil && !errors.As(err, &failure) {
 		return nil, w.sec.Err(err)
 	}
+	w.trace(ctx, failure)
 	w.finish(failure)
 	w.rep.DurationMS = units.MS(time.Since(w.rep.StartedAt))
 	// Every string of the report, whatever a server put in it, is masked

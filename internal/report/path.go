@@ -71,3 +71,95 @@ type MSSAttempt struct {
 	DurationMS float64 `json:"durationMs"`
 	Error      string  `json:"error,omitempty"`
 }
+
+// Trace hop results.
+const (
+	HopTimeExceeded = "time-exceeded" // a router on the way answered: its TTL ran out
+	HopUnreachable  = "unreachable"   // a router answered it has no route (or the node has none)
+	HopReached      = "reached"       // the destination answered SYN-ACK
+	HopRefused      = "refused"       // the destination (or a firewall in its place) answered with a reset
+	HopSilent       = "silent"        // nothing came back in time
+	HopError        = "error"         // the probe could not be sent
+)
+
+// Trace is where the packets to one address and port stop: a TCP SYN per
+// TTL from 1 up, and the ICMP time-exceeded answers of the routers on the
+// way (no privilege needed: connect(2) with IP_TTL and IP_RECVERR).
+type Trace struct {
+	Destination string     `json:"destination"` // ip:port
+	Method      string     `json:"method"`      // tcp-syn
+	MaxHops     int        `json:"maxHops"`
+	Hops        []TraceHop `json:"hops,omitempty"`
+	Reached     bool       `json:"reached"`
+	// LastAnswered is the TTL of the last router that answered (0: none)
+	// and LastAddress its address; FirstSilent the first TTL after it
+	// that never answered (0: none, or the destination was reached).
+	LastAnswered int     `json:"lastAnswered,omitempty"`
+	LastAddress  string  `json:"lastAddress,omitempty"`
+	FirstSilent  int     `json:"firstSilent,omitempty"`
+	DurationMS   float64 `json:"durationMs"`
+	Skipped      string  `json:"skipped,omitempty"` // why no trace ran
+}
+
+// TraceHop is one TTL of a trace.
+type TraceHop struct {
+	TTL     int     `json:"ttl"`
+	Address string  `json:"address,omitempty"`
+	Result  string  `json:"result"`
+	RTTMS   float64 `json:"rttMs,omitempty"`
+	Error   string  `json:"error,omitempty"`
+}
+
+// TraceSummary is a trace in the compact form a probe Pod's termination
+// message carries: each hop's address, "*" for a silent one.
+type TraceSummary struct {
+	Destination string   `json:"dst"`
+	Reached     bool     `json:"reached,omitempty"`
+	Hops        []string `json:"hops"`
+}
+
+// maxSummaryTraces bounds the traces a ProbeSummary carries.
+const maxSummaryTraces = 3
+
+// SummarizeTraces compacts traces for a ProbeSummary: at most three, the
+// hops as addresses ("*": silent, "!": could not be sent).
+func SummarizeTraces(trs []*Trace) []TraceSummary {
+	var out []TraceSummary
+	for _, tr := range trs {
+		if tr == nil || tr.Skipped != "" || len(out) == maxSummaryTraces {
+			continue
+		}
+		s := TraceSummary{Destination: tr.Destination, Reached: tr.Reached}
+		for _, h := range tr.Hops {
+			switch {
+			case h.Address != "":
+				s.Hops = append(s.Hops, h.Address)
+			case h.Result == HopError:
+				s.Hops = append(s.Hops, "!")
+			default:
+				s.Hops = append(s.Hops, "*")
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// SweepTraceCompare is one failing node's trace beside a healthy node's
+// to the same address: the hop where they part.
+type SweepTraceCompare struct {
+	Destination string          `json:"destination"`
+	Failing     string          `json:"failing"` // node names
+	Healthy     string          `json:"healthy"`
+	Rows        []SweepTraceRow `json:"rows"`
+	// PartAt is the first TTL where the two differ (0: they do not).
+	PartAt  int    `json:"partAt,omitempty"`
+	Finding string `json:"finding"`
+}
+
+// SweepTraceRow is one TTL of the two traces.
+type SweepTraceRow struct {
+	TTL     int    `json:"ttl"`
+	Failing string `json:"failing"` // an address, or "*"
+	Healthy string `json:"healthy"`
+}

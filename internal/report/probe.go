@@ -53,6 +53,10 @@ type ProbeReport struct {
 	// RuntimeConfig is step 0: the runtime, its config file, how it was
 	// found, and where its registry configuration comes from.
 	RuntimeConfig *RuntimeConfig `json:"runtimeConfig,omitempty"`
+	// Traces are where the packets stop (--trace): to the failing
+	// address when the walk failed by a timeout, else to each endpoint's
+	// address (what sweep compares a failing node's trace with).
+	Traces []*Trace `json:"traces,omitempty"`
 }
 
 // Reference is the parsed image reference, as the runtime sees it.

@@ -32,6 +32,9 @@ type SweepReport struct {
 	Warnings    []string      `json:"warnings,omitempty"`
 	StartedAt   time.Time     `json:"startedAt"`
 	DurationMS  float64       `json:"durationMs"`
+	// TraceCompare puts a failing node's trace beside a healthy node's
+	// (probes run with --trace).
+	TraceCompare *SweepTraceCompare `json:"traceCompare,omitempty"`
 }
 
 // SweepPlan is which nodes the sweep walks from, decided before any Pod
@@ -158,6 +161,9 @@ type SweepResult struct {
 	// Proxy is how the probe walked (ProbeSummary.Proxy): "proxy
 	// HOST:PORT, from ORIGIN", "direct, from ORIGIN", or "".
 	Proxy string `json:"proxy,omitempty"`
+
+	// Traces are the probe's traces (ProbeSummary.Traces).
+	Traces []TraceSummary `json:"traces,omitempty"`
 }
 
 // SweepHop is one endpoint of one node's pull: the matrix's cell.
@@ -251,6 +257,9 @@ type ProbeSummary struct {
 	// proxy, "direct, from ORIGIN" when none did, "" when no settings
 	// were looked for.
 	Proxy string `json:"proxy,omitempty"`
+
+	// Traces are the probe's traces (--trace), compact.
+	Traces []TraceSummary `json:"traces,omitempty"`
 }
 
 // maxSummaryWarnings bounds the warning codes a summary carries (the
@@ -276,6 +285,7 @@ func SummarizeProbe(r *ProbeReport) ProbeSummary {
 		}
 	}
 	s.Proxy = summarizeProxy(r)
+	s.Traces = SummarizeTraces(r.Traces)
 	for _, w := range r.Warnings {
 		if len(s.Warnings) < maxSummaryWarnings && !slices.Contains(s.Warnings, w.Code) {
 			s.Warnings = append(s.Warnings, w.Code)
@@ -376,6 +386,9 @@ func (s ProbeSummary) Marshal() []byte {
 	}
 	if b, _ = json.Marshal(s); len(b) <= limit {
 		return b
+	}
+	if len(s.Traces) > 1 {
+		s.Traces = s.Traces[:1] // the failing address's, or the first host's
 	}
 	var keep []SweepHop
 	for _, h := range s.Hops {

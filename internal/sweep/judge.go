@@ -27,6 +27,7 @@ func judge(r *report.SweepReport) {
 	r.Endpoints = columns(r.Nodes)
 	r.Groups = groups(r.Nodes)
 	r.Verdict = divergence(r)
+	compareTraces(r)
 	r.Verdict.ExitCode = exitCode(r.Verdict)
 }
 
