@@ -44,6 +44,17 @@ func checkS3Route(m *Model, ns *NodeSubnet) report.CheckResult {
 			whose = "a gateway endpoint's (S3's or DynamoDB's: " + FilePrefixLists + " not given to tell)"
 		}
 		c := audit.Pass(fmt.Sprintf("%s routes %s to %s, %s route: the layers go through that gateway endpoint, not the internet; its state and policy are unknown (%s not given)", rtID, pl, gw, whose, FileEndpoints), routeString(p.gwRoute))
+		if len(p.gwRoutes) > 1 {
+			var routes, ids []string
+			for _, r := range p.gwRoutes {
+				routes, ids = append(routes, routeString(r)), append(ids, str(r.GatewayId))
+			}
+			c = audit.Pass(fmt.Sprintf("%s routes %s, gateway endpoints' routes (S3's and DynamoDB's: %s not given to tell which is S3's): the layers go through one of them, not the internet; their state and policy are unknown (%s not given)",
+				rtID, strings.Join(routes, " and "), FilePrefixLists, FileEndpoints), routes...)
+			c = audit.Warn(verdict.ConditionRoute, c.Summary, c.Evidence...)
+			c.Missing = []string{FilePrefixLists, FileEndpoints}
+			return audit.WithResources(c, append([]string{rtID}, ids...)...)
+		}
 		if m.S3PL == nil {
 			c = audit.Warn(verdict.ConditionRoute, c.Summary, c.Evidence...)
 			c.Missing = []string{FilePrefixLists, FileEndpoints}
@@ -62,7 +73,15 @@ func checkS3Route(m *Model, ns *NodeSubnet) report.CheckResult {
 	gws := m.endpointsFor(SvcS3, ec2types.VpcEndpointTypeGateway)
 	if len(gws) == 0 {
 		if okNet {
-			return audit.Pass(fmt.Sprintf("no S3 endpoint: layers go out through %s (NAT data processing is charged: see the cost note)", via))
+			none := "no S3 endpoint"
+			if !m.Have[FileEndpoints] {
+				none = fmt.Sprintf("no S3 gateway route in %s (%s not given: an S3 endpoint is unknown)", rtID, FileEndpoints)
+			}
+			note := ""
+			if strings.HasPrefix(via, "nat-") {
+				note = " (NAT data processing is charged: see the cost note)"
+			}
+			return audit.Pass(fmt.Sprintf("%s: layers go out through %s%s", none, via, note))
 		}
 		c := audit.Fail(verdict.ConditionRoute, fmt.Sprintf("%s has no path for the layers: no S3 gateway endpoint, no S3 interface endpoint, no internet path", rtID))
 		return audit.WithChange(audit.WithResources(c, rtID), report.Change{Resource: m.VPC, Kind: "vpc", Action: "create an S3 gateway endpoint on the subnet's route table (free)",

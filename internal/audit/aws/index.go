@@ -45,7 +45,7 @@ func Build(raw *Raw) (*Model, error) {
 		m.ClusterSG = str(vc.ClusterSecurityGroupId)
 		m.ClusterSGs = vc.SecurityGroupIds
 	}
-	m.failed, m.denied = raw.Failed, raw.Denied
+	m.failed, m.denied, m.truncated = raw.Failed, raw.Denied, raw.Truncated
 	m.markHave(raw)
 	m.indexNodegroups(raw)
 	m.warnMissingFiles()
@@ -115,6 +115,10 @@ func (m *Model) warnMissingFiles() {
 			}
 		}
 		m.warnMissing(f.Name)
+	}
+	for _, name := range sortedKeys(m.truncated) {
+		m.Warnings = append(m.Warnings, warnFile(name, name+"'s last page names a next one (NextToken): the objects of the pages not given are unknown",
+			CommandFor(name, m.Cluster, m.VPC, m.Region, m.NodeRoleARN)+" --output json > "+name))
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -40,8 +41,25 @@ func LoadDir(dir string) (*Raw, error) {
 			return false, fmt.Errorf("%s: %w", filepath.Join(dir, name), unwrapPathErr(err))
 		}
 		found++
-		if err := DecodeFile(name, data, into); err != nil {
+		spec, ok := fileSpec(name)
+		if !ok {
+			return false, fmt.Errorf("%s: not a file of the contract (see docs/aws.md)", filepath.Join(dir, name))
+		}
+		truncated, err := decodePages(spec, bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), into)
+		var re *RecordedError
+		if errors.As(err, &re) && !spec.Required {
+			// the recorded call failed: the file is left out, as a live refusal
+			raw.noteFailed(name, re)
+			return false, nil
+		}
+		if err != nil {
 			return false, fmt.Errorf("%s: %w", filepath.Join(dir, name), err)
+		}
+		if truncated {
+			if raw.Truncated == nil {
+				raw.Truncated = map[string]bool{}
+			}
+			raw.Truncated[name] = true
 		}
 		return true, nil
 	}
@@ -175,6 +193,39 @@ func DecodeFile(name string, data []byte, into any) error {
 		return fmt.Errorf("not a file of the contract (see docs/aws.md)")
 	}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	_, err := decodePages(spec, data, into)
+	return err
+}
+
+// decodePages reads a file in any of the shapes filePages takes into its
+// output shape (the pages' lists joined), checking each page as the CLI's
+// object; truncated says the last page names a next one.
+func decodePages(spec File, data []byte, into any) (truncated bool, err error) {
+	pages, truncated, perr := filePages(data)
+	var re *RecordedError
+	if errors.As(perr, &re) {
+		return false, perr
+	}
+	if perr != nil || len(pages) == 1 {
+		if perr == nil {
+			data = pages[0]
+		}
+		return truncated, decodePage(spec, data, into)
+	}
+	dst := reflect.ValueOf(into).Elem()
+	for i, p := range pages {
+		v := reflect.New(dst.Type())
+		if err := decodePage(spec, p, v.Interface()); err != nil {
+			return false, fmt.Errorf("page %d of %d: %w", i+1, len(pages), err)
+		}
+		mergePage(dst, v.Elem())
+	}
+	return truncated, nil
+}
+
+// decodePage decodes one page, the CLI's object: the top-level member the
+// command prints must be there, a file of another command says so.
+func decodePage(spec File, data []byte, into any) error {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
 		var se *json.SyntaxError

@@ -56,10 +56,11 @@ type Model struct {
 	// order (nodegroup subnets first, as the nodegroups list them).
 	NodeSubnets []*NodeSubnet
 	// Have says which contract files were given.
-	Have     map[string]bool
-	Warnings []report.AuditWarning
-	failed   map[string]string
-	denied   map[string]string // by file, the IAM action a live call was refused for
+	Have      map[string]bool
+	Warnings  []report.AuditWarning
+	failed    map[string]string
+	denied    map[string]string // by file, the IAM action a live call was refused for
+	truncated map[string]bool   // by file: the last page names a next one
 	// asked are the files not given that the running check asked for
 	// (audit.Inputs): a check never fails on a file it did not have.
 	asked []string

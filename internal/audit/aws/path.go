@@ -27,6 +27,10 @@ type hostPath struct {
 	// route to it (the endpoints file was not given): its state and
 	// policy are unknown.
 	gwByRoute bool
+	// gwRoutes are, known by route and without the S3 prefix list, every
+	// pl- route of the table to a gateway endpoint: S3's and DynamoDB's
+	// look alike, one of them is S3's.
+	gwRoutes []*ec2types.Route
 	// absent are the files not given that computing the path asked for:
 	// every check that uses the path asks for them again.
 	absent []string
@@ -37,6 +41,12 @@ func (p *hostPath) via() string {
 	switch {
 	case p.captured:
 		return p.svc + " interface endpoint " + str(p.iface.VpcEndpointId)
+	case p.gateway != nil && len(p.gwRoutes) > 1:
+		var ids []string
+		for _, r := range p.gwRoutes {
+			ids = append(ids, str(r.GatewayId))
+		}
+		return "a gateway endpoint (" + strings.Join(ids, " or ") + ": which is S3's needs " + FilePrefixLists + ")"
 	case p.gateway != nil:
 		return "S3 gateway endpoint " + str(p.gateway.VpcEndpointId)
 	}
@@ -82,8 +92,11 @@ func (m *Model) path(ns *NodeSubnet, svc string) *hostPath {
 	if svc == SvcS3 && !p.captured && ns.family() != FamilyIPv6 {
 		p.gateway, p.gwRoute = m.s3Gateway(ns.RouteTable)
 		if p.gateway == nil && !m.Have[FileEndpoints] {
-			p.gateway, p.gwRoute = m.s3GatewayByRoute(ns.RouteTable)
-			p.gwByRoute = p.gateway != nil
+			p.gwRoutes = m.s3GatewayByRoute(ns.RouteTable)
+			if p.gwByRoute = len(p.gwRoutes) > 0; p.gwByRoute {
+				r := p.gwRoutes[0]
+				p.gateway, p.gwRoute = &ec2types.VpcEndpoint{VpcEndpointId: r.GatewayId, VpcEndpointType: ec2types.VpcEndpointTypeGateway, State: "unknown"}, r
+			}
 		}
 	}
 	p.internet = !p.captured && p.gateway == nil
@@ -162,10 +175,11 @@ func (m *Model) s3Gateway(rt *ec2types.RouteTable) (*ec2types.VpcEndpoint, *ec2t
 // targets by prefix list), and with the prefix-list file it is S3's when
 // its pl- is com.amazonaws.REGION.s3's. Without the prefix-list file a
 // gateway route is S3's or DynamoDB's: taken as S3's (the check says so).
-func (m *Model) s3GatewayByRoute(rt *ec2types.RouteTable) (*ec2types.VpcEndpoint, *ec2types.Route) {
+func (m *Model) s3GatewayByRoute(rt *ec2types.RouteTable) []*ec2types.Route {
 	if rt == nil {
-		return nil, nil
+		return nil
 	}
+	var out []*ec2types.Route
 	for i := range rt.Routes {
 		r := &rt.Routes[i]
 		pl, gw := str(r.DestinationPrefixListId), str(r.GatewayId)
@@ -178,9 +192,9 @@ func (m *Model) s3GatewayByRoute(rt *ec2types.RouteTable) (*ec2types.VpcEndpoint
 		if len(m.s3Takers(rt, r)) > 0 {
 			continue
 		}
-		return &ec2types.VpcEndpoint{VpcEndpointId: r.GatewayId, VpcEndpointType: ec2types.VpcEndpointTypeGateway, State: "unknown"}, r
+		out = append(out, r)
 	}
-	return nil, nil
+	return out
 }
 
 // vpcResolvers are the addresses of the VPC's own resolver.

@@ -1,6 +1,8 @@
 package aws
 
 import (
+	"strings"
+
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
 	iamtypes "github.com/aws/aws-sdk-go-v2/service/iam/types"
@@ -36,6 +38,24 @@ type Raw struct {
 	// Denied holds, by file, the IAM action a live call was refused for
 	// (AccessDenied, UnauthorizedOperation): a subset of Failed.
 	Denied map[string]string
+	// Truncated holds the files whose last page names a next one
+	// (NextToken): part of the listing is not there.
+	Truncated map[string]bool
+}
+
+// noteFailed records a file that holds a recorded refusal as a failed call.
+func (r *Raw) noteFailed(file string, e *RecordedError) {
+	if r.Failed == nil {
+		r.Failed = map[string]string{}
+	}
+	r.Failed[file] = strings.TrimPrefix(e.Error(), "the recorded call failed: ")
+	switch e.Code {
+	case "AccessDenied", "AccessDeniedException", "UnauthorizedOperation":
+		if r.Denied == nil {
+			r.Denied = map[string]string{}
+		}
+		r.Denied[file] = iamAction(file)
+	}
 }
 
 // The output shapes, one per command (member names as the CLI prints them).

@@ -160,6 +160,15 @@ func parseCLITime(v any) (time.Time, error) {
 			}
 		}
 		return time.Time{}, fmt.Errorf("timestamp %q is not ISO 8601", x)
+	case map[string]any:
+		// placebo's boto3 datetime: {"__class__": "datetime", "year": ..., "microsecond": ...}
+		if c, _ := x["__class__"].(string); c == "datetime" {
+			n := func(k string) int {
+				i, _ := strconv.Atoi(fmt.Sprint(x[k]))
+				return i
+			}
+			return time.Date(n("year"), time.Month(n("month")), n("day"), n("hour"), n("minute"), n("second"), n("microsecond")*1000, time.UTC), nil
+		}
 	}
 	return time.Time{}, fmt.Errorf("timestamp %v is not a string or a number", v)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pullpath/pullpath/internal/audit"
+	"github.com/pullpath/pullpath/internal/audit/audittest"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -111,50 +112,50 @@ func TestAKSManagedVNetWithoutTheListRunsClusterWideChecks(t *testing.T) {
 	}
 }
 
-// Issue 42: every file of the healthy account removed in turn: no pool
+// Issue 42: every file of the healthy accounts removed in turn: no pool
 // fails, a warning names the file; the two required files are a one-line
 // error naming them.
 func TestMissingFileNeverFailsASubnet(t *testing.T) {
 	for _, dir := range []string{"valid-healthy", "valid-abac-repository-reader", "valid-dualstack-public", "valid-proxy-noproxy-registry", "valid-aks-managed-vnet"} {
-		entries, err := os.ReadDir(filepath.Join("testdata", dir))
-		if err != nil {
-			t.Fatal(err)
+		audittest.MissingFileNeverFails(t, audittest.Account{Dir: filepath.Join("testdata", dir), From: FromFolder, Required: []string{FileAKS, FileACR}})
+	}
+}
+
+// armPages splits a list file (the CLI's array, or one ARM page) in two
+// ARM pages, the first naming the next by nextLink.
+func armPages(t *testing.T, data []byte) (p1, p2 []byte, ok bool) {
+	t.Helper()
+	var items []json.RawMessage
+	if json.Unmarshal(data, &items) != nil {
+		var page struct{ Value []json.RawMessage }
+		if json.Unmarshal(data, &page) != nil || page.Value == nil {
+			return nil, nil, false
 		}
-		for _, e := range entries {
-			name := e.Name()
-			t.Run(dir+"/"+name, func(t *testing.T) {
-				d := t.TempDir()
-				for _, o := range entries {
-					if o.Name() != name {
-						data, _ := os.ReadFile(filepath.Join("testdata", dir, o.Name()))
-						os.WriteFile(filepath.Join(d, o.Name()), data, 0o644)
-					}
-				}
-				r, err := FromFolder(d, audit.Focus{})
-				if name == FileAKS || name == FileACR {
-					if err == nil || !strings.Contains(err.Error(), name) || strings.Contains(err.Error(), "\n") {
-						t.Fatalf("FromFolder without %s = %v, want one line naming it", name, err)
-					}
-					return
-				}
-				if err != nil {
-					t.Fatalf("FromFolder without %s = %v", name, err)
-				}
-				for _, s := range r.Subnets {
-					for _, c := range s.Checks {
-						if c.Status == report.CheckFail {
-							t.Errorf("%s %s fails without %s: %s", s.Name, c.ID, name, c.Summary)
-						}
-					}
-				}
-				named := false
-				for _, w := range r.Warnings {
-					named = named || w.File == name && w.Command != ""
-				}
-				if !named {
-					t.Errorf("no warning names %s with its command: %+v", name, r.Warnings)
-				}
-			})
+		items = page.Value
+	}
+	half := len(items) / 2
+	p1, _ = json.Marshal(map[string]any{"value": items[:half], "nextLink": "https://management.azure.com/subscriptions/x/providers/y?api-version=2024-05-01&%24skiptoken=eyJuZXh0IjoyfQ"})
+	p2, _ = json.Marshal(map[string]any{"value": items[half:]})
+	return p1, p2, true
+}
+
+// Issue 42, item 4: every list file of each healthy account as ARM's list
+// pages (two, one after the other or in an array) audits the same, one
+// file at a time; the raw ARM objects are TestRawARMAndCLIShapesReadAlike's.
+func TestEveryListFileReadsAsARMPages(t *testing.T) {
+	shapes := map[string]audittest.Reshape{
+		"pages-one-after-another": func(t *testing.T, name string, data []byte) ([]byte, bool) {
+			p1, p2, ok := armPages(t, data)
+			return append(append(p1, '\n'), p2...), ok
+		},
+		"pages-in-an-array": func(t *testing.T, name string, data []byte) ([]byte, bool) {
+			p1, p2, ok := armPages(t, data)
+			return []byte("[" + string(p1) + ",\n" + string(p2) + "]"), ok
+		},
+	}
+	for _, dir := range []string{"valid-healthy", "valid-aks-managed-vnet", "valid-dualstack-public"} {
+		for shape, reshape := range shapes {
+			audittest.ReadsReshaped(t, audittest.Account{Dir: filepath.Join("testdata", dir), From: FromFolder}, shape, reshape)
 		}
 	}
 }

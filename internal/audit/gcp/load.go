@@ -149,6 +149,11 @@ func readFile(fsys fs.FS, name string) ([]byte, error) {
 	if len(data) > maxFile {
 		return nil, fmt.Errorf("%s: larger than %d MiB: not a gcloud --format=json output", name, maxFile>>20)
 	}
+	if body, err := unwrapRecording(data); err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	} else if body != nil {
+		return body, nil
+	}
 	return data, nil
 }
 

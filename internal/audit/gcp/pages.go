@@ -178,3 +178,31 @@ func keysOf(top map[string]json.RawMessage) string {
 	}
 	return strings.Join(keys, ", ")
 }
+
+// unwrapRecording is the body of a recorded HTTP answer ({"headers": {...,
+// "status": "200"}, "body": ...}, as Cloud Custodian's GCP flights save
+// the REST API's responses), nil when data is not one; a recorded error
+// status is an error naming it.
+func unwrapRecording(data []byte) ([]byte, error) {
+	trimmed := bytes.TrimSpace(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")))
+	if len(trimmed) == 0 || trimmed[0] != '{' || !bytes.Contains(trimmed, []byte(`"headers"`)) {
+		return nil, nil
+	}
+	var rec struct {
+		Headers map[string]json.RawMessage `json:"headers"`
+		Body    json.RawMessage            `json:"body"`
+	}
+	if json.Unmarshal(trimmed, &rec) != nil || rec.Headers == nil || len(rec.Body) == 0 {
+		return nil, nil
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(trimmed, &top) != nil || len(top) != 2 {
+		return nil, nil // a resource with a headers member, not a recording
+	}
+	var status string
+	_ = json.Unmarshal(rec.Headers["status"], &status)
+	if status != "" && !strings.HasPrefix(status, "2") {
+		return nil, fmt.Errorf("a recorded answer with HTTP status %s, not the resource: want the output of the command or the API's answer", status)
+	}
+	return rec.Body, nil
+}

@@ -33,6 +33,8 @@ import (
 
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	iamtypes "github.com/aws/aws-sdk-go-v2/service/iam/types"
+
+	awsaudit "github.com/pullpath/pullpath/internal/audit/aws"
 )
 
 //go:embed ec2names.json
@@ -116,13 +118,44 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// file decodes one CLI output of the folder into v (cached).
+// file decodes one output of the folder into v, in any shape the audit
+// reads (the CLI's, an SDK's, a recording, pages).
 func (s *Server) file(name string, v any) bool {
 	b, err := os.ReadFile(filepath.Join(s.dir, name))
 	if err != nil {
 		return false
 	}
-	return json.Unmarshal(b, v) == nil
+	return awsaudit.DecodeFile(name, b, v) == nil
+}
+
+// inVPCs keeps, as EC2's vpc-id filter does, the elements of a list whose
+// VpcId is one of vpcs (a folder written without the filter holds every
+// VPC's objects).
+func inVPCs(list reflect.Value, vpcs []string) reflect.Value {
+	if len(vpcs) == 0 || list.Len() == 0 || !list.Index(0).FieldByName("VpcId").IsValid() {
+		return list
+	}
+	out := reflect.MakeSlice(list.Type(), 0, list.Len())
+	for i := 0; i < list.Len(); i++ {
+		if id, ok := list.Index(i).FieldByName("VpcId").Interface().(*string); ok && id != nil && slices.Contains(vpcs, *id) {
+			out = reflect.Append(out, list.Index(i))
+		}
+	}
+	return out
+}
+
+// filterValues are the values of the request's filter named name
+// (Filter.N.Name, Filter.N.Value.M).
+func filterValues(p url.Values, name string) []string {
+	for i := 1; ; i++ {
+		n := p.Get("Filter." + strconv.Itoa(i) + ".Name")
+		if n == "" {
+			return nil
+		}
+		if n == name {
+			return members(p, "Filter."+strconv.Itoa(i)+".Value.")
+		}
+	}
 }
 
 // ---- EKS REST-JSON ----
@@ -157,7 +190,10 @@ func (s *Server) serveEKS(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var doc any
-	if err := json.Unmarshal(b, &doc); err != nil {
+	if b, err = awsaudit.Page(b); err == nil {
+		err = json.Unmarshal(b, &doc)
+	}
+	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
@@ -176,6 +212,13 @@ func epochTimes(v any) any {
 					x[k] = float64(t.UnixMicro()) / 1e6
 					continue
 				}
+			}
+			if d, ok := e.(map[string]any); ok && d["__class__"] == "datetime" {
+				// placebo's boto3 datetime
+				n := func(k string) int { f, _ := d[k].(float64); return int(f) }
+				t := time.Date(n("year"), time.Month(n("month")), n("day"), n("hour"), n("minute"), n("second"), n("microsecond")*1000, time.UTC)
+				x[k] = float64(t.UnixMicro()) / 1e6
+				continue
 			}
 			x[k] = epochTimes(e)
 		}
@@ -279,7 +322,7 @@ func (s *Server) serveEC2(w http.ResponseWriter, action string, p url.Values) {
 		}
 		all.Reservations = keep
 	}
-	list := reflect.ValueOf(all).FieldByName(op.member)
+	list := inVPCs(reflect.ValueOf(all).FieldByName(op.member), filterValues(p, "vpc-id"))
 	// MaxResults / NextToken paging, with the token an offset.
 	start, _ := strconv.Atoi(p.Get("NextToken"))
 	n := list.Len() - start
