@@ -66,6 +66,18 @@ func checkPathScenario(t *testing.T, r *report.LabRun) {
 			t.Errorf("lab run %s: summary %q does not name the last hop", r.Scenario, r.Probe.Verdict.Summary)
 		}
 		t.Logf("%s: trace %.0f ms", r.Scenario, tr.DurationMS)
+	case "vpn-slow-link", "vpn-lossy-link":
+		tp := r.Probe.Transfer.Pace
+		if tp == nil || tp.ProjectedMS <= tp.PullBudgetMS || len(tp.Hosts) != 1 || tp.Hosts[0].Host != "harbor.corp.example" {
+			t.Errorf("lab run %s: pace %+v, want the registry's rate and a projection over the budget", r.Scenario, tp)
+			return
+		}
+		t.Logf("%s: projected %.0f ms at %.2f MB/s (budget %.0f ms)", r.Scenario, tp.ProjectedMS, r.Probe.Transfer.MBps, tp.PullBudgetMS)
+	case "vpn-layer-pauses":
+		tp := r.Probe.Transfer.Pace
+		if tp == nil || tp.MaxGapMS < 11500 || tp.MaxGapHost != "harbor-blobs.corp.example" || !strings.Contains(tp.ProgressNote, "has no progress timeout") {
+			t.Errorf("lab run %s: pace %+v, want the 12 s stretch on the blob host and containerd 1.6's lack of a progress timeout", r.Scenario, tp)
+		}
 	case "vpn-healthy", "vpn-mss-clamped":
 		if reg != nil && reg.MTU != nil {
 			t.Errorf("lab run %s: an MTU test ran (%+v) on a path that works", r.Scenario, reg.MTU)

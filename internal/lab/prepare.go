@@ -197,6 +197,8 @@ func prepare(ctx context.Context, t *scenario.Scenario, n *Network, runDir strin
 			bc.Faults.Trickle = "*"
 		case "truncate":
 			bc.Faults.Truncate = "*"
+		case "pause":
+			bc.Faults.Pause, bc.Faults.PauseMS = "*", int(b.Pause.Milliseconds())
 		}
 		cfg(b.Host).Blob = bc
 	}

@@ -35,6 +35,11 @@ type BlobFaults struct {
 	// ExtraRedirectHost: a base URL ("https://blob2.lab.test:PORT"); a blob
 	// request answers 307 to the same path there (a second hop).
 	ExtraRedirectHost string `json:"extraRedirectHost,omitempty"`
+	// Pause: send half the blob, send nothing for PauseMS milliseconds
+	// (default 8000), then the rest: a transfer that stops and goes on,
+	// what a progress timeout measures.
+	Pause   string `json:"pause,omitempty"`
+	PauseMS int    `json:"pauseMs,omitempty"`
 }
 
 // BlobHostConfig configures the blob host (the registry's redirect target).
@@ -237,6 +242,28 @@ func (b *BlobHost) handle(w http.ResponseWriter, r *http.Request) {
 			fl.Flush()
 		}
 		panic(http.ErrAbortHandler) // cut the connection mid-body
+	case matchFault(f.Pause, dg):
+		w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+		w.WriteHeader(http.StatusOK)
+		if r.Method == http.MethodHead {
+			return
+		}
+		_, _ = io.CopyN(w, file, size/2)
+		if fl, ok := w.(http.Flusher); ok {
+			fl.Flush()
+		}
+		pause := time.Duration(f.PauseMS) * time.Millisecond
+		if pause <= 0 {
+			pause = 8 * time.Second
+		}
+		select {
+		case <-time.After(pause):
+		case <-r.Context().Done():
+			return
+		case <-b.stop:
+			panic(http.ErrAbortHandler)
+		}
+		_, _ = io.Copy(w, file)
 	case matchFault(f.Trickle, dg):
 		n := int64(f.TrickleBytes)
 		if n <= 0 {

@@ -68,6 +68,7 @@ func (o *Options) AddFlags(f *pflag.FlagSet) {
 	f.DurationVar(&o.Pull.HTTPTimeout, "http-timeout", pull.Defaults.HTTP, "budget for a server to start answering a request")
 	f.DurationVar(&o.Pull.StallTimeout, "stall-timeout", pull.Defaults.Stall, "a blob download that sends no byte for this long is stalled")
 	f.IntVar(&o.Pull.Concurrency, "concurrency", pull.Defaults.Concurrency, "blobs downloaded at once")
+	f.DurationVar(&o.Pull.PullBudget, "pull-budget", pull.Defaults.PullBudget, "how long the whole pull may take on this node: a full walk whose time, projected from the rate measured per blob host, is longer warns (PULL_SLOW)")
 	f.BoolVar(&o.Pull.Trace, "trace", false, "when the walk fails by a timeout, trace the failing address: TCP SYNs with a rising TTL name the last router that answered and the first that did not (no privilege needed; a few seconds)")
 	f.DurationVar(&o.Pull.MTUBudget, "mtu-budget", pull.Defaults.MTU, "budget of the path MTU test run when a TLS handshake or a body stalls after TCP connected (clamped-MSS connections); 0 turns it off")
 	f.DurationVar(&o.Timeout, "timeout", pull.Defaults.Probe, "budget of the whole probe")
@@ -118,6 +119,9 @@ func (o *Options) Validate() error {
 		if d <= 0 {
 			return fmt.Errorf("%s %s: want a positive duration like 5s", name, d)
 		}
+	}
+	if o.Pull.PullBudget <= 0 {
+		return fmt.Errorf("--pull-budget %s: want a positive duration like 5m", o.Pull.PullBudget)
 	}
 	if o.Pull.MTUBudget < 0 {
 		return fmt.Errorf("--mtu-budget %s: want a duration like 10s, or 0 to turn the MTU test off", o.Pull.MTUBudget)

@@ -36,6 +36,7 @@ type blobResult struct {
 func (s *session) blobs(parent context.Context, m *manifestDoc) *Error {
 	list := append([]Descriptor{*m.Config}, m.Layers...)
 	start := time.Now()
+	s.pace = newPace()
 	results := s.download(parent, list)
 	first, bytes := s.recordBlobs(list, len(m.Layers), results)
 	s.recordBlobMTU()
@@ -47,6 +48,12 @@ func (s *session) blobs(parent context.Context, m *manifestDoc) *Error {
 	if el > 0 {
 		t.MBps = float64(bytes) / 1e6 / el.Seconds()
 	}
+	var imageBytes int64
+	for _, d := range list {
+		imageBytes += d.Size
+	}
+	t.Pace = s.pace.report(imageBytes, bytes, el, s.w.opts.Quick)
+	first = s.judgePace(t, first)
 	s.w.rep.Transfer = t
 	if s.w.opts.Quick && first == nil {
 		s.w.warn(verdict.QuickCheck, "", "only the first bytes of each blob were fetched: digests were not verified")
@@ -148,10 +155,12 @@ func (s *session) fetchBlob(ctx context.Context, d Descriptor, buf []byte, done 
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	obj := "blob " + short(d.Digest.String())
+	t0 := time.Now()
 	resp, ep, f := s.get(rctx, u, hdr, verdict.StageBlob, "GET "+obj, obj)
 	if f != nil {
 		return 0, f.Host, f
 	}
+	s.pace.requested(ep.rep.Host, t0)
 	n, f := s.blobAnswer(cancel, resp, ep, d, buf, done)
 	if f != nil && f.Code == verdict.BlobStalled {
 		// bytes stopped after TCP connected: is it the path MTU?
@@ -237,6 +246,7 @@ func (s *session) streamBlob(cancel context.CancelFunc, body io.Reader, at site,
 		k, err := r.Read(buf)
 		if k > 0 {
 			timer.Reset(s.w.opts.StallTimeout)
+			s.pace.arrived(at.host, k)
 			n += int64(k)
 			done.Add(int64(k))
 			if h != nil {

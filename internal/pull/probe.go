@@ -70,6 +70,10 @@ type Options struct {
 	// Trace traces the failing address when the walk fails by a timeout
 	// (trace.go): where the packets stop.
 	Trace bool
+	// PullBudget is how long the whole pull may take on this node: a full
+	// walk whose projected time is longer warns (pace.go). Default
+	// Defaults.PullBudget.
+	PullBudget time.Duration
 }
 
 // Progress is reported while blobs download (for a progress bar).
@@ -100,6 +104,7 @@ type Budgets struct {
 	Concurrency       int           // blobs downloaded at once
 	MaxRedirects      int           // redirects followed per request
 	MTU               time.Duration // the path MTU test of a hop that stalled
+	PullBudget        time.Duration // the whole pull's time before a warning
 }
 
 // Defaults are the budgets of a probe whose Options leave them zero. The
@@ -115,6 +120,7 @@ var Defaults = Budgets{
 	Concurrency:  3, // containerd's max_concurrent_downloads
 	MaxRedirects: MaxRedirects,
 	MTU:          10 * time.Second,
+	PullBudget:   5 * time.Minute,
 }
 
 func (o *Options) defaults() {

@@ -33,6 +33,7 @@ type session struct {
 	grantedEmpty bool   // the token service granted no access for the scope
 
 	progress func(done int64) // set while blobs download, when Options.Progress is
+	pace     *pace            // the blob phase's clock (pace.go)
 }
 
 func (s *session) url(path string) *url.URL {

@@ -163,3 +163,35 @@ type SweepTraceRow struct {
 	Failing string `json:"failing"` // an address, or "*"
 	Healthy string `json:"healthy"`
 }
+
+// TransferPace is how fast the blobs came, and what that means for the
+// whole pull: its projected time (the manifest's sizes at the measured
+// rate) against --pull-budget, and the longest wait without a byte
+// against the runtime's progress timeout.
+type TransferPace struct {
+	Hosts []HostRate `json:"hosts,omitempty"`
+	// ImageBytes is the config and every layer of the manifest;
+	// ProjectedMS the whole pull at the measured rate (a full walk: what
+	// it took; --quick: none, its bytes are too few to time).
+	ImageBytes  int64   `json:"imageBytes"`
+	ProjectedMS float64 `json:"projectedMs,omitempty"`
+	// MaxGapMS is the longest time no blob received a byte while
+	// requests were open: what a progress timeout measures.
+	MaxGapMS     float64 `json:"maxGapMs"`
+	MaxGapHost   string  `json:"maxGapHost,omitempty"`
+	PullBudgetMS float64 `json:"pullBudgetMs,omitempty"`
+	// ProgressTimeoutMS is the node's runtime's progress timeout (0:
+	// none or unknown); ProgressNote says which and why.
+	ProgressTimeoutMS float64 `json:"progressTimeoutMs,omitempty"`
+	ProgressNote      string  `json:"progressNote,omitempty"`
+}
+
+// HostRate is the blobs of one host: bytes, the time from its first
+// request to its last byte, and the rate.
+type HostRate struct {
+	Host       string  `json:"host"`
+	Blobs      int     `json:"blobs"`
+	Bytes      int64   `json:"bytes"`
+	DurationMS float64 `json:"durationMs"`
+	MBps       float64 `json:"mbps"`
+}

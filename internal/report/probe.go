@@ -234,6 +234,9 @@ type Transfer struct {
 	Verified   bool    `json:"verified"` // every byte hashed and matched
 	DurationMS float64 `json:"durationMs"`
 	MBps       float64 `json:"mbps"`
+	// Pace is the rate per blob host, the longest wait without a byte,
+	// and the whole pull's projected time against the limits (pace.go).
+	Pace *TransferPace `json:"pace,omitempty"`
 }
 
 // Warning is a finding that did not stop the pull but will bite later (a

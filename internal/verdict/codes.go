@@ -52,6 +52,8 @@ const (
 	TLSHandshakeFailed  Code = "TLS_HANDSHAKE_FAILED"
 	// a path MTU black hole, proved with clamped connections (issue 38)
 	PathMTUBlackHole Code = "PATH_MTU_BLACKHOLE"
+	// a pull that works but takes longer than --pull-budget (issue 38)
+	PullSlow Code = "PULL_SLOW"
 
 	// HTTP exchanges with the registry, token service and blob hosts
 	HTTPTimeout          Code = "HTTP_TIMEOUT"
@@ -224,6 +226,7 @@ var Codes = []Info{
 	{MirrorFailed, CauseOther, ConditionRoute, true, "A mirror from hosts.toml failed and the runtime falls back to the next host.", "The mirror's path from this node, and /etc/containerd/certs.d/HOST/hosts.toml."},
 	{TLSVerifySkipped, CauseTLS, ConditionTLSIdentity, true, "Certificate verification is skipped (skip_verify / insecure): the pull works, but without proof of the server's identity.", whereTLS + "."},
 	{PlainHTTP, CauseOther, ConditionTLSIdentity, true, "The registry is reached over plain HTTP.", "The runtime's registry config; prefer TLS with a trusted certificate."},
+	{PullSlow, CauseTimeout, ConditionRoute, true, "The pull works, but at the rate measured the whole image takes longer than --pull-budget (default 5m). The kubelet puts no deadline on a pull and pulls one image at a time by default (serializeImagePulls), so every pull behind it on the node waits as long; the summary names the rate per blob host and the node's progress timeout.", "The path's throughput to the blob host the summary names (a thin VPN or circuit, loss on it, a rate-limited gateway or proxy), a mirror or pull-through cache nearer the nodes, a smaller image; the kubelet's serializeImagePulls: false (with maxParallelImagePulls) so one slow pull does not hold the node's others."},
 	{QuickCheck, CauseOther, ConditionNone, true, "Only the first bytes of each blob were fetched (--quick): digests were not verified.", "Run again without --quick to download and verify every byte."},
 
 	// the runtime's proxy: containerd sends every request through HTTPS_PROXY / HTTP_PROXY unless NO_PROXY matches its host (Go's rules)

@@ -92,6 +92,7 @@ func TestRuntimeBesideProbe(t *testing.T) {
 				t.Fatalf("lab run %s has no runtime check (checks %+v)", r.Scenario, r.Checks)
 			}
 			rt := rc.Runtime
+			checkRuntimePace(t, r, rt)
 			pv := "-"
 			if r.Verdict != nil {
 				pv = fmt.Sprintf("%s %s %s", r.Verdict.Status, r.Verdict.Condition, r.Verdict.Code)

@@ -162,8 +162,11 @@ type Blob struct {
 	Service
 	// Fault makes the blob host misbehave: "" (none), forbidden (403 like S3
 	// AccessDenied), corrupt (one byte flipped), stall (a few bytes, then
-	// nothing), truncate (half the bytes, then the connection is cut).
+	// nothing), truncate (half the bytes, then the connection is cut),
+	// pause (half the bytes, nothing for Pause, then the rest).
 	Fault string `json:"fault,omitempty"`
+	// Pause is how long a pause fault sends nothing (default 8s).
+	Pause Duration `json:"pause,omitempty"`
 }
 
 // Registry is the reference registry.

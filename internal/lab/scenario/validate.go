@@ -430,9 +430,9 @@ func (v *validator) services() {
 		v.service("blob", &t.Blob.Service)
 		claim("blob", &t.Blob.Service)
 		switch t.Blob.Fault {
-		case "", "forbidden", "corrupt", "stall", "truncate":
+		case "", "forbidden", "corrupt", "stall", "truncate", "pause":
 		default:
-			v.fail("blob.fault", "want forbidden, corrupt, stall or truncate (or nothing), got %q", t.Blob.Fault)
+			v.fail("blob.fault", "want forbidden, corrupt, stall, truncate or pause (or nothing), got %q", t.Blob.Fault)
 		}
 	}
 	v.mirrors(claim)
