@@ -145,10 +145,10 @@ func role(p *corev1.Pod) string { return p.Labels[LabelRole] }
 
 func TestSweepFindsTheFailingSubnet(t *testing.T) {
 	w := newWorld(t, "subnet")
-	w.node(nodeSpec{name: "a1", pool: "web", zone: "z1", subnet: "subnet-old1", providerID: "aws:///z1/i-a1"})
-	w.node(nodeSpec{name: "a2", pool: "web", zone: "z1", subnet: "subnet-old1", providerID: "aws:///z1/i-a2"}) // same group: not chosen
-	w.node(nodeSpec{name: "b1", pool: "web", zone: "z2", subnet: "subnet-old2", providerID: "aws:///z2/i-b1"})
-	newNode := w.node(nodeSpec{name: "c1", pool: "web", zone: "z2", subnet: "subnet-new", providerID: "aws:///z2/i-c1"})
+	w.node(nodeSpec{name: "a1", pool: "web", zone: "z1", subnet: "subnet-old1", providerID: "aws:///eu-west-1a/i-a1"})
+	w.node(nodeSpec{name: "a2", pool: "web", zone: "z1", subnet: "subnet-old1", providerID: "aws:///eu-west-1a/i-a2"}) // same group: not chosen
+	w.node(nodeSpec{name: "b1", pool: "web", zone: "z2", subnet: "subnet-old2", providerID: "aws:///eu-west-1b/i-b1"})
+	newNode := w.node(nodeSpec{name: "c1", pool: "web", zone: "z2", subnet: "subnet-new", providerID: "aws:///eu-west-1b/i-c1"})
 	w.node(nodeSpec{name: "down", pool: "web", zone: "z1", subnet: "subnet-old1", opts: []nodeOpt{notReady}})
 	sim := w.sim(func(p *corev1.Pod) simkubelet.Action {
 		if p.Spec.NodeName == newNode {
@@ -177,7 +177,7 @@ func TestSweepFindsTheFailingSubnet(t *testing.T) {
 	if sk := skipped(r.Plan.Skipped); sk[w.prefix+"-down"] != report.SkipNotReady {
 		t.Errorf("skipped = %v, want the NotReady node named", sk)
 	}
-	if !containsPrefix(v.Next, "pullpath aws audit --cluster CLUSTER --region z   # the cloud's configuration: subnet subnet-new (failing)") {
+	if !containsPrefix(v.Next, "pullpath aws audit --cluster CLUSTER --region eu-west-1   # the cloud's configuration: subnet subnet-new (failing)") {
 		t.Errorf("next = %q, want the aws audit of subnet-new", v.Next)
 	}
 	cols := map[string]bool{}
