@@ -70,7 +70,7 @@ func TestBuildVerifyTeardown(t *testing.T) {
 	if err := dialIn(n.NS["node"], "10.0.20.10:443", 2*time.Second); err != nil {
 		t.Errorf("dial s3 from node after the heal: %v, want connected", err)
 	}
-	if err := n.Firewall(ctx, "vpc", []scenario.Rule{{Action: "deny"}}); err == nil || !strings.Contains(err.Error(), `rule.action: want drop or reject, got "deny"`) {
+	if err := n.Firewall(ctx, "vpc", []scenario.Rule{{Action: "deny"}}); err == nil || !strings.Contains(err.Error(), `rule.action: want drop, reject or clamp-mss, got "deny"`) {
 		t.Errorf("Firewall(vpc, deny) = %v, want the rule's one-line error", err)
 	}
 	if err := n.Firewall(ctx, "nowhere", nil); err == nil {
