@@ -1,6 +1,7 @@
 package gcp
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -90,6 +91,7 @@ type binding struct {
 	Role, Where string
 	Members     []string
 	Conditional bool
+	Condition   string // the condition's title or expression
 }
 
 func repoBindings(p *artifactregistry.Policy, where string) []binding {
@@ -99,7 +101,10 @@ func repoBindings(p *artifactregistry.Policy, where string) []binding {
 	}
 	for _, b := range p.Bindings {
 		if b != nil {
-			out = append(out, binding{b.Role, where, b.Members, b.Condition != nil})
+			out = append(out, binding{b.Role, where, b.Members, b.Condition != nil, ""})
+			if b.Condition != nil {
+				out[len(out)-1].Condition = cmp.Or(b.Condition.Title, b.Condition.Expression)
+			}
 		}
 	}
 	return out
@@ -112,7 +117,10 @@ func projectBindings(p *cloudresourcemanager.Policy, where string) []binding {
 	}
 	for _, b := range p.Bindings {
 		if b != nil {
-			out = append(out, binding{b.Role, where, b.Members, b.Condition != nil})
+			out = append(out, binding{b.Role, where, b.Members, b.Condition != nil, ""})
+			if b.Condition != nil {
+				out[len(out)-1].Condition = cmp.Or(b.Condition.Title, b.Condition.Expression)
+			}
 		}
 	}
 	return out
@@ -120,7 +128,12 @@ func projectBindings(p *cloudresourcemanager.Policy, where string) []binding {
 
 // checkIdentity: each node service account holds a role with
 // artifactregistry.repositories.downloadArtifacts on the repository or its
-// project (or, for gcr.io, a storage reader role on the project).
+// project (or, for gcr.io, a storage reader role on the project). It
+// decides from what the policies show: an account with no reader role by
+// name fails for its pool, and the groups, domains or principal sets a
+// reader role goes to (which the audit cannot expand) are named as the one
+// thing to check; a reader binding naming the account under a condition is
+// a warn (the condition is not evaluated).
 func checkIdentity(m *Model, ns *nodeSubnet) report.CheckResult {
 	t := m.target
 	repoPolicy, haveRepo := m.RepoPolicies[t.Repo]
@@ -135,6 +148,7 @@ func checkIdentity(m *Model, ns *nodeSubnet) report.CheckResult {
 	bs = append(bs, repoBindings(repoPolicy, "repository "+t.Repo)...)
 	bs = append(bs, projectBindings(m.ProjectPolicy, "project "+t.Project)...)
 	var ok []string
+	var warn *report.CheckResult
 	seen := map[string]bool{}
 	for _, p := range ns.Profiles {
 		if seen[p.SA] {
@@ -144,45 +158,96 @@ func checkIdentity(m *Model, ns *nodeSubnet) report.CheckResult {
 		if p.SA == "" {
 			return audit.Warn("", fmt.Sprintf("%s runs as the Compute Engine default service account of %s, whose number is unknown (%s of that project, or %s)", profileName(p), m.ClusterProject(), FileProject, FileInstances))
 		}
-		member := "serviceAccount:" + p.SA
-		var hit, maybe *binding
-		for i := range bs {
-			b := &bs[i]
-			if !slices.Contains(roles, b.Role) {
-				continue
-			}
-			for _, mem := range b.Members {
-				switch {
-				case mem == member || mem == "allUsers" || mem == "allAuthenticatedUsers":
-					if b.Conditional {
-						maybe = b
-					} else if hit == nil {
-						hit = b
-					}
-				case strings.HasPrefix(mem, "group:") || strings.HasPrefix(mem, "domain:") || strings.HasPrefix(mem, "principalSet:"):
-					if maybe == nil {
-						maybe = b
-					}
-				}
-			}
-		}
+		g := grantsOf(bs, roles, p.SA)
 		switch {
-		case hit != nil:
-			ok = append(ok, fmt.Sprintf("%s holds %s on %s", p.SA, hit.Role, hit.Where))
-		case maybe != nil:
-			return audit.Warn("", fmt.Sprintf("%s holds no reader role by name; %s on %s goes to %s (a group, domain or condition this audit does not resolve)", p.SA, maybe.Role, maybe.Where, strings.Join(maybe.Members, ", ")))
+		case g.hit != nil:
+			ok = append(ok, fmt.Sprintf("%s holds %s on %s", p.SA, g.hit.Role, g.hit.Where))
 		case !haveRepo && t.Kind == KindArtifactRegistry:
-			return audit.Warn("", fmt.Sprintf("%s holds no reader role on project %s; the repository's own policy is not given (%s)", p.SA, t.Project, cmdRepoPolicy(t.Repo, t.Location, t.Project)))
+			if warn == nil {
+				c := audit.Warn("", fmt.Sprintf("%s holds no reader role on project %s; the repository's own policy is not given (%s)", p.SA, t.Project, cmdRepoPolicy(t.Repo, t.Location, t.Project)))
+				warn = &c
+			}
+		case g.conditional != nil:
+			if warn == nil {
+				c := audit.Warn("", fmt.Sprintf("%s holds %s on %s only under a condition (%s), which this audit does not evaluate", p.SA, g.conditional.Role, g.conditional.Where, g.conditional.Condition))
+				warn = &c
+			}
 		default:
-			where := "repository " + t.Repo + " or project " + t.Project
-			c := audit.Fail(verdict.ConditionTLSIdentity, fmt.Sprintf("%s (the nodes of %s) holds no role with artifactregistry.repositories.downloadArtifacts on %s: the pull is denied (403 Permission \"artifactregistry.repositories.downloadArtifacts\" denied)", p.SA, profileName(p), where))
-			return with(c, t.Host, []string{"projects/" + t.Project + "/locations/" + t.Location + "/repositories/" + t.Repo, p.SA}, readerChange(t, p.SA))
+			return identityFail(t, p, g.sets)
 		}
+	}
+	if warn != nil {
+		return *warn
 	}
 	if len(ok) == 0 {
 		return audit.Skip("no node pool or node in the subnet")
 	}
 	return audit.Pass(strings.Join(ok, "; "))
+}
+
+// grants is what the policies' reader bindings say of one service account.
+type grants struct {
+	hit         *binding // a reader role by name (or to allUsers, allAuthenticatedUsers), unconditional
+	conditional *binding // a reader role by name under a condition
+	sets        []setGrant
+}
+
+// setGrant is a reader role that goes to a set of principals the audit
+// cannot expand (group:, domain:, principalSet:).
+type setGrant struct {
+	Member string
+	b      *binding
+}
+
+func grantsOf(bs []binding, roles []string, sa string) grants {
+	var g grants
+	member := "serviceAccount:" + sa
+	for i := range bs {
+		b := &bs[i]
+		if !slices.Contains(roles, b.Role) {
+			continue
+		}
+		for _, mem := range b.Members {
+			switch {
+			case mem == member || mem == "allUsers" || mem == "allAuthenticatedUsers":
+				if b.Conditional {
+					g.conditional = b
+				} else if g.hit == nil {
+					g.hit = b
+				}
+			case strings.HasPrefix(mem, "group:") || strings.HasPrefix(mem, "domain:") || strings.HasPrefix(mem, "principalSet:"):
+				g.sets = append(g.sets, setGrant{mem, b})
+			}
+		}
+	}
+	return g
+}
+
+// identityFail: no reader role names the account. The change grants it by
+// name; a role that goes to a group is the one thing that might still let
+// the pull through, named with the command that answers it.
+func identityFail(t Target, p *nodeProfile, sets []setGrant) report.CheckResult {
+	where := "repository " + t.Repo + " or project " + t.Project
+	if t.Repo == "" {
+		where = "project " + t.Project
+	}
+	summary := fmt.Sprintf("%s (the nodes of %s) holds no role with artifactregistry.repositories.downloadArtifacts on %s: the pull is denied (403 Permission \"artifactregistry.repositories.downloadArtifacts\" denied)", p.SA, profileName(p), where)
+	var evidence []string
+	if len(sets) > 0 {
+		var names []string
+		for _, s := range sets {
+			names = append(names, fmt.Sprintf("%s (%s on %s)", s.Member, s.b.Role, s.b.Where))
+		}
+		summary = fmt.Sprintf("%s (the nodes of %s) holds no role with artifactregistry.repositories.downloadArtifacts by name on %s; a reader role goes to %s, which this audit cannot expand: unless the account is a member, the pull is denied (403 Permission \"artifactregistry.repositories.downloadArtifacts\" denied)",
+			p.SA, profileName(p), where, strings.Join(names, ", "))
+		for _, s := range sets {
+			if email, ok := strings.CutPrefix(s.Member, "group:"); ok {
+				evidence = append(evidence, fmt.Sprintf("check: gcloud identity groups memberships check-transitive-membership --group-email=%s --member-email=%s", email, p.SA))
+			}
+		}
+	}
+	c := audit.Fail(verdict.ConditionTLSIdentity, summary, evidence...)
+	return with(c, t.Host, []string{"projects/" + t.Project + "/locations/" + t.Location + "/repositories/" + t.Repo, p.SA}, readerChange(t, p.SA))
 }
 
 func readerChange(t Target, sa string) report.Change {

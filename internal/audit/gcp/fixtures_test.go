@@ -54,6 +54,8 @@ var fixtures = []fixture{
 	{dir: "warn-ipv6-pga-off", image: imageAR, want: map[string][]string{gcpaudit.CheckIPv6: {"nodes-b"}}, status: report.CheckWarn},
 	{dir: "warn-ipv6-no-route", image: imageAR, want: map[string][]string{gcpaudit.CheckIPv6: {"nodes-a", "nodes-b"}}, status: report.CheckWarn},
 	{dir: "warn-ipv6-firewall-deny", image: imageAR, want: map[string][]string{gcpaudit.CheckIPv6: {"nodes-a", "nodes-b"}}, status: report.CheckWarn},
+	{dir: "invalid-identity-group-only", image: imageAR, want: map[string][]string{gcpaudit.CheckIdentity: {"nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionTLSIdentity},
+	{dir: "warn-identity-conditional", image: imageAR, want: map[string][]string{gcpaudit.CheckIdentity: {"nodes-b"}}, status: report.CheckWarn},
 	{dir: "invalid-vpc-sc-outside-perimeter", image: imageOther, want: map[string][]string{gcpaudit.CheckVPCSC: {"nodes-a", "nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionTLSIdentity},
 }
 
@@ -136,6 +138,7 @@ func TestFailingBesideHealthy(t *testing.T) {
 		"invalid-pga-off":            {gcpaudit.CheckPGA, "gcloud compute networks subnets update nodes-b --region us-central1 --project shop-prod --enable-private-ip-google-access"},
 		"invalid-nat-not-covering":   {gcpaudit.CheckNAT, "gcloud compute routers nats update prod-nat --router prod-vpc-router --region us-central1 --project shop-prod --nat-custom-subnet-ip-ranges nodes-a,nodes-b"},
 		"invalid-access-scopes":      {gcpaudit.CheckScopes, "gcloud container node-pools create batch-v2 --cluster prod --location us-central1 --project shop-prod --service-account 412345678901-compute@developer.gserviceaccount.com --scopes https://www.googleapis.com/auth/cloud-platform"},
+		"invalid-identity-group-only": {gcpaudit.CheckIdentity, "gcloud artifacts repositories add-iam-policy-binding apps --location us-central1 --project shop-prod --member=serviceAccount:batch-nodes@shop-prod.iam.gserviceaccount.com --role=roles/artifactregistry.reader"},
 		"invalid-identity-no-reader": {gcpaudit.CheckIdentity, "gcloud artifacts repositories add-iam-policy-binding apps --location us-central1 --project shop-prod --member=serviceAccount:batch-nodes@shop-prod.iam.gserviceaccount.com --role=roles/artifactregistry.reader"},
 	}
 	for _, f := range fixtures {
@@ -170,5 +173,39 @@ func TestFailingBesideHealthy(t *testing.T) {
 			sort.Strings(cmds)
 			t.Errorf("changes = \n%s\nwant %s for nodes-b", strings.Join(cmds, "\n"), want.command)
 		})
+	}
+}
+
+// Issue 39 (3): a node account with no reader role by name fails for its
+// pool alone, naming the group the role goes to (the audit cannot expand
+// it) and the command that answers whether the account is in it; the same
+// account granted the role by name under a condition is a warn naming the
+// condition.
+func TestIdentityThroughGroupsFailsThePool(t *testing.T) {
+	const sa = "batch-nodes@shop-prod.iam.gserviceaccount.com"
+	check := func(dir string) report.CheckResult {
+		r := auditFixture(t, fixture{dir: dir, image: imageAR})
+		for _, s := range r.Subnets {
+			for _, c := range s.Checks {
+				if c.ID == gcpaudit.CheckIdentity && s.ID == "nodes-b" {
+					return c
+				}
+			}
+		}
+		t.Fatalf("%s: no %s on nodes-b", dir, gcpaudit.CheckIdentity)
+		return report.CheckResult{}
+	}
+	c := check("invalid-identity-group-only")
+	for _, want := range []string{sa, "pool batch", "group:gke-pullers@example.com", "roles/artifactregistry.reader on project shop-prod"} {
+		if !strings.Contains(c.Summary, want) {
+			t.Errorf("fail summary %q lacks %q", c.Summary, want)
+		}
+	}
+	if want := "check: gcloud identity groups memberships check-transitive-membership --group-email=gke-pullers@example.com --member-email=" + sa; !slices.Contains(c.Evidence, want) {
+		t.Errorf("evidence %q lacks %q", c.Evidence, want)
+	}
+	c = check("warn-identity-conditional")
+	if c.Status != report.CheckWarn || !strings.Contains(c.Summary, "until-2027") || !strings.Contains(c.Summary, sa) {
+		t.Errorf("conditional: %s %q, want a warn naming the account and the condition until-2027", c.Status, c.Summary)
 	}
 }

@@ -333,6 +333,29 @@ def ipv6_fixtures(out):
     x["compute-firewall-rules-list.json"].append(fw(w, "deny-egress-ipv6", "EGRESS", 1000, denied=[{"IPProtocol": "all"}], dest=["::/0"]))
     out["warn-ipv6-firewall-deny"] = x
 
+# --- Issue 39: the GKE audit's precision classes. New folders come after the others so the ids
+# (nid) of the folders above stay as they were.
+def issue39_fixtures(out, w, pools, f):
+    bsa = "batch-nodes@shop-prod.iam.gserviceaccount.com"
+    p2 = [pools[0], ("batch", "nodes-b", 2, bsa, ["https://www.googleapis.com/auth/cloud-platform"], True)]
+    # identity-reader through a group: the batch pool's account holds no reader role by name; the
+    # project grants Artifact Registry Reader to a group the audit cannot expand: a fail for batch
+    # naming the group (the default pool holds the role by name on the repository).
+    x = copy.deepcopy(f)
+    x["container-clusters-describe.json"] = cluster(w, p2)
+    x["compute-instances-list.json"] = instances(w, p2)
+    x["projects-get-iam-policy.json"]["bindings"].append({"members": ["group:gke-pullers@example.com"], "role": "roles/artifactregistry.reader"})
+    out["invalid-identity-group-only"] = x
+    # identity-reader under a condition: the repository grants the batch account the reader role
+    # with an IAM condition (policy version 3): a warn, the condition is not evaluated.
+    y = copy.deepcopy(x)
+    pol = y["artifacts-repositories-get-iam-policy-apps.json"]
+    pol["version"] = 3
+    pol["bindings"].append({"condition": {"description": "batch pulls until the migration ends",
+        "expression": "request.time < timestamp(\"2027-01-01T00:00:00Z\")", "title": "until-2027"},
+        "members": [f"serviceAccount:{bsa}"], "role": "roles/artifactregistry.reader"})
+    out["warn-identity-conditional"] = y
+
 def main():
     out = {}
     w, pools, f = healthy()
@@ -427,6 +450,7 @@ def main():
     y["access-context-manager-perimeters-list.json"][0]["status"]["resources"].append("projects/412345678901")
     out["valid-vpc-sc-both-inside"] = y
     ipv6_fixtures(out)
+    issue39_fixtures(out, w, pools, f)
     for name, files in out.items():
         write(name, files)
 
