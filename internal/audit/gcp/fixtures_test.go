@@ -135,11 +135,11 @@ func TestFixtures(t *testing.T) {
 // gcloud command that fixes the failing one.
 func TestFailingBesideHealthy(t *testing.T) {
 	cases := map[string]struct{ check, command string }{
-		"invalid-pga-off":            {gcpaudit.CheckPGA, "gcloud compute networks subnets update nodes-b --region us-central1 --project shop-prod --enable-private-ip-google-access"},
-		"invalid-nat-not-covering":   {gcpaudit.CheckNAT, "gcloud compute routers nats update prod-nat --router prod-vpc-router --region us-central1 --project shop-prod --nat-custom-subnet-ip-ranges nodes-a,nodes-b"},
-		"invalid-access-scopes":      {gcpaudit.CheckScopes, "gcloud container node-pools create batch-v2 --cluster prod --location us-central1 --project shop-prod --service-account 412345678901-compute@developer.gserviceaccount.com --scopes https://www.googleapis.com/auth/cloud-platform"},
+		"invalid-pga-off":             {gcpaudit.CheckPGA, "gcloud compute networks subnets update nodes-b --region us-central1 --project shop-prod --enable-private-ip-google-access"},
+		"invalid-nat-not-covering":    {gcpaudit.CheckNAT, "gcloud compute routers nats update prod-nat --router prod-vpc-router --region us-central1 --project shop-prod --nat-custom-subnet-ip-ranges nodes-a,nodes-b"},
+		"invalid-access-scopes":       {gcpaudit.CheckScopes, "gcloud container node-pools create batch-v2 --cluster prod --location us-central1 --project shop-prod --service-account 412345678901-compute@developer.gserviceaccount.com --scopes https://www.googleapis.com/auth/cloud-platform"},
 		"invalid-identity-group-only": {gcpaudit.CheckIdentity, "gcloud artifacts repositories add-iam-policy-binding apps --location us-central1 --project shop-prod --member=serviceAccount:batch-nodes@shop-prod.iam.gserviceaccount.com --role=roles/artifactregistry.reader"},
-		"invalid-identity-no-reader": {gcpaudit.CheckIdentity, "gcloud artifacts repositories add-iam-policy-binding apps --location us-central1 --project shop-prod --member=serviceAccount:batch-nodes@shop-prod.iam.gserviceaccount.com --role=roles/artifactregistry.reader"},
+		"invalid-identity-no-reader":  {gcpaudit.CheckIdentity, "gcloud artifacts repositories add-iam-policy-binding apps --location us-central1 --project shop-prod --member=serviceAccount:batch-nodes@shop-prod.iam.gserviceaccount.com --role=roles/artifactregistry.reader"},
 	}
 	for _, f := range fixtures {
 		want, ok := cases[f.dir]
