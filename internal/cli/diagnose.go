@@ -104,6 +104,7 @@ type diagnoseOptions struct {
 	sweepNS   string
 	from      map[nodeplace.Cloud]*string // --from-CLOUD, each provider's
 	noCloud   bool
+	trace     bool
 	page      int64
 	streams   Streams
 	o         diagnose.Options
@@ -132,6 +133,7 @@ func newDiagnoseCommand(s Streams) *cobra.Command {
 	f.DurationVar(&o.budget, "budget", diagnose.DefaultBudget, "bound of the whole diagnosis; the walk gets what reading left")
 	f.BoolVar(&o.canary, "canary", false, "the walk also pulls the image with the real kubelet on each node")
 	f.BoolVar(&o.noWalk, "no-walk", false, "create no Pods: answer from the events and the audit")
+	f.BoolVar(&o.trace, "trace", false, "the walk's probes trace where the packets stop (sweep --trace): the answer names the hop where a failing node's path parts from a healthy one's")
 	f.StringVar(&o.sweepNS, "sweep-namespace", DefaultSweepNamespace, "where the walk's Pods run (deploy/sweep/ creates it, with the Pod Security label hostNetwork needs)")
 	f.StringVar(&o.o.Sweep.ProbeImage, "image-for-probe", "", "pullpath's node-side image the probe Pods run (default: "+NodeImage+":VERSION); a registry the nodes reach")
 	f.StringVar(&o.o.Sweep.CertsDir, "node-certs-dir", "", "the nodes' containerd config_path, mounted into the walk's Pods (default /etc/containerd/certs.d)")
@@ -173,6 +175,9 @@ func (o *diagnoseOptions) Complete(_ *cobra.Command, args []string) error {
 	}
 	if o.o.Sweep.ProbeImage == "" {
 		o.o.Sweep.ProbeImage = NodeImage + ":" + imageTag()
+	}
+	if o.trace {
+		o.o.Sweep.ProbeArgs = append(o.o.Sweep.ProbeArgs, "--trace")
 	}
 	return nil
 }

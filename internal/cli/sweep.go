@@ -107,6 +107,7 @@ type sweepOptions struct {
 	cleanup   bool
 	probeArgs []string
 	quick     bool
+	trace     bool
 	streams   Streams
 }
 
@@ -142,6 +143,7 @@ func newSweepCommand(s Streams) *cobra.Command {
 	f.StringVar(&o.o.DockerCerts, "node-docker-certs-dir", "", "the nodes' docker certs.d (default /etc/docker/certs.d)")
 	f.StringVar(&o.resolved, "systemd-resolved", "auto", "mount the node's /run/systemd/resolve: auto (by the node's OS image), yes, no")
 	f.BoolVar(&o.quick, "quick", false, "the probe fetches only the first bytes of each blob")
+	f.BoolVar(&o.trace, "trace", false, "each node's probe traces the address it failed on by a timeout (and every endpoint when it works): a failing node's trace is put beside a healthy node's, naming the hop where they part")
 	f.BoolVar(&o.o.CheckUpstream, "check-upstream", true, "when a node's hosts.toml mirror or cache served, its probe also walks the upstream registry: a cache hiding a broken upstream is named (--check-upstream=false: only the runtime's path)")
 	f.StringArrayVar(&o.probeArgs, "probe-arg", nil, "extra flag for the probe in each Pod (e.g. --probe-arg=--expect-private); repeatable")
 	f.BoolVar(&o.o.DryRun, "dry-run", false, "print the plan (which nodes, which are skipped and why) and create nothing")
@@ -165,6 +167,9 @@ func (o *sweepOptions) Complete(_ *cobra.Command, args []string) error {
 	o.o.ProbeArgs = append([]string(nil), o.probeArgs...)
 	if o.quick {
 		o.o.ProbeArgs = append(o.o.ProbeArgs, "--quick")
+	}
+	if o.trace {
+		o.o.ProbeArgs = append(o.o.ProbeArgs, "--trace")
 	}
 	return nil
 }

@@ -56,6 +56,9 @@ type Agent struct {
 	// Walks counts walks started, per image (tests: never twice in one
 	// interval).
 	walks map[string]int
+	// lastMTU is when a walk last ran the path MTU test (path.go): at most
+	// once per interval.
+	lastMTU time.Time
 }
 
 type target struct {
@@ -296,6 +299,7 @@ func (a *Agent) walk(ctx context.Context, t target, quick bool) {
 	// containerd's proxy settings as they are now (a drop-in changes
 	// between walks): the walk goes where the runtime's pull goes
 	po.Proxy = a.proxy()
+	po.NoMTUTest = !a.mtuAllowed()
 	a.mu.Lock()
 	a.walks[t.image]++
 	a.walking = true
@@ -332,6 +336,8 @@ func (a *Agent) walk(ctx context.Context, t target, quick bool) {
 		a.log.Printf("walk %s (%s): %s %s in %.0f ms: %s", t.image, mode, v.Status, v.Code, res.DurationMS, v.Summary)
 	}
 	a.Metrics.observeRun(t.host, rep, err, at)
+	a.Metrics.observePath(t.host, mode, rep)
+	a.mtuRan(rep, at)
 
 	a.mu.Lock()
 	a.walking = false

@@ -56,6 +56,7 @@ type Metrics struct {
 	targets     prometheus.Gauge
 	kubeErrors  prometheus.Counter
 	servedBy    *prometheus.GaugeVec // image_host, served_by, role
+	path        pathMetrics          // path.go
 
 	mu      sync.Mutex
 	codes   map[string]string             // image_host -> current code label
@@ -98,7 +99,9 @@ func NewMetrics() *Metrics {
 		steps:  map[string]map[[2]string]bool{},
 		served: map[string][2]string{},
 	}
+	m.path = newPathMetrics()
 	m.Registry.MustRegister(m.success, m.code, m.step, m.lastSuccess, m.runs, m.bytes, m.nodeInfo, m.lastRun, m.interval, m.targets, m.kubeErrors, m.servedBy,
+		m.path.rate, m.path.mtu, m.path.mtuTests,
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, r := range []string{"ok", "fail", "error"} {
 		m.runs.WithLabelValues(r)
@@ -273,6 +276,7 @@ func (m *Metrics) dropHost(host string) {
 		m.servedBy.DeleteLabelValues(host, v[0], v[1])
 		delete(m.served, host)
 	}
+	m.path.drop(host)
 }
 
 // Hosts lists the hosts with series, sorted (for tests).

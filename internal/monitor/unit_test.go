@@ -115,7 +115,7 @@ func TestMetricsCardinality(t *testing.T) {
 					t.Errorf("%s has label %s=%q", name, l.GetName(), l.GetValue())
 				}
 				switch l.GetName() {
-				case "image_host", "role", "step", "code", "result", "node", "pool", "zone", "subnet", "served_by":
+				case "image_host", "role", "step", "code", "result", "node", "pool", "zone", "subnet", "served_by", "mode":
 				default:
 					t.Errorf("%s has label %s, not one of the documented ones", name, l.GetName())
 				}
