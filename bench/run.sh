@@ -77,11 +77,9 @@ done
 
 bin="$(mktemp -d "${TMPDIR:-/tmp}/pullbench-run-XXXXXX")"
 trap 'rm -rf "$bin"' EXIT
-log "go build pullpath (the front), pullpath-full and pullbench"
-# As hack/release.sh builds them: the front (-tags noclients) and
-# pullpath-full beside it, static and stripped.
-CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -tags noclients -o "$bin/pullpath" ./cmd/pullpath
-CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$bin/pullpath-full" ./cmd/pullpath
+log "go build pullpath and pullbench"
+# As hack/release.sh builds it: static and stripped.
+CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$bin/pullpath" ./cmd/pullpath
 go build -o "$bin/pullbench" ./bench/cmd/pullbench
 mkdir -p "$OUT"
 

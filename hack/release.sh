@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # hack/release.sh builds pullpath's release archives into dist/ (git-ignored):
 # two static binaries per platform (CGO off, -trimpath, version and commit
-# stamped with -ldflags -X): pullpath, the front built with -tags noclients,
-# and pullpath-full, every command (internal/cli/front.go), each pair in
-# pullpath_VERSION_OS_ARCH.tar.gz with the README, checksums.txt (sha256sum format) over the archives, and, when every
+# stamped with -ldflags -X): pullpath, the CLI with every command, and, for
+# Linux, pullpath-agent, what runs on nodes (probe, the monitor agent; the
+# image of the walk's Pods), in pullpath_VERSION_OS_ARCH.tar.gz with the
+# README, checksums.txt (sha256sum format) over the archives, and, when every
 # platform of plugins/pullpath.yaml was built, the rendered krew manifest
 # dist/pullpath.yaml.
 #
@@ -52,20 +53,20 @@ for p in "${platforms[@]}"; do
   echo "== build $os/$arch $version" >&2
   dir="$work/${os}_${arch}"
   mkdir -p "$dir"
-  # Two binaries from cmd/pullpath (internal/cli/front.go says why):
-  # pullpath, the front (-tags noclients: probe, version, explain --from
-  # run in it), and pullpath-full, every command, which the front hands
-  # the others to.
-  for b in pullpath:noclients pullpath-full:; do
+  # The CLI, and on Linux the node-side binary beside it (nodes are
+  # Linux: a darwin archive has no use for it).
+  bins=(pullpath)
+  if [ "$os" = linux ]; then bins+=(pullpath-agent); fi
+  for b in "${bins[@]}"; do
     if [ "$dev" = 1 ]; then
-      GOOS="$os" GOARCH="$arch" go build -tags "${b#*:}" \
-        -ldflags "-s -w -X $pkg.Version=$version -X $pkg.Commit=$commit" -o "$dir/${b%%:*}" ./cmd/pullpath
+      GOOS="$os" GOARCH="$arch" go build \
+        -ldflags "-s -w -X $pkg.Version=$version -X $pkg.Commit=$commit" -o "$dir/$b" "./cmd/$b"
     else
-      CGO_ENABLED=0 GOOS="$os" GOARCH="$arch" go build -trimpath -tags "${b#*:}" \
-        -ldflags "-s -w -X $pkg.Version=$version -X $pkg.Commit=$commit" -o "$dir/${b%%:*}" ./cmd/pullpath
+      CGO_ENABLED=0 GOOS="$os" GOARCH="$arch" go build -trimpath \
+        -ldflags "-s -w -X $pkg.Version=$version -X $pkg.Commit=$commit" -o "$dir/$b" "./cmd/$b"
     fi
   done
-  files=(README.md pullpath pullpath-full)
+  files=(README.md "${bins[@]}")
   cp README.md "$dir/"
   if [ -f LICENSE ]; then cp LICENSE "$dir/"; files=(LICENSE "${files[@]}"); fi
   tar -C "$dir" --sort=name --mtime="$mtime" --owner=0 --group=0 --numeric-owner \

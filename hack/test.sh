@@ -46,9 +46,8 @@ phase "tools build"
 bash hack/controlplane.sh
 crictl_ensure # on PATH (hack/controlplane.sh put it in the Go bin folder)
 
-# 3. The CLI (both release builds: pullpath-full and the -tags noclients
-#    front) still type-checks where `lab` cannot run (release archives and
-#    krew ship darwin): every package, dependencies included, from source
+# 3. The CLI still type-checks where `lab` cannot run (release archives
+#    and krew ship darwin): every package, dependencies included, from source
 #    for darwin/arm64 without compiling them (a cross build compiled the
 #    whole graph again: about 9 minutes of a cold CI). hack/release.sh
 #    still cross-compiles. Then every test.
@@ -56,7 +55,6 @@ phase "darwin check"
 log "typecheck ./cmd/pullpath for darwin/arm64"
 tc=test/controlplane/bin/typecheck
 GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 "$tc" ./cmd/pullpath
-GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 "$tc" -tags noclients ./cmd/pullpath # the release's front
 phase tests
 # First every library package of the module in one go build (the compiles
 # all test binaries share; the commands are left to the tests that link

@@ -12,7 +12,7 @@ import (
 
 // Binary is one program whose start-up is measured: `NAME version`.
 type Binary struct {
-	Name string // the row's name, e.g. "pullpath (front)"
+	Name string // the row's name, e.g. "pullpath-agent (the node's binary)"
 	Path string
 }
 

@@ -1,6 +1,7 @@
 // Package throughput measures a full, verified pull of a large image from
 // labsvc's real registry stack on loopback (reference registry, token host,
-// blob redirect host, DNS), with `pullpath probe` and with the ggcr peer
+// blob redirect host, DNS), with `pullpath-agent probe` (the node's probe)
+// and with the ggcr peer
 // (bench/cmd/ggcrpull), alternating, each run under GNU time for wall time
 // and peak RSS. The machine's single-core sha256 rate is measured in the
 // same run: it is the ceiling of any pull that verifies every byte on one
@@ -25,10 +26,10 @@ import (
 
 // Tool names in results.
 const (
-	ToolPullpath = "pullpath probe"
+	ToolPullpath = "pullpath-agent probe (the node's binary)"
 	ToolPeer     = "ggcr remote (crane's library)"
 	ToolEngine   = "pull.Probe alone (bench/cmd/probeonly)"
-	ToolFull     = "pullpath-full probe (every client linked)"
+	ToolFull     = "pullpath probe (the CLI: every client linked)"
 )
 
 // DefaultLayers is about 1 GiB in six incompressible layers.
@@ -36,10 +37,10 @@ var DefaultLayers = []int64{256 << 20, 256 << 20, 192 << 20, 160 << 20, 96 << 20
 
 // Config says what to run.
 type Config struct {
-	PullpathBin string // built pullpath binary
+	PullpathBin string // built pullpath-agent binary (what probes on a node)
 	PeerBin     string // built ggcrpull binary
 	EngineBin   string // built probeonly binary; "" leaves that row out
-	FullBin     string // built pullpath-full (the CLI with every client); "" leaves that row out
+	FullBin     string // built pullpath (the CLI with every client); "" leaves that row out
 	// Startup are the binaries whose `version` is timed before the pulls.
 	Startup       []Binary
 	StartupRounds int     // default 20
@@ -49,8 +50,8 @@ type Config struct {
 	RunTimeout    time.Duration
 	Log           io.Writer // progress lines; nil discards
 	// CPUProfileDir, if set, gets a CPU profile of every engine (probeonly)
-	// and peer run: engine-rN.pprof and peer-rN.pprof. The released
-	// front has no profiling flag; the engine is its pull, unchanged.
+	// and peer run: engine-rN.pprof and peer-rN.pprof. pullpath-agent
+	// has no profiling flag; the engine is its pull, unchanged.
 	CPUProfileDir string
 }
 
@@ -364,7 +365,7 @@ func (r *Result) Markdown() string {
 		fmt.Fprintf(&b, "| pull.Probe alone (probeonly): median MB/s, peak RSS MiB, anon MiB | %.1f, %.1f, %.1f | | |\n", r.EngineMBps, r.EngineRSS, r.EngineAnon)
 	}
 	if r.FullRSS > 0 {
-		fmt.Fprintf(&b, "| pullpath-full probe (every client linked): median MB/s, peak RSS MiB (anon, file) | %.1f, %.1f (%.1f, %.1f) | | |\n", r.FullMBps, r.FullRSS, r.FullAnon, r.FullFile)
+		fmt.Fprintf(&b, "| pullpath probe (the CLI: every client linked): median MB/s, peak RSS MiB (anon, file) | %.1f, %.1f (%.1f, %.1f) | | |\n", r.FullMBps, r.FullRSS, r.FullAnon, r.FullFile)
 	}
 	if len(r.Startup) > 0 {
 		fmt.Fprintf(&b, "\nStart-up, the same run (`BINARY version`, %d rounds each, interleaved):\n\n%s", r.Startup[0].Runs, StartupMarkdown(r.Startup))

@@ -44,7 +44,7 @@ func TestSummarize(t *testing.T) {
 		}
 	}
 	md := r.Markdown()
-	if n := strings.Count(md, "| pullpath probe |"); n != 3 {
+	if n := strings.Count(md, "| "+ToolPullpath+" |"); n != 3 {
 		t.Errorf("Markdown() has %d pullpath rows, want 3:\n%s", n, md)
 	}
 }

@@ -18,9 +18,10 @@ import (
 
 // TestReleaseOnePlatform runs hack/release.sh for this machine's platform
 // only, with --dev (the tests' build cache, so only the link runs, to keep
-// CI short; a release adds CGO_ENABLED=0 and -trimpath): the archive holds the binary and the
-// README, checksums.txt matches it, the binary says the stamped version and
-// commit, and no krew manifest is written for a partial release.
+// CI short; a release adds CGO_ENABLED=0 and -trimpath): the archive holds
+// the README, pullpath and (on Linux) pullpath-agent, checksums.txt matches
+// it, each binary says the stamped version and commit, and no krew manifest
+// is written for a partial release.
 func TestReleaseOnePlatform(t *testing.T) {
 	if testing.Short() {
 		t.Skip("links a release binary")
@@ -55,31 +56,32 @@ func TestReleaseOnePlatform(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	bin, full := filepath.Join(dir, "pullpath"), filepath.Join(dir, "pullpath-full")
-	names := extract(t, archive, map[string]string{"pullpath": bin, "pullpath-full": full})
-	if strings.Join(names, ",") != "README.md,pullpath,pullpath-full" {
-		t.Errorf("archive holds %v, want [README.md pullpath pullpath-full]", names)
+	bin, agent := filepath.Join(dir, "pullpath"), filepath.Join(dir, "pullpath-agent")
+	names := extract(t, archive, map[string]string{"pullpath": bin, "pullpath-agent": agent})
+	if strings.Join(names, ",") != "README.md,pullpath,pullpath-agent" {
+		t.Errorf("archive holds %v, want [README.md pullpath pullpath-agent]", names)
 	}
 	commit, err := exec.Command("git", "rev-parse", "HEAD").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := exec.Command(bin, "version").Output()
-	if err != nil {
-		t.Fatalf("pullpath version: %v", err)
+	for _, b := range []string{bin, agent} {
+		v, err := exec.Command(b, "version").Output()
+		if err != nil {
+			t.Fatalf("%s version: %v", filepath.Base(b), err)
+		}
+		want := filepath.Base(b) + " v0.0.0-test (commit " + string(commit[:12]) + ", " + runtime.Version() + ", " + platform + ")\n"
+		if string(v) != want {
+			t.Errorf("released %s version = %q, want %q", filepath.Base(b), v, want)
+		}
 	}
-	want := "pullpath v0.0.0-test (commit " + string(commit[:12]) + ", " + runtime.Version() + ", " + platform + ")\n"
-	if string(v) != want {
-		t.Errorf("released pullpath version = %q, want %q", v, want)
-	}
-	front(t, bin, full)
+	oneCLI(t, bin, agent)
 }
 
-// front checks the released pair: the front runs probe, runtime-env,
-// version and explain --from itself and hands every other command line to
-// pullpath-full beside it (the same output and exit code); without
-// pullpath-full it says, in one line, what to install.
-func front(t *testing.T, bin, full string) {
+// oneCLI checks the released pair: pullpath runs every command itself
+// (nothing beside it to hand a command to), and pullpath-agent is the
+// node's probe (JSON) and nothing else of the CLI's.
+func oneCLI(t *testing.T, bin, agent string) {
 	t.Helper()
 	run := func(name string, args ...string) (string, int) {
 		t.Helper()
@@ -92,12 +94,13 @@ func front(t *testing.T, bin, full string) {
 		}
 		return string(out), code
 	}
-	for _, args := range [][]string{{"aws", "audit", "--help"}, {"sweep", "--cleanup", "extra"}, {"--help"}, {"explain", "-n", "shop", "--kubeconfig", "/nonexistent"}} {
-		got, gotCode := run(bin, args...)
-		want, wantCode := run(full, args...)
-		if got != want || gotCode != wantCode || got == "" {
-			t.Errorf("pullpath %v = exit %d, %q; want what pullpath-full says: exit %d, %q", args, gotCode, got, wantCode, want)
+	for _, args := range [][]string{{"diagnose", "--help"}, {"sweep", "--help"}, {"aws", "audit", "--help"}, {"azure", "audit", "--help"}, {"gcp", "audit", "--help"}, {"monitor", "--help"}, {"lab", "--help"}, {"probe", "--help"}, {"runtime-env", "--help"}} {
+		if got, code := run(bin, args...); code != 0 || !strings.Contains(got, "Usage:") || !strings.Contains(got, "pullpath "+args[0]) {
+			t.Errorf("pullpath %v = exit %d, %q; want its help, exit 0", args, code, got)
 		}
+	}
+	if got, code := run(bin, "sweep", "--cleanup", "extra"); code != 1 || strings.Count(strings.TrimSpace(got), "\n") != 0 {
+		t.Errorf("pullpath sweep --cleanup extra = exit %d, %q; want exit 1 and one line", code, got)
 	}
 	events := filepath.Join(t.TempDir(), "events.txt")
 	if err := os.WriteFile(events, []byte("Failed to pull image \"r.example/a:1\": dial tcp 10.0.0.1:443: i/o timeout\n"), 0o644); err != nil {
@@ -106,17 +109,11 @@ func front(t *testing.T, bin, full string) {
 	if got, code := run(bin, "explain", "--from", events, "-o", "json"); code == 0 || code == 1 || !strings.Contains(got, "ExplainReport") {
 		t.Errorf("pullpath explain --from = exit %d, %q; want the report and its condition's exit code", code, got)
 	}
-	if err := os.Remove(full); err != nil {
-		t.Fatal(err)
+	if got, code := run(agent, "probe", "--help"); code != 0 || !strings.Contains(got, "pullpath-agent probe IMAGE") {
+		t.Errorf("pullpath-agent probe --help = exit %d, %q; want its usage, exit 0", code, got)
 	}
-	if _, code := run(bin, "version"); code != 0 {
-		t.Errorf("pullpath version without pullpath-full = exit %d, want 0 (the front runs it)", code)
-	}
-	if got, code := run(bin, "runtime-env", "--help"); code != 0 || !strings.Contains(got, "runtime-env") {
-		t.Errorf("pullpath runtime-env --help without pullpath-full = exit %d, %q; want its help (the front runs it)", code, got)
-	}
-	if got, code := run(bin, "diagnose", "-A"); code != 1 || !strings.Contains(got, "pullpath-full") || strings.Count(strings.TrimSpace(got), "\n") != 0 {
-		t.Errorf("pullpath diagnose without pullpath-full = exit %d, %q; want exit 1 and one line naming pullpath-full", code, got)
+	if got, code := run(agent, "probe", "r.example/a:1", "-o", "text"); code != 1 || !strings.Contains(got, "json only") {
+		t.Errorf("pullpath-agent probe -o text = exit %d, %q; want exit 1 naming json as its one format", code, got)
 	}
 }
 

@@ -1,5 +1,3 @@
-//go:build !noclients
-
 package cli
 
 import (

@@ -51,9 +51,6 @@ func (e *ExitError) Unwrap() error { return e.Err }
 // exit code: 0, an ExitError's code, or 1 for any other error, which it
 // prints on one line.
 func Run(ctx context.Context, args []string, s Streams) int {
-	if code, done := handOff(args, s); done {
-		return code
-	}
 	root := NewRootCommand(s)
 	if len(args) > 0 && strings.HasPrefix(filepath.Base(args[0]), "kubectl-") {
 		root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl pullpath"}
@@ -138,17 +135,21 @@ func NewRootCommand(s Streams) *cobra.Command {
 		// cobra's `completion bash|zsh|fish|powershell` (README, Install)
 		CompletionOptions: cobra.CompletionOptions{DisableDescriptions: false},
 	}
-	// The commands that need no Kubernetes or cloud client; the others
-	// are clientCommands (clients.go): a command whose file links client-go
-	// or a cloud SDK goes there, and its file carries //go:build !noclients
-	// (front.go says why).
+	// Every command, in one binary; what runs on nodes without the CLI
+	// around it is cmd/pullpath-agent (internal/nodecli).
 	root.AddCommand(
+		newDiagnoseCommand(s),
 		newProbeCommand(s),
 		newExplainCommand(s),
+		newSweepCommand(s),
+		newAWSCommand(s),
+		newAzureCommand(s),
+		newGCPCommand(s),
+		newMonitorCommand(s),
+		newLabCommand(s),
 		newRuntimeEnvCommand(s),
 		newVersionCommand(s),
 	)
-	root.AddCommand(clientCommands(s)...)
 	return root
 }
 

@@ -38,6 +38,11 @@ var forbidden = []rule{
 	{module + "internal/printers", "engines return data; the CLI prints it"},
 	{"github.com/aws", "cloud SDKs belong to the audits (internal/audit/aws)"},
 	{"github.com/Azure", "cloud SDKs belong to the audits (internal/audit/azure)"},
+	{"google.golang.org/api", "cloud SDKs belong to the audits (internal/audit/gcp)"},
+	{"cloud.google.com/go", "cloud SDKs belong to the audits (internal/audit/gcp)"},
+	{"k8s.io/api", "the node side talks to no apiserver (the agent's REST client has its own types)"},
+	{"google.golang.org/grpc", "gRPC comes with the cloud SDKs and the CRI: the lab's, never a node's"},
+	{"helm.sh", "helm is a test tool (test/tools), never a node's"},
 }
 
 // rule is an import path (a module, package or owner) a set of packages
@@ -96,6 +101,10 @@ func TestForbids(t *testing.T) {
 		{"github.com/aws/aws-sdk-go-v2/service/ec2", true},
 		{"github.com/awslabs/smithy-go", false},
 		{"github.com/Azure/azure-sdk-for-go/sdk/azcore", true},
+		{"google.golang.org/api/compute/v1", true},
+		{"google.golang.org/protobuf/proto", false},
+		{"k8s.io/api/core/v1", true},
+		{"k8s.io/apiserver", false},
 		{"github.com/miekg/dns", false},
 		{"net/http", false},
 	}
@@ -196,47 +205,4 @@ func nearestForbidden(t *testing.T, goBin, pkg string, rules []rule) map[string]
 		}
 	}
 	return out
-}
-
-// frontForbidden are what the front build of the CLI (cmd/pullpath with
-// -tags noclients, the released pullpath; internal/cli/front.go) may not
-// link: every package linked runs its init at start-up, whatever the
-// command, so a Kubernetes client or a cloud SDK there would weigh on
-// probe, version and explain --from.
-var frontForbidden = []struct{ path, why string }{
-	{"k8s.io/client-go", "Kubernetes clients belong to pullpath-full"},
-	{"k8s.io/apimachinery", "Kubernetes API machinery belongs to pullpath-full"},
-	{"k8s.io/api", "Kubernetes API groups belong to pullpath-full"},
-	{"github.com/aws", "the AWS SDK belongs to pullpath-full"},
-	{"github.com/Azure", "the Azure SDK belongs to pullpath-full"},
-	{"google.golang.org/api", "Google's API clients belong to pullpath-full"},
-	{"cloud.google.com/go", "Google Cloud clients belong to pullpath-full"},
-	{"google.golang.org/grpc", "gRPC comes with the cloud SDKs and the CRI: pullpath-full"},
-	{"helm.sh", "helm belongs to pullpath-full"},
-}
-
-// TestFrontBuildDependencies: the front build links none of
-// frontForbidden. A command whose file links one belongs in
-// internal/cli/clients.go, its file tagged //go:build !noclients.
-func TestFrontBuildDependencies(t *testing.T) {
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("the dependency guard needs the go command: %v", err)
-	}
-	deps := goList(t, goBin, "-tags", "noclients", "-deps", "-f", "{{.ImportPath}}", module+"cmd/pullpath")
-	if !slices.Contains(deps, module+"internal/cli") {
-		t.Fatalf("go list -tags noclients -deps cmd/pullpath does not list internal/cli: %v", deps)
-	}
-	for _, f := range frontForbidden {
-		var linked []string
-		for _, d := range deps {
-			if d == f.path || strings.HasPrefix(d, f.path+"/") {
-				linked = append(linked, d)
-			}
-		}
-		if len(linked) > 0 {
-			t.Errorf("the front build (cmd/pullpath -tags noclients) links %s (%d package(s), e.g. %s): %s; give the file that imports it //go:build !noclients and its command a place in internal/cli/clients.go",
-				f.path, len(linked), linked[0], f.why)
-		}
-	}
 }

@@ -61,7 +61,16 @@ func run(ctx context.Context, args []string) error {
 	layers := fs.String("layers-mib", "", "throughput: layer sizes in MiB, comma separated (default 256,256,192,160,96,64: about 1 GiB)")
 	conc := fs.Int("concurrency", 3, "throughput: blobs at once, for both tools")
 	profileDir := fs.String("cpuprofile-dir", "", "throughput: write a CPU profile of every engine and peer run into this directory (compare with go tool pprof)")
-	pullpathBin := fs.String("pullpath", "", "use this pullpath binary (the front, with pullpath-full beside it) instead of building them")
+	pullpathBin := fs.String("pullpath", "", "use this pullpath binary (the CLI) instead of building it")
+	var also []throughput.Binary
+	fs.Func("startup-with", "throughput: also time `NAME=PATH version` beside pullpath and pullpath-agent in the same run (e.g. a build of an older commit); repeatable", func(v string) error {
+		name, path, ok := strings.Cut(v, "=")
+		if !ok || name == "" || path == "" {
+			return fmt.Errorf("want NAME=PATH, got %q", v)
+		}
+		also = append(also, throughput.Binary{Name: name, Path: path})
+		return nil
+	})
 	scenarios := fs.String("scenarios", "", "deadpath: built-in lab scenarios, comma separated (default: blob host dropped, registry dropped, registry NXDOMAIN)")
 	connectTimeout := fs.Duration("connect-timeout", 0, "deadpath: the probe's --connect-timeout (default: pullpath's own, 5s)")
 	nodes := fs.Int("nodes", 5000, "explain: Nodes to load")
@@ -118,21 +127,18 @@ func run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		full, err := bins.get(ctx, "pullpath-full")
-		if err != nil {
-			return err
-		}
 		agent, err := bins.get(ctx, "pullpath-agent")
 		if err != nil {
 			return err
 		}
+		// The node's probe is pullpath-agent's; the CLI's is the row
+		// beside it (every client linked).
 		res, err := throughput.Measure(ctx, throughput.Config{
-			PullpathBin: pp, PeerBin: peer, EngineBin: engine, FullBin: full, Layers: sizes, Rounds: *rounds, Concurrency: *conc, Log: os.Stderr, CPUProfileDir: *profileDir,
-			Startup: []throughput.Binary{
-				{Name: "pullpath (the released front, -tags noclients)", Path: pp},
-				{Name: "pullpath-full (every command linked)", Path: full},
-				{Name: "pullpath-agent (the node-side image's binary)", Path: agent},
-			},
+			PullpathBin: agent, PeerBin: peer, EngineBin: engine, FullBin: pp, Layers: sizes, Rounds: *rounds, Concurrency: *conc, Log: os.Stderr, CPUProfileDir: *profileDir,
+			Startup: append([]throughput.Binary{
+				{Name: "pullpath-agent (the node's binary: probe, the monitor agent)", Path: agent},
+				{Name: "pullpath (the CLI: every command)", Path: pp},
+			}, also...),
 		})
 		if err != nil {
 			return err
@@ -223,25 +229,17 @@ type builder struct {
 	pullpath string
 }
 
-// target is a package and its build tags.
-type target struct{ pkg, tags string }
-
-var packages = map[string]target{
-	"pullpath":       {"./cmd/pullpath", "noclients"}, // the released front (internal/cli/front.go)
-	"pullpath-full":  {"./cmd/pullpath", ""},          // every command; the front hands the others to it
-	"pullpath-agent": {"./cmd/pullpath-agent", ""},    // the node-side image's binary
-	"ggcrpull":       {"./bench/cmd/ggcrpull", ""},
-	"probeonly":      {"./bench/cmd/probeonly", ""},
+// packages are the benchmarks' programs by name.
+var packages = map[string]string{
+	"pullpath":       "./cmd/pullpath",       // the CLI, every command
+	"pullpath-agent": "./cmd/pullpath-agent", // the node's binary
+	"ggcrpull":       "./bench/cmd/ggcrpull",
+	"probeonly":      "./bench/cmd/probeonly",
 }
 
 func (b *builder) get(ctx context.Context, name string) (string, error) {
-	if b.pullpath != "" {
-		switch name {
-		case "pullpath":
-			return b.pullpath, nil
-		case "pullpath-full": // the front finds it beside itself
-			return filepath.Join(filepath.Dir(b.pullpath), name), nil
-		}
+	if b.pullpath != "" && name == "pullpath" {
+		return b.pullpath, nil
 	}
 	out := filepath.Join(b.dir, name)
 	if _, err := os.Stat(out); err == nil {
@@ -251,8 +249,8 @@ func (b *builder) get(ctx context.Context, name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	t := packages[name]
-	args := []string{"build", "-trimpath", "-ldflags", "-s -w", "-tags", t.tags, "-o", out, t.pkg}
+	pkg := packages[name]
+	args := []string{"build", "-trimpath", "-ldflags", "-s -w", "-o", out, pkg}
 	fmt.Fprintf(os.Stderr, "pullbench: CGO_ENABLED=0 go %s\n", strings.Join(args, " "))
 	bctx, cancel := context.WithTimeout(ctx, 30*time.Minute) // a cold build on a loaded machine
 	defer cancel()
@@ -260,7 +258,7 @@ func (b *builder) get(ctx context.Context, name string) (string, error) {
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if msg, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build %s: %v\n%s", t.pkg, err, msg)
+		return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, msg)
 	}
 	return out, nil
 }
