@@ -32,162 +32,202 @@ type envFileEntry struct {
 	Ignored string // non-empty: systemd ignores it, and why
 }
 
+// The states of envParser, named after systemd's parse_env_file_internal.
+const (
+	envPreKey = iota
+	envKey
+	envPreValue
+	envValue
+	envValueEscape
+	envSingleQuote
+	envDoubleQuote
+	envDoubleQuoteEscape
+	envComment
+	envCommentEscape
+)
+
+// envParser is parseEnvFile's state: one character at a time, as systemd.
+type envParser struct {
+	out              []envFileEntry
+	k, v             strings.Builder
+	state            int
+	line, startLine  int
+	lastValueBlank   int // where trailing blanks of an unquoted value start
+	keyTrailingBlank int
+}
+
 // parseEnvFile reads an environment file's content as systemd does.
 func parseEnvFile(content string) []envFileEntry {
-	const (
-		preKey = iota
-		key
-		preValue
-		value
-		valueEscape
-		singleQuote
-		doubleQuote
-		doubleQuoteEscape
-		comment
-		commentEscape
-	)
-	var out []envFileEntry
-	var k, v strings.Builder
-	state := preKey
-	line, startLine := 1, 1
-	lastValueBlank := -1 // where trailing blanks of an unquoted value start
-	keyTrailingBlank := -1
-	push := func() {
-		name := k.String()
-		if keyTrailingBlank >= 0 {
-			name = name[:keyTrailingBlank]
-		}
-		val := v.String()
-		e := envFileEntry{Line: startLine, Name: name, Value: val}
-		if !validEnvName(name) {
-			e.Ignored = fmt.Sprintf("%q is not a variable name (systemd ignores the line; a shell that sources the file would not)", name)
-		}
-		out = append(out, e)
-		k.Reset()
-		v.Reset()
-		keyTrailingBlank = -1
-		lastValueBlank = -1
-	}
+	p := &envParser{state: envPreKey, line: 1, startLine: 1, lastValueBlank: -1, keyTrailingBlank: -1}
 	for i := 0; i < len(content); i++ {
-		c := content[i]
-		newline := c == '\n' || c == '\r'
-		switch state {
-		case preKey:
-			switch {
-			case c == '#' || c == ';':
-				state = comment
-			case !isBlank(c):
-				state = key
-				startLine = line
-				keyTrailingBlank = -1
-				k.WriteByte(c)
-			}
-		case key:
-			switch {
-			case newline:
-				state = preKey
-				k.Reset()
-			case c == '=':
-				state = preValue
-				lastValueBlank = -1
-			default:
-				if !isBlank(c) {
-					keyTrailingBlank = -1
-				} else if keyTrailingBlank < 0 {
-					keyTrailingBlank = k.Len()
-				}
-				k.WriteByte(c)
-			}
-		case preValue:
-			switch {
-			case newline:
-				state = preKey
-				push()
-			case c == '\'':
-				state = singleQuote
-			case c == '"':
-				state = doubleQuote
-			case c == '\\':
-				state = valueEscape
-			case !isBlank(c):
-				state = value
-				v.WriteByte(c)
-			}
-		case value:
-			switch {
-			case newline:
-				state = preKey
-				if lastValueBlank >= 0 {
-					trimmed := v.String()[:lastValueBlank]
-					v.Reset()
-					v.WriteString(trimmed)
-				}
-				push()
-			case c == '\\':
-				state = valueEscape
-				lastValueBlank = -1
-			default:
-				if !isBlank(c) {
-					lastValueBlank = -1
-				} else if lastValueBlank < 0 {
-					lastValueBlank = v.Len()
-				}
-				v.WriteByte(c)
-			}
-		case valueEscape:
-			state = value
-			if !newline {
-				v.WriteByte(c)
-			}
-		case singleQuote:
-			if c == '\'' {
-				state = preValue
-			} else {
-				v.WriteByte(c)
-			}
-		case doubleQuote:
-			switch c {
-			case '"':
-				state = preValue
-			case '\\':
-				state = doubleQuoteEscape
-			default:
-				v.WriteByte(c)
-			}
-		case doubleQuoteEscape:
-			state = doubleQuote
-			switch {
-			case strings.IndexByte("\"\\`$", c) >= 0:
-				v.WriteByte(c)
-			case c != '\n':
-				v.WriteByte('\\')
-				v.WriteByte(c)
-			}
-		case comment:
-			if c == '\\' {
-				state = commentEscape
-			} else if newline {
-				state = preKey
-			}
-		case commentEscape:
-			if newline {
-				state = preKey
-			} else {
-				state = comment
-			}
-		}
-		if c == '\n' {
-			line++
+		p.step(content[i])
+		if content[i] == '\n' {
+			p.line++
 		}
 	}
-	switch state {
-	case preValue, value, valueEscape, singleQuote, doubleQuote, doubleQuoteEscape:
-		if state == value && lastValueBlank >= 0 {
-			trimmed := v.String()[:lastValueBlank]
-			v.Reset()
-			v.WriteString(trimmed)
+	p.finish()
+	return p.out
+}
+
+// step takes one character in the current state.
+func (p *envParser) step(c byte) {
+	newline := c == '\n' || c == '\r'
+	switch p.state {
+	case envPreKey:
+		p.preKey(c)
+	case envKey:
+		p.key(c, newline)
+	case envPreValue:
+		p.preValue(c, newline)
+	case envValue:
+		p.value(c, newline)
+	case envValueEscape:
+		p.state = envValue
+		if !newline {
+			p.v.WriteByte(c)
 		}
-		push()
+	case envSingleQuote:
+		if c == '\'' {
+			p.state = envPreValue
+		} else {
+			p.v.WriteByte(c)
+		}
+	case envDoubleQuote:
+		p.doubleQuote(c)
+	case envDoubleQuoteEscape:
+		p.state = envDoubleQuote
+		switch {
+		case strings.IndexByte("\"\\`$", c) >= 0:
+			p.v.WriteByte(c)
+		case c != '\n':
+			p.v.WriteByte('\\')
+			p.v.WriteByte(c)
+		}
+	case envComment:
+		if c == '\\' {
+			p.state = envCommentEscape
+		} else if newline {
+			p.state = envPreKey
+		}
+	case envCommentEscape:
+		if newline {
+			p.state = envPreKey
+		} else {
+			p.state = envComment
+		}
 	}
-	return out
+}
+
+func (p *envParser) preKey(c byte) {
+	switch {
+	case c == '#' || c == ';':
+		p.state = envComment
+	case !isBlank(c):
+		p.state = envKey
+		p.startLine = p.line
+		p.keyTrailingBlank = -1
+		p.k.WriteByte(c)
+	}
+}
+
+func (p *envParser) key(c byte, newline bool) {
+	switch {
+	case newline:
+		p.state = envPreKey
+		p.k.Reset()
+	case c == '=':
+		p.state = envPreValue
+		p.lastValueBlank = -1
+	default:
+		if !isBlank(c) {
+			p.keyTrailingBlank = -1
+		} else if p.keyTrailingBlank < 0 {
+			p.keyTrailingBlank = p.k.Len()
+		}
+		p.k.WriteByte(c)
+	}
+}
+
+func (p *envParser) preValue(c byte, newline bool) {
+	switch {
+	case newline:
+		p.state = envPreKey
+		p.push()
+	case c == '\'':
+		p.state = envSingleQuote
+	case c == '"':
+		p.state = envDoubleQuote
+	case c == '\\':
+		p.state = envValueEscape
+	case !isBlank(c):
+		p.state = envValue
+		p.v.WriteByte(c)
+	}
+}
+
+func (p *envParser) value(c byte, newline bool) {
+	switch {
+	case newline:
+		p.state = envPreKey
+		p.trimValue()
+		p.push()
+	case c == '\\':
+		p.state = envValueEscape
+		p.lastValueBlank = -1
+	default:
+		if !isBlank(c) {
+			p.lastValueBlank = -1
+		} else if p.lastValueBlank < 0 {
+			p.lastValueBlank = p.v.Len()
+		}
+		p.v.WriteByte(c)
+	}
+}
+
+func (p *envParser) doubleQuote(c byte) {
+	switch c {
+	case '"':
+		p.state = envPreValue
+	case '\\':
+		p.state = envDoubleQuoteEscape
+	default:
+		p.v.WriteByte(c)
+	}
+}
+
+// trimValue drops an unquoted value's trailing blanks.
+func (p *envParser) trimValue() {
+	if p.lastValueBlank >= 0 {
+		trimmed := p.v.String()[:p.lastValueBlank]
+		p.v.Reset()
+		p.v.WriteString(trimmed)
+	}
+}
+
+// finish keeps an assignment the file ends inside.
+func (p *envParser) finish() {
+	switch p.state {
+	case envPreValue, envValue, envValueEscape, envSingleQuote, envDoubleQuote, envDoubleQuoteEscape:
+		if p.state == envValue {
+			p.trimValue()
+		}
+		p.push()
+	}
+}
+
+// push records the assignment read so far.
+func (p *envParser) push() {
+	name := p.k.String()
+	if p.keyTrailingBlank >= 0 {
+		name = name[:p.keyTrailingBlank]
+	}
+	e := envFileEntry{Line: p.startLine, Name: name, Value: p.v.String()}
+	if !validEnvName(name) {
+		e.Ignored = fmt.Sprintf("%q is not a variable name (systemd ignores the line; a shell that sources the file would not)", name)
+	}
+	p.out = append(p.out, e)
+	p.k.Reset()
+	p.v.Reset()
+	p.keyTrailingBlank = -1
+	p.lastValueBlank = -1
 }
