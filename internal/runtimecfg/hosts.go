@@ -450,16 +450,6 @@ func parseHostsFile(file, root string, b []byte) ([]hostEntry, []string, error) 
 
 // parseHostEntry turns one table into an entry; server "" leaves host unset.
 func parseHostEntry(file, root, server string, isServer bool, cfg hostFileEntry) (hostEntry, error) {
-	bad := func(format string, args ...any) (hostEntry, error) {
-		where := "top level"
-		if server != "" {
-			where = fmt.Sprintf("host %q", server)
-			if isServer {
-				where = fmt.Sprintf("server %q", server)
-			}
-		}
-		return hostEntry{}, &ConfigError{File: file, Reason: where + ": " + fmt.Sprintf(format, args...)}
-	}
 	baseDir := filepath.Dir(file)
 	// a relative path is the file's folder's; an absolute one the node's.
 	abs := func(p string) string {
@@ -468,83 +458,124 @@ func parseHostEntry(file, root, server string, isServer bool, cfg hostFileEntry)
 		}
 		return filepath.Join(baseDir, p)
 	}
-	e := hostEntry{source: file}
-
+	e := hostEntry{source: file, skipVerify: cfg.SkipVerify, overridePath: cfg.OverridePath && server != ""}
+	var err error
 	if server != "" {
-		s := server
-		if scheme, _, ok := strings.Cut(s, "://"); ok && scheme != "http" && scheme != "https" {
-			return bad("scheme %q: want http or https", scheme)
-		}
-		if !strings.HasPrefix(s, "http") {
-			s = "https://" + s
-		}
-		u, err := url.Parse(s)
-		if err != nil {
-			return bad("cannot parse URL: %s", units.OneLine(err.Error()))
-		}
-		if u.Scheme != "http" && u.Scheme != "https" {
-			return bad("scheme %q: want http or https", u.Scheme)
-		}
-		if u.Host == "" || strings.HasSuffix(u.Host, ":") || u.Hostname() == "" {
-			return bad("URL has no host (want http[s]://host[:port][/path])")
-		}
-		if p := u.Port(); p != "" {
-			if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-				return bad("port %q: want 1-65535", p)
-			}
-		}
-		e.scheme, e.host = u.Scheme, u.Host
-		p := u.Path
-		if p != "" {
-			p = path.Clean(p)
-			if !strings.HasSuffix(p, "/v2") && !cfg.OverridePath {
-				p += "/v2"
-			}
-		} else if !cfg.OverridePath {
-			p = "/v2"
-		}
-		e.path = p
+		err = e.setServer(server, cfg.OverridePath)
 	}
-
-	e.skipVerify = cfg.SkipVerify
-	e.overridePath = cfg.OverridePath && server != ""
-
-	if len(cfg.Capabilities) > 0 {
-		have := map[string]bool{}
-		for _, c := range cfg.Capabilities {
-			lc := strings.ToLower(c)
-			switch lc {
-			case CapPull, CapResolve, CapPush:
-				if !have[lc] {
-					e.capabilities = append(e.capabilities, lc)
-					have[lc] = true
-				}
-			default:
-				return bad("unknown capability %q (want pull, resolve, push)", c)
+	if err == nil {
+		err = e.setCapabilities(cfg.Capabilities)
+	}
+	if err == nil {
+		err = e.setCA(cfg.CA, abs)
+	}
+	if err == nil {
+		err = e.setClient(cfg.Client, abs)
+	}
+	if err == nil {
+		err = e.setHeader(cfg.Header)
+	}
+	if err == nil {
+		err = e.setDialTimeout(cfg.DialTimeout)
+	}
+	if err != nil {
+		where := "top level"
+		if server != "" {
+			where = fmt.Sprintf("host %q", server)
+			if isServer {
+				where = fmt.Sprintf("server %q", server)
 			}
 		}
-	} else {
+		return hostEntry{}, &ConfigError{File: file, Reason: where + ": " + err.Error()}
+	}
+	return e, nil
+}
+
+// setServer reads a host's URL as containerd does: https unless said,
+// /v2 added to the path unless override_path.
+func (e *hostEntry) setServer(server string, overridePath bool) error {
+	s := server
+	if scheme, _, ok := strings.Cut(s, "://"); ok && scheme != "http" && scheme != "https" {
+		return fmt.Errorf("scheme %q: want http or https", scheme)
+	}
+	if !strings.HasPrefix(s, "http") {
+		s = "https://" + s
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return fmt.Errorf("cannot parse URL: %s", units.OneLine(err.Error()))
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("scheme %q: want http or https", u.Scheme)
+	}
+	if u.Host == "" || strings.HasSuffix(u.Host, ":") || u.Hostname() == "" {
+		return errors.New("URL has no host (want http[s]://host[:port][/path])")
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("port %q: want 1-65535", p)
+		}
+	}
+	e.scheme, e.host = u.Scheme, u.Host
+	p := u.Path
+	if p != "" {
+		p = path.Clean(p)
+		if !strings.HasSuffix(p, "/v2") && !overridePath {
+			p += "/v2"
+		}
+	} else if !overridePath {
+		p = "/v2"
+	}
+	e.path = p
+	return nil
+}
+
+// setCapabilities keeps pull, resolve and push once each; none given is all three.
+func (e *hostEntry) setCapabilities(caps []string) error {
+	if len(caps) == 0 {
 		e.capabilities = []string{CapPull, CapResolve, CapPush}
+		return nil
 	}
+	have := map[string]bool{}
+	for _, c := range caps {
+		lc := strings.ToLower(c)
+		switch lc {
+		case CapPull, CapResolve, CapPush:
+			if !have[lc] {
+				e.capabilities = append(e.capabilities, lc)
+				have[lc] = true
+			}
+		default:
+			return fmt.Errorf("unknown capability %q (want pull, resolve, push)", c)
+		}
+	}
+	return nil
+}
 
-	switch ca := cfg.CA.(type) {
+// setCA reads "ca": one file or a list.
+func (e *hostEntry) setCA(v any, abs func(string) string) error {
+	switch ca := v.(type) {
 	case nil:
 	case string:
 		e.caFiles = []string{abs(ca)}
 	case []any:
 		list, ok := stringList(ca)
 		if !ok {
-			return bad(`"ca" must be a string or a list of strings`)
+			return errors.New(`"ca" must be a string or a list of strings`)
 		}
 		e.caFiles = make([]string, 0, len(list))
 		for _, p := range list {
 			e.caFiles = append(e.caFiles, abs(p))
 		}
 	default:
-		return bad(`"ca" must be a string or a list of strings, not %T`, cfg.CA)
+		return fmt.Errorf(`"ca" must be a string or a list of strings, not %T`, v)
 	}
+	return nil
+}
 
-	switch cl := cfg.Client.(type) {
+// setClient reads "client": a file, a list of files or of [cert, key] pairs.
+func (e *hostEntry) setClient(v any, abs func(string) string) error {
+	switch cl := v.(type) {
 	case nil:
 	case string:
 		e.clientPairs = [][2]string{{abs(cl), ""}}
@@ -557,43 +588,53 @@ func parseHostEntry(file, root, server string, isServer bool, cfg hostFileEntry)
 			case []any:
 				list, ok := stringList(p)
 				if !ok || len(list) != 2 {
-					return bad(`"client" pair must be [cert, key], two strings`)
+					return errors.New(`"client" pair must be [cert, key], two strings`)
 				}
 				e.clientPairs = append(e.clientPairs, [2]string{abs(list[0]), abs(list[1])})
 			default:
-				return bad(`"client" list items must be a file or a [cert, key] pair, not %T`, item)
+				return fmt.Errorf(`"client" list items must be a file or a [cert, key] pair, not %T`, item)
 			}
 		}
 	default:
-		return bad(`"client" must be a file, a list of files or a list of [cert, key] pairs, not %T`, cfg.Client)
+		return fmt.Errorf(`"client" must be a file, a list of files or a list of [cert, key] pairs, not %T`, v)
 	}
+	return nil
+}
 
-	if cfg.Header != nil {
-		e.header = http.Header{}
-		for k, v := range cfg.Header {
-			switch val := v.(type) {
-			case string:
-				e.header[k] = []string{val}
-			case []any:
-				list, ok := stringList(val)
-				if !ok {
-					return bad("header %q must be a string or a list of strings", k)
-				}
-				e.header[k] = list
-			default:
-				return bad("header %q must be a string or a list of strings, not %T", k, v)
+// setHeader reads "header": each value a string or a list of strings.
+func (e *hostEntry) setHeader(h map[string]any) error {
+	if h == nil {
+		return nil
+	}
+	e.header = http.Header{}
+	for k, v := range h {
+		switch val := v.(type) {
+		case string:
+			e.header[k] = []string{val}
+		case []any:
+			list, ok := stringList(val)
+			if !ok {
+				return fmt.Errorf("header %q must be a string or a list of strings", k)
 			}
+			e.header[k] = list
+		default:
+			return fmt.Errorf("header %q must be a string or a list of strings, not %T", k, v)
 		}
 	}
+	return nil
+}
 
-	if cfg.DialTimeout != "" {
-		d, err := time.ParseDuration(cfg.DialTimeout)
-		if err != nil || d < 0 {
-			return bad("dial_timeout %q: want a duration such as \"5s\"", cfg.DialTimeout)
-		}
-		e.dialTimeout = d
+// setDialTimeout reads "dial_timeout" as a Go duration.
+func (e *hostEntry) setDialTimeout(s string) error {
+	if s == "" {
+		return nil
 	}
-	return e, nil
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return fmt.Errorf("dial_timeout %q: want a duration such as \"5s\"", s)
+	}
+	e.dialTimeout = d
+	return nil
 }
 
 // hostTableOrder lists the [host."X"] table headers in file order, as
