@@ -2,6 +2,7 @@ package runtimecfg
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -434,9 +435,33 @@ func dropInFiles(dirs []string, byName bool) ([]string, error) {
 // it on top (updateWithConfigurationFrom).
 func (c *RegistriesConf) apply(read string, b []byte, isMain bool) error {
 	file := nodePath(c.root, read)
-	bad := func(format string, a ...any) error {
-		return &ConfigError{File: file, Reason: fmt.Sprintf(format, a...)}
+	f, outline, err := c.decode(file, b)
+	if err == nil && f.hasV1() {
+		err = c.fromV1(file, &f, isMain)
+		outline = nil // converted entries have no line of their own
 	}
+	var entries []*RegistryConfEntry
+	if err == nil {
+		entries, err = registryEntries(file, f.Registries, outline)
+	}
+	if err == nil {
+		err = conflictingEntries(entries)
+	}
+	var search []string
+	var aliases map[string]string
+	if err == nil {
+		search, aliases, err = f.shortNames()
+	}
+	if err != nil {
+		return &ConfigError{File: file, Reason: err.Error()}
+	}
+	c.merge(file, &f, entries, search, aliases)
+	return nil
+}
+
+// decode reads the file's TOML as the library does (unknown keys are
+// ignored, so they become notes) and where each [[registry]] starts.
+func (c *RegistriesConf) decode(file string, b []byte) (rcFile, []tableLines, error) {
 	var f rcFile
 	d := toml.NewDecoder(bytes.NewReader(b))
 	d.DisallowUnknownFields()
@@ -450,7 +475,7 @@ func (c *RegistriesConf) apply(read string, b []byte, isMain bool) error {
 			c.Notes = append(c.Notes, fmt.Sprintf("%s:%d: unknown key %q: containers/image ignores it", file, row, strings.Join(e.Key(), ".")))
 		}
 	} else if err != nil {
-		return &ConfigError{File: file, Reason: tomlReason(err)}
+		return f, nil, errors.New(tomlReason(err))
 	}
 	c.Files = append(c.Files, file)
 	outline := headerOutline(b)
@@ -458,142 +483,175 @@ func (c *RegistriesConf) apply(read string, b []byte, isMain bool) error {
 		// inline tables (registry = [{...}]): the parser knows their lines
 		var err error
 		if outline, err = registryOutline(b); err != nil {
-			return &ConfigError{File: file, Reason: tomlReason(err)}
+			return f, nil, errors.New(tomlReason(err))
 		}
 	}
+	return f, outline, nil
+}
 
-	if f.hasV1() {
-		switch {
-		case c.Rules.Configfile:
-			return bad("registries.conf must be in v2 format but is in v1 ([registries.search], [registries.insecure] or [registries.block]; containers/image v5.41 and later refuse it)")
-		case !isMain:
-			return bad("registry must be in v2 format but is in v1 (a drop-in must use [[registry]] tables)")
-		case f.hasV2():
-			return bad("mixing sysregistry v1/v2 is not supported (use [[registry]] tables only)")
-		}
-		convertV1(&f)
-		outline = nil // converted entries have no line of their own
-		c.Notes = append(c.Notes, fmt.Sprintf("%s is in the deprecated v1 format: containers/image up to v5.39 converts it (v5.41 and later refuse it)", file))
+// fromV1 converts a v1 file where the library version still does.
+func (c *RegistriesConf) fromV1(file string, f *rcFile, isMain bool) error {
+	switch {
+	case c.Rules.Configfile:
+		return errors.New("registries.conf must be in v2 format but is in v1 ([registries.search], [registries.insecure] or [registries.block]; containers/image v5.41 and later refuse it)")
+	case !isMain:
+		return errors.New("registry must be in v2 format but is in v1 (a drop-in must use [[registry]] tables)")
+	case f.hasV2():
+		return errors.New("mixing sysregistry v1/v2 is not supported (use [[registry]] tables only)")
 	}
+	convertV1(f)
+	c.Notes = append(c.Notes, fmt.Sprintf("%s is in the deprecated v1 format: containers/image up to v5.39 converts it (v5.41 and later refuse it)", file))
+	return nil
+}
 
-	// postProcessRegistries: locations and prefixes, mirror settings.
-	entries := make([]*RegistryConfEntry, 0, len(f.Registries))
-	for i, r := range f.Registries {
+// registryEntries is postProcessRegistries: locations and prefixes,
+// mirror settings, each entry with its line.
+func registryEntries(file string, regs []rcRegistry, outline []tableLines) ([]*RegistryConfEntry, error) {
+	entries := make([]*RegistryConfEntry, 0, len(regs))
+	for i, r := range regs {
 		e := &RegistryConfEntry{File: file, Insecure: r.Insecure, Blocked: r.Blocked, MirrorByDigestOnly: r.MirrorByDigestOnly}
+		var mirrorLines []int
 		if i < len(outline) {
-			e.Line = outline[i].line
+			e.Line, mirrorLines = outline[i].line, outline[i].mirrors
 		}
 		where := fmt.Sprintf("[[registry]] %d", i+1)
 		if e.Line > 0 {
 			where = fmt.Sprintf("line %d: [[registry]]", e.Line)
 		}
-		loc, err := parseLocation(r.Location)
-		if err != nil {
-			return bad("%s: %s", where, err)
+		if err := e.place(r); err != nil {
+			return nil, fmt.Errorf("%s: %s", where, err)
 		}
-		e.Location = loc
-		if r.Prefix == "" {
-			if loc == "" {
-				return bad("%s: invalid condition: both location and prefix are unset", where)
-			}
-			e.Prefix = loc
-		} else {
-			p, err := parseLocation(r.Prefix)
-			if err != nil {
-				return bad("%s: %s", where, err)
-			}
-			e.Prefix = p
-			if !strings.HasPrefix(p, "*.") && loc == "" {
-				return bad("%s: invalid condition: location is unset and prefix is not in the format: *.example.com", where)
-			}
-		}
-		if r.PullFromMirror != "" {
-			return bad("%s: pull-from-mirror must not be set for a non-mirror registry %q (set it in a [[registry.mirror]])", where, e.Prefix)
-		}
-		for j, m := range r.Mirrors {
-			me := MirrorConfEntry{Insecure: m.Insecure, PullFromMirror: m.PullFromMirror, File: file}
-			if i < len(outline) && j < len(outline[i].mirrors) {
-				me.Line = outline[i].mirrors[j]
-			} else if e.Line > 0 {
-				me.Line = e.Line
-			}
-			mloc, err := parseLocation(m.Location)
-			if err != nil {
-				return bad("%s: mirror %d: %s", where, j+1, err)
-			}
-			if mloc == "" {
-				return bad("%s: mirror %d: invalid condition: mirror location is unset", where, j+1)
-			}
-			me.Location = mloc
-			if r.MirrorByDigestOnly && m.PullFromMirror != "" {
-				return bad("%s: cannot set mirror usage mirror-by-digest-only for the registry (%q) and pull-from-mirror for per-mirror (%q) at the same time", where, e.Prefix, mloc)
-			}
-			switch m.PullFromMirror {
-			case "", MirrorAll, MirrorDigestOnly, MirrorTagOnly:
-			default:
-				return bad("%s: unsupported pull-from-mirror value %q for mirror %q (want all, digest-only or tag-only)", where, m.PullFromMirror, mloc)
-			}
-			e.Mirrors = append(e.Mirrors, me)
+		if err := e.addMirrors(r, mirrorLines); err != nil {
+			return nil, fmt.Errorf("%s: %s", where, err)
 		}
 		if strings.HasPrefix(e.Prefix, "*.") && strings.ContainsAny(e.Prefix, "/@:") {
-			return bad("%s: Wildcarded prefix should be in the format: *.example.com. Current prefix %q is incorrectly formatted", where, e.Prefix)
+			return nil, fmt.Errorf("%s: Wildcarded prefix should be in the format: *.example.com. Current prefix %q is incorrectly formatted", where, e.Prefix)
 		}
 		entries = append(entries, e)
 	}
-	// The same location (or wildcard prefix) given twice with different
-	// insecure or blocked settings is refused.
-	byLoc := map[string]*RegistryConfEntry{}
-	for _, e := range entries {
-		key := e.Location
-		if key == "" {
-			key = e.Prefix
+	return entries, nil
+}
+
+// place sets an entry's location and prefix as the library checks them.
+func (e *RegistryConfEntry) place(r rcRegistry) error {
+	loc, err := parseLocation(r.Location)
+	if err != nil {
+		return err
+	}
+	e.Location = loc
+	if r.Prefix == "" {
+		if loc == "" {
+			return errors.New("invalid condition: both location and prefix are unset")
 		}
-		if o, ok := byLoc[key]; ok {
-			if o.Insecure != e.Insecure {
-				return bad("registry '%s' is defined multiple times with conflicting 'insecure' setting (lines %d and %d)", e.Location, o.Line, e.Line)
-			}
-			if o.Blocked != e.Blocked {
-				return bad("registry '%s' is defined multiple times with conflicting 'blocked' setting (lines %d and %d)", e.Location, o.Line, e.Line)
-			}
-		} else {
-			byLoc[key] = e
+		e.Prefix = loc
+	} else {
+		p, err := parseLocation(r.Prefix)
+		if err != nil {
+			return err
+		}
+		e.Prefix = p
+		if !strings.HasPrefix(p, "*.") && loc == "" {
+			return errors.New("invalid condition: location is unset and prefix is not in the format: *.example.com")
 		}
 	}
+	if r.PullFromMirror != "" {
+		return fmt.Errorf("pull-from-mirror must not be set for a non-mirror registry %q (set it in a [[registry.mirror]])", e.Prefix)
+	}
+	return nil
+}
+
+// addMirrors reads an entry's [[registry.mirror]] tables, each with its line.
+func (e *RegistryConfEntry) addMirrors(r rcRegistry, lines []int) error {
+	for j, m := range r.Mirrors {
+		me := MirrorConfEntry{Insecure: m.Insecure, PullFromMirror: m.PullFromMirror, File: e.File}
+		if j < len(lines) {
+			me.Line = lines[j]
+		} else if e.Line > 0 {
+			me.Line = e.Line
+		}
+		mloc, err := parseLocation(m.Location)
+		if err != nil {
+			return fmt.Errorf("mirror %d: %s", j+1, err)
+		}
+		if mloc == "" {
+			return fmt.Errorf("mirror %d: invalid condition: mirror location is unset", j+1)
+		}
+		me.Location = mloc
+		if r.MirrorByDigestOnly && m.PullFromMirror != "" {
+			return fmt.Errorf("cannot set mirror usage mirror-by-digest-only for the registry (%q) and pull-from-mirror for per-mirror (%q) at the same time", e.Prefix, mloc)
+		}
+		switch m.PullFromMirror {
+		case "", MirrorAll, MirrorDigestOnly, MirrorTagOnly:
+		default:
+			return fmt.Errorf("unsupported pull-from-mirror value %q for mirror %q (want all, digest-only or tag-only)", m.PullFromMirror, mloc)
+		}
+		e.Mirrors = append(e.Mirrors, me)
+	}
+	return nil
+}
+
+// conflictingEntries refuses the same location (or wildcard prefix) given
+// twice with different insecure or blocked settings.
+func conflictingEntries(entries []*RegistryConfEntry) error {
+	byLoc := map[string]*RegistryConfEntry{}
+	for _, e := range entries {
+		key := cmp.Or(e.Location, e.Prefix)
+		o, ok := byLoc[key]
+		if !ok {
+			byLoc[key] = e
+			continue
+		}
+		if o.Insecure != e.Insecure {
+			return fmt.Errorf("registry '%s' is defined multiple times with conflicting 'insecure' setting (lines %d and %d)", e.Location, o.Line, e.Line)
+		}
+		if o.Blocked != e.Blocked {
+			return fmt.Errorf("registry '%s' is defined multiple times with conflicting 'blocked' setting (lines %d and %d)", e.Location, o.Line, e.Line)
+		}
+	}
+	return nil
+}
+
+// shortNames checks the file's unqualified-search-registries,
+// short-name-mode and [aliases] as the library does.
+func (f *rcFile) shortNames() ([]string, map[string]string, error) {
 	var search []string
 	if f.UnqualifiedSearchRegistries != nil {
 		search = []string{}
 		for _, s := range *f.UnqualifiedSearchRegistries {
 			reg, err := parseLocation(s)
 			if err != nil {
-				return bad("unqualified-search-registries: %s", err)
+				return nil, nil, fmt.Errorf("unqualified-search-registries: %s", err)
 			}
 			if !isDomain(reg) {
-				return bad("Invalid unqualified-search-registries entry %q (want a registry host[:port])", reg)
+				return nil, nil, fmt.Errorf("Invalid unqualified-search-registries entry %q (want a registry host[:port])", reg)
 			}
 			search = append(search, reg)
 		}
 	}
-	if f.ShortNameMode != "" {
-		switch f.ShortNameMode {
-		case "disabled", "enforcing", "permissive":
-		default:
-			return bad("invalid short-name mode: %q (want disabled, enforcing or permissive)", f.ShortNameMode)
-		}
+	switch f.ShortNameMode {
+	case "", "disabled", "enforcing", "permissive":
+	default:
+		return nil, nil, fmt.Errorf("invalid short-name mode: %q (want disabled, enforcing or permissive)", f.ShortNameMode)
 	}
 	aliases := map[string]string{}
 	for name, value := range f.Aliases {
 		if err := validateShortName(name); err != nil {
-			return bad("[aliases]: %s", err)
+			return nil, nil, fmt.Errorf("[aliases]: %s", err)
 		}
 		if value != "" {
 			if _, err := parseAliasValue(value); err != nil {
-				return bad("[aliases] %q: %s", name, err)
+				return nil, nil, fmt.Errorf("[aliases] %q: %s", name, err)
 			}
 		}
 		aliases[name] = value
 	}
+	return search, aliases, nil
+}
 
-	// Within one file the first of a prefix wins; the rest are ignored.
+// merge is updateWithConfigurationFrom: within the file the first of a
+// prefix wins; a prefix replaces an earlier file's as a whole; the
+// file's search list, mode, helpers and aliases replace what came before.
+func (c *RegistriesConf) merge(file string, f *rcFile, entries []*RegistryConfEntry, search []string, aliases map[string]string) {
 	unique := map[string]*RegistryConfEntry{}
 	for _, e := range entries {
 		if o, ok := unique[e.Prefix]; ok {
@@ -602,8 +660,6 @@ func (c *RegistriesConf) apply(read string, b []byte, isMain bool) error {
 		}
 		unique[e.Prefix] = e
 	}
-
-	// updateWithConfigurationFrom: merge on top of what came before.
 	for _, e := range entries {
 		if unique[e.Prefix] != e {
 			continue
@@ -625,7 +681,6 @@ func (c *RegistriesConf) apply(read string, b []byte, isMain bool) error {
 	for name, value := range aliases {
 		c.Aliases[name] = AliasEntry{Value: value, File: file}
 	}
-	return nil
 }
 
 // convertV1 is V1RegistriesConf.ConvertToV2: one registry per location,
