@@ -29,7 +29,12 @@ the subnet or its AZ, their policies), the endpoint and node security groups
 (443), the S3 gateway endpoint's prefix-list route (longest prefix) or an S3
 interface endpoint and its policy on the layer bucket, the NAT or internet
 gateway path (blackholes, state, AZ), the network ACLs in rule order on the
-node and far-side subnets, and the node role's simulated ECR actions. A
+node and far-side subnets, and the node role's simulated ECR actions. For an
+IMAGE under an ECR pull-through cache rule: the node role's
+ecr:BatchImportUpstreamImage and ecr:CreateRepository (repository creation
+templates considered), the rule's ecr-pullthroughcache/ secret
+(describe-secret, never its value), and a cache miss's path to the
+upstream's storage. A
 failing subnet is shown beside a healthy one, check by check; a fault that
 fails every subnet alike is called one cause (identity, not network).
 docs/aws.md lists the files --from reads and the read-only policy live mode
@@ -57,7 +62,10 @@ const awsAuditExample = `  # live, with the default credential chain (env, profi
 
 const awsCollectExample = `  # write the files --from reads, to replay offline or attach to a ticket
   pullpath aws collect --cluster prod --region us-east-1 --out ./prod-bundle
-  pullpath aws audit --from ./prod-bundle`
+  pullpath aws audit --from ./prod-bundle
+
+  # with the image: its pull-through cache rule too
+  pullpath aws collect 111122223333.dkr.ecr.us-east-1.amazonaws.com/docker-hub/library/nginx:1.27 --cluster prod --out ./prod-bundle`
 
 func newAWSCommand(s Streams) *cobra.Command {
 	cmd := &cobra.Command{
@@ -167,17 +175,18 @@ func (o *awsAuditOptions) Run(ctx context.Context) error {
 type awsCollectOptions struct {
 	conn   awsConn
 	out    string
+	image  string
 	stdout io.Writer
 }
 
 func newAWSCollectCommand(s Streams) *cobra.Command {
 	o := &awsCollectOptions{stdout: s.Out}
 	cmd := &cobra.Command{
-		Use:     "collect",
+		Use:     "collect [IMAGE]",
 		Short:   "Write the AWS CLI JSON files that `aws audit --from` reads",
-		Long:    "Call the audit's read-only APIs once and write each output as the AWS CLI v2 prints it (one file per command, 4-space indent), so a live run can be replayed offline with `pullpath aws audit --from DIR`.",
+		Long:    "Call the audit's read-only APIs once and write each output as the AWS CLI v2 prints it (one file per command, 4-space indent), so a live run can be replayed offline with `pullpath aws audit IMAGE --from DIR`. With IMAGE, the pull-through cache rule that serves its repository is read too (the rule, the repository creation templates, whether the repository exists, the registry policy, the rule's secret's metadata).",
 		Example: awsCollectExample,
-		Args:    cobra.NoArgs,
+		Args:    cobra.MaximumNArgs(1),
 		RunE:    runE(o),
 	}
 	o.conn.addFlags(cmd)
@@ -185,7 +194,12 @@ func newAWSCollectCommand(s Streams) *cobra.Command {
 	return cmd
 }
 
-func (o *awsCollectOptions) Complete(_ *cobra.Command, _ []string) error { return nil }
+func (o *awsCollectOptions) Complete(_ *cobra.Command, args []string) error {
+	if len(args) == 1 {
+		o.image = args[0]
+	}
+	return nil
+}
 
 func (o *awsCollectOptions) Validate() error {
 	switch {
@@ -198,7 +212,9 @@ func (o *awsCollectOptions) Validate() error {
 }
 
 func (o *awsCollectOptions) Run(ctx context.Context) error {
-	return collect(ctx, o.stdout, nodeplace.AWS, o.conn.live(), o.out, "")
+	live := o.conn.live()
+	live.Image = o.image
+	return collect(ctx, o.stdout, nodeplace.AWS, live, o.out, o.image)
 }
 
 // parseSize reads 1234, 800MiB, 1.2GiB, 500MB, 2GB.

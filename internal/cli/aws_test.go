@@ -134,3 +134,27 @@ func TestAWSCollectThenAuditFrom(t *testing.T) {
 		t.Errorf("offline %q %+v, live %q %+v: want the same verdict and change", a.Verdict.Summary, a.Changes, b.Verdict.Summary, b.Changes)
 	}
 }
+
+// Issue 39's done-when: `pullpath aws audit` on an image behind a
+// pull-through cache rule with a node role lacking
+// ecr:BatchImportUpstreamImage names the role, the action and the rule,
+// and gives the `aws iam put-role-policy` change (exit 6, identity).
+func TestAWSAuditPullThroughCacheRole(t *testing.T) {
+	const image = "111122223333.dkr.ecr.us-east-1.amazonaws.com/docker-hub/library/nginx:1.27"
+	code, out, errOut := runCLI(t, "", "aws", "audit", image, "--from", "../audit/aws/testdata/fail-ptc-batch-import")
+	if code != 6 {
+		t.Fatalf("exit = %d (%s), want 6", code, errOut)
+	}
+	for _, want := range []string{
+		"arn:aws:iam::111122223333:role/prod-node-role may not pull docker-hub/library/nginx through cache rule docker-hub -> registry-1.docker.io: ecr:BatchImportUpstreamImage not allowed",
+		`$ aws iam put-role-policy --role-name prod-node-role --policy-name ecr-pull-through-cache-docker-hub --policy-document '{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":["ecr:BatchImportUpstreamImage","ecr:CreateRepository"],"Resource":"arn:aws:ecr:us-east-1:111122223333:repository/docker-hub/*"}]}'`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("aws audit output lacks %q:\n%s", want, out)
+		}
+	}
+	// the same account and image with the role allowed passes
+	if code, out, _ := runCLI(t, "", "aws", "audit", image, "--from", "../audit/aws/testdata/valid-pull-through-cache"); code != 0 {
+		t.Errorf("the healthy cache account = exit %d:\n%s", code, out)
+	}
+}

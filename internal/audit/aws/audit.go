@@ -26,6 +26,9 @@ func FromFolder(dir string, f audit.Focus) (*report.AuditReport, error) {
 // Live reads the account through the AWS SDK (CollectRaw) and audits it:
 // the audit package's live entry point.
 func Live(ctx context.Context, o LiveOptions, f audit.Focus) (*report.AuditReport, error) {
+	if o.Image == "" {
+		o.Image = f.Image // the image's pull-through cache rule is read too
+	}
 	raw, err := CollectRaw(ctx, o)
 	if err != nil {
 		return nil, err
@@ -53,6 +56,10 @@ func Audit(raw *Raw, source string, f audit.Focus) (*report.AuditReport, error) 
 	if f.Image != "" {
 		applyRegistry(m, f.Image, r)
 		r.Target.Registry = m.Host(SvcECRDKR)
+		if m.RegistryAccount == m.Account && !m.RegistryDualStack {
+			m.ImageRepository, m.ImageRef = imageRepository(f.Image), f.Image
+		}
+		r.Warnings = append(r.Warnings, m.warnCacheFiles()...)
 	}
 	subnets, ws := audit.Keep(f, m.NodeSubnets, func(ns *NodeSubnet) string { return ns.ID }, m.Cluster)
 	r.Warnings = append(r.Warnings, ws...)

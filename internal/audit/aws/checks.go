@@ -33,6 +33,10 @@ const (
 	CheckNACLIPv6         = "nacl-node-ipv6"
 	CheckSGNodeEgressIPv6 = "sg-node-egress-443-ipv6"
 	CheckIdentity         = "identity-ecr-actions"
+	CheckCacheMiss        = "pull-through-cache-miss"
+	CheckCacheIdentity    = "pull-through-cache-identity"
+	CheckCacheSecret      = "pull-through-cache-secret"
+	CheckCacheTemplate    = "pull-through-cache-template"
 	CheckSubnetDescribed  = "subnet-described"
 )
 
@@ -57,6 +61,10 @@ var Checks = []audit.Check[*Model, *NodeSubnet]{
 	audit.New(CheckNACLIPv6, "network ACL of the node subnet over IPv6", checkNACLIPv6),
 	audit.New(CheckSGNodeEgressIPv6, "node security groups let 443 out over IPv6", checkSGNodeEgressIPv6),
 	audit.New(CheckIdentity, "node role may pull from ECR", checkIdentity),
+	audit.New(CheckCacheMiss, "pull-through cache: a cache miss's path to the upstream", checkCacheMiss),
+	audit.New(CheckCacheIdentity, "pull-through cache: the node role may import and create the repository", checkCacheIdentity),
+	audit.New(CheckCacheSecret, "pull-through cache: the rule's upstream secret (ecr-pullthroughcache/)", checkCacheSecret),
+	audit.New(CheckCacheTemplate, "pull-through cache: the repository creation template's role for its tags and KMS key", checkCacheTemplate),
 }
 
 // missing is the warn of a check whose input file was not given, or
@@ -72,7 +80,7 @@ func (m *Model) missing(file string) report.CheckResult {
 }
 
 func (m *Model) command(file string) string {
-	return CommandFor(file, m.Cluster, m.VPC, m.Region, m.NodeRoleARN)
+	return m.cacheCommand(CommandFor(file, m.Cluster, m.VPC, m.Region, m.NodeRoleARN))
 }
 
 func (m *Model) regionFlag() string {

@@ -38,7 +38,7 @@ var Files = []File{
 	// describe-vpcs. Optional; without it a single option set is assumed to
 	// be the VPC's and several are a warn.
 	{"ec2-describe-vpcs.json", "aws ec2 describe-vpcs --vpc-ids VPC", "Vpcs", false},
-	{"iam-simulate-principal-policy.json", "aws iam simulate-principal-policy --policy-source-arn NODE_ROLE_ARN --action-names " + strings.Join(ECRActions, " "), "EvaluationResults", false},
+	{"iam-simulate-principal-policy.json", "aws iam simulate-principal-policy --policy-source-arn NODE_ROLE_ARN --action-names " + strings.Join(ECRActions, " ") + " " + strings.Join(CacheActions, " "), "EvaluationResults", false},
 }
 
 // ECRActions are the node role's actions for a pull (AmazonEC2ContainerRegistryReadOnly).
@@ -71,7 +71,7 @@ func fileSpec(name string) (File, bool) {
 	if strings.HasPrefix(name, "eks-describe-nodegroup-") && strings.HasSuffix(name, ".json") {
 		return Files[2], true
 	}
-	for _, f := range Files {
+	for _, f := range append(Files[:len(Files):len(Files)], CacheFiles...) {
 		if f.Name == name {
 			return f, true
 		}

@@ -106,6 +106,15 @@ func TestEachFixtureFailsItsCheckAlone(t *testing.T) {
 		{"warn-dualstack-route-dualstack-name", []string{b}, verdict.ConditionRoute, "rtb-0b0b0b0b0b0b0b0b0", "--destination-ipv6-cidr-block ::/0", "fall back to IPv4 after 300 ms", dualStackImage},
 		{"warn-dualstack-nacl-dualstack-name", []string{b}, verdict.ConditionRoute, "acl-0b2b2b2b2b2b2b2b2", "--ipv6-cidr-block ::/0", "denies TCP 443 to ::/0", dualStackImage},
 		{"fail-privatelink-dualstack-name", all, verdict.ConditionRoute, "vpce-0d22d22d22d22d22d", "", "which AWS PrivateLink does not serve", dualStackImage},
+		// the pull-through cache (issue 39): the image docker-hub/library/nginx behind cache rule docker-hub
+		{"fail-ptc-batch-import", all, verdict.ConditionTLSIdentity, "arn:aws:iam::111122223333:role/prod-node-role",
+			`aws iam put-role-policy --role-name prod-node-role --policy-name ecr-pull-through-cache-docker-hub --policy-document '{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":["ecr:BatchImportUpstreamImage","ecr:CreateRepository"],"Resource":"arn:aws:ecr:us-east-1:111122223333:repository/docker-hub/*"}]}'`,
+			"through cache rule docker-hub -> registry-1.docker.io: ecr:BatchImportUpstreamImage not allowed", ptcImage},
+		{"fail-ptc-create-repository", all, verdict.ConditionTLSIdentity, "arn:aws:iam::111122223333:role/prod-node-role", "put-role-policy --role-name prod-node-role", "ecr:CreateRepository not allowed", ptcImage},
+		{"fail-ptc-template-no-role", all, verdict.ConditionRegistry, "template ROOT", "update-repository-creation-template --prefix ROOT --custom-role-arn", "sets 1 resource tag(s) on the repositories cache rule docker-hub -> registry-1.docker.io creates, with no customRoleArn", ptcImage},
+		{"fail-ptc-secret-name", all, verdict.ConditionRegistry, "docker-hub", "create-secret --name ecr-pullthroughcache/docker-hub", "does not start with ecr-pullthroughcache/", ptcImage},
+		{"fail-ptc-secret-missing", all, verdict.ConditionRegistry, "arn:aws:secretsmanager:us-east-1:111122223333:secret:ecr-pullthroughcache/docker-hub-Xy12Ab", "create-secret --name ecr-pullthroughcache/docker-hub", "does not exist (ResourceNotFoundException)", ptcImage},
+		{"warn-ptc-cache-miss-no-internet", all, verdict.ConditionRoute, "docker-hub", "docker pull " + ptcImage, "warm the cache from a network with that path", ptcImage},
 	}
 	seen := map[string]bool{}
 	for _, tt := range tests {

@@ -62,6 +62,7 @@ func Build(raw *Raw) (*Model, error) {
 		m.Simulate = raw.Simulate.EvaluationResults
 	}
 	m.indexInstances(raw)
+	m.indexCache(raw)
 	m.buildNodeSubnets(raw)
 	return m, nil
 }
@@ -98,6 +99,11 @@ func (m *Model) markHave(raw *Raw) {
 	set(FileDHCPOptions, raw.DHCPOptions != nil)
 	set(FileVPCs, raw.VPCs != nil)
 	set(FileSimulate, raw.Simulate != nil)
+	set(FileCacheRules, raw.CacheRules != nil)
+	set(FileTemplates, raw.Templates != nil)
+	set(FileRepositories, raw.Repositories != nil)
+	set(FileRegistryPolicy, raw.RegistryPolicy != nil)
+	set(FileSecret, raw.Secret != nil)
 }
 
 // warnMissingFiles warns once per optional file not given, with the

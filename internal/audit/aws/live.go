@@ -14,9 +14,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/ecr"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	iamtypes "github.com/aws/aws-sdk-go-v2/service/iam/types"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/smithy-go"
 
 	"github.com/pullpath/pullpath/internal/audit"
@@ -36,6 +38,9 @@ type LiveOptions struct {
 	Config *aws.Config
 	// Calls counts the HTTP requests made (nil: not counted).
 	Calls *atomic.Int64
+	// Image is the image the audit is for: its repository's pull-through
+	// cache rule, when one serves it, is read too.
+	Image string
 }
 
 // Page sizes: the APIs' maxima, so the number of calls grows with pages
@@ -81,7 +86,8 @@ func CollectRaw(ctx context.Context, o LiveOptions) (*Raw, error) {
 		cfg.BaseEndpoint = aws.String(o.EndpointURL) // every client's, as --endpoint-url
 	}
 	c := &collector{o: o, region: cfg.Region, raw: &Raw{Failed: map[string]string{}},
-		eks: eks.NewFromConfig(cfg), ec2: ec2.NewFromConfig(cfg), iam: iam.NewFromConfig(cfg)}
+		eks: eks.NewFromConfig(cfg), ec2: ec2.NewFromConfig(cfg), iam: iam.NewFromConfig(cfg),
+		ecr: ecr.NewFromConfig(cfg), sm: secretsmanager.NewFromConfig(cfg)}
 	// 1. The cluster: its VPC (required).
 	if err := c.cluster(ctx); err != nil {
 		return nil, err
@@ -97,8 +103,11 @@ func CollectRaw(ctx context.Context, o LiveOptions) (*Raw, error) {
 	}
 	// 5. VPC attributes, the VPC (its DHCP option set) and that set.
 	c.dns(ctx)
-	// 6. The node role's four ECR actions (the first nodegroup's role).
+	// 6. The node role's four ECR actions and the two a pull-through cache
+	//    asks for (the first nodegroup's role).
 	c.simulate(ctx)
+	// 7. The image's pull-through cache rule, when one serves it.
+	c.cache(ctx)
 	if len(c.raw.Failed) == 0 {
 		c.raw.Failed = nil
 	}
@@ -113,6 +122,8 @@ type collector struct {
 	eks    *eks.Client
 	ec2    *ec2.Client
 	iam    *iam.Client
+	ecr    *ecr.Client
+	sm     *secretsmanager.Client
 	raw    *Raw
 }
 
@@ -277,7 +288,7 @@ func (c *collector) simulate(ctx context.Context) {
 	if role == "" {
 		return
 	}
-	rs, err := all(ctx, iam.NewSimulatePrincipalPolicyPaginator(c.iam, &iam.SimulatePrincipalPolicyInput{PolicySourceArn: aws.String(role), ActionNames: ECRActions}),
+	rs, err := all(ctx, iam.NewSimulatePrincipalPolicyPaginator(c.iam, &iam.SimulatePrincipalPolicyInput{PolicySourceArn: aws.String(role), ActionNames: append(ECRActions[:len(ECRActions):len(ECRActions)], CacheActions...)}),
 		func(o *iam.SimulatePrincipalPolicyOutput) []iamtypes.EvaluationResult { return o.EvaluationResults })
 	if c.keep(FileSimulate, err) {
 		c.raw.Simulate = &SimulateOutput{EvaluationResults: rs}

@@ -2,6 +2,7 @@ package aws_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -38,11 +39,17 @@ func staticConfig() *aws.Config {
 // in a row fails the test. calls counts the calls of the collect returned.
 func collect(t *testing.T, srv *fakeaws.Server, cluster string, calls *atomic.Int64) *awsaudit.Raw {
 	t.Helper()
+	return collectImage(t, srv, cluster, "", calls)
+}
+
+// collectImage collects for an image (its pull-through cache rule too).
+func collectImage(t *testing.T, srv *fakeaws.Server, cluster, image string, calls *atomic.Int64) *awsaudit.Raw {
+	t.Helper()
 	for attempt := 1; ; attempt++ {
 		if calls != nil {
 			calls.Store(0) // the calls of the collect returned, not of both
 		}
-		raw, err := awsaudit.CollectRaw(context.Background(), awsaudit.LiveOptions{Cluster: cluster, EndpointURL: srv.URL, Config: staticConfig(), Calls: calls})
+		raw, err := awsaudit.CollectRaw(context.Background(), awsaudit.LiveOptions{Cluster: cluster, EndpointURL: srv.URL, Config: staticConfig(), Calls: calls, Image: image})
 		if err != nil && strings.Contains(err.Error(), "use of closed network connection") && attempt == 1 {
 			t.Logf("collect again: the client's connection closed under a read (the SDK transport's race, not the account): %v", err)
 			continue
@@ -303,6 +310,72 @@ func TestLiveRealRecordings(t *testing.T) {
 			}
 			if n, m := len(live.RouteTables.RouteTables), len(offline.RouteTables.RouteTables); tc.cluster == "default-vpc" && (n != 1 || m != 4) {
 				t.Errorf("route tables: live %d, the folder %d; want the cluster VPC's one of the listing's four", n, m)
+			}
+		})
+	}
+}
+
+// Issue 39: the pull-through cache live, through the SDK's ECR and
+// Secrets Manager clients against the fake: for every cache fixture the
+// live audit of the image equals --from, collect writes the fixture's
+// files (the API's "not found" answers as boto3's error), and the folder
+// it writes audits the same again; describe-secret is called, never
+// get-secret-value.
+func TestLiveCacheMatchesFrom(t *testing.T) {
+	const image = "111122223333.dkr.ecr.us-east-1.amazonaws.com/docker-hub/library/nginx:1.27"
+	for _, fixture := range []string{"valid-pull-through-cache", "fail-ptc-batch-import", "fail-ptc-create-repository", "fail-ptc-template-no-role",
+		"fail-ptc-secret-name", "fail-ptc-secret-missing", "warn-ptc-cache-miss-no-internet"} {
+		t.Run(fixture, func(t *testing.T) {
+			dir := filepath.Join("testdata", fixture)
+			audited := func(raw *awsaudit.Raw) comparable {
+				r, err := awsaudit.Audit(raw, "x", audit.Focus{Image: image})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return comparable{r.Verdict, r.Subnets, r.Changes}
+			}
+			offline, err := awsaudit.LoadDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := audited(offline)
+			srv := fakeaws.New(dir)
+			defer srv.Close()
+			live := collectImage(t, srv, "prod", image, nil)
+			if diff := cmp.Diff(want, audited(live)); diff != "" {
+				t.Fatalf("live audit differs from --from (-offline +live):\n%s", diff)
+			}
+			out := t.TempDir()
+			names, err := awsaudit.WriteDir(out, live)
+			if err != nil {
+				t.Fatal(err)
+			}
+			entries, _ := os.ReadDir(dir)
+			var fixtureNames []string
+			for _, e := range entries {
+				fixtureNames = append(fixtureNames, e.Name())
+			}
+			if diff := cmp.Diff(fixtureNames, names); diff != "" {
+				t.Errorf("collect wrote other files than the fixture's (-fixture +collect):\n%s", diff)
+			}
+			replay, err := awsaudit.LoadDir(out)
+			if err != nil {
+				t.Fatalf("LoadDir(collect's folder) = %v", err)
+			}
+			if diff := cmp.Diff(want, audited(replay)); diff != "" {
+				t.Errorf("collect -> audit --from differs (-offline +replayed):\n%s", diff)
+			}
+			calls := map[string]int{}
+			for _, c := range srv.Calls() {
+				calls[c.Service+" "+c.Action]++
+				if c.Service == "secretsmanager" && c.Action != "DescribeSecret" {
+					t.Errorf("Secrets Manager got %s: the audit reads a secret's metadata only", c.Action)
+				}
+			}
+			for _, c := range []string{"ecr DescribePullThroughCacheRules", "ecr DescribeRepositoryCreationTemplates", "ecr DescribeRepositories", "ecr GetRegistryPolicy", "secretsmanager DescribeSecret"} {
+				if calls[c] != 1 {
+					t.Errorf("%s called %d times, want once (calls: %v)", c, calls[c], calls)
+				}
 			}
 		})
 	}

@@ -140,6 +140,26 @@ func LoadDir(dir string) (*Raw, error) {
 		v := &SimulateOutput{}
 		try(FileSimulate, v, func() { raw.Simulate = v })
 	}
+	{
+		v := &CacheRulesOutput{}
+		try(FileCacheRules, v, func() { raw.CacheRules = v })
+	}
+	{
+		v := &TemplatesOutput{}
+		try(FileTemplates, v, func() { raw.Templates = v })
+	}
+	{
+		v := &RepositoriesOutput{}
+		try(FileRepositories, v, func() { raw.Repositories = v })
+	}
+	{
+		v := &RegistryPolicyOutput{}
+		try(FileRegistryPolicy, v, func() { raw.RegistryPolicy = v })
+	}
+	{
+		v := &SecretOutput{}
+		try(FileSecret, v, func() { raw.Secret = v })
+	}
 	if len(errs) > 0 {
 		return nil, errs[0]
 	}

@@ -64,6 +64,8 @@ type Model struct {
 	// asked are the files not given that the running check asked for
 	// (audit.Inputs): a check never fails on a file it did not have.
 	asked []string
+	// the ECR pull-through cache (cache.go)
+	cacheModel
 }
 
 // BeginCheck, Absent and Collect make the model an audit.Inputs.

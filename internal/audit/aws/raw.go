@@ -32,6 +32,16 @@ type Raw struct {
 	DHCPOptions      *DHCPOptionsOutput
 	VPCs             *VPCsOutput
 	Simulate         *SimulateOutput
+	// The pull-through cache's (cache.go).
+	CacheRules     *CacheRulesOutput
+	Templates      *TemplatesOutput
+	Repositories   *RepositoriesOutput
+	RegistryPolicy *RegistryPolicyOutput
+	Secret         *SecretOutput
+	// Errors hold, by file, a call whose answer is the API's "not found"
+	// (RepositoryNotFoundException, RegistryPolicyNotFoundException,
+	// ResourceNotFoundException): an answer, written as boto3's error.
+	Errors map[string]*RecordedError
 	// Failed holds, by file, the API error of a live call that did not
 	// succeed (AccessDenied): the file is left out and the report says why.
 	Failed map[string]string
@@ -43,8 +53,16 @@ type Raw struct {
 	Truncated map[string]bool
 }
 
-// noteFailed records a file that holds a recorded refusal as a failed call.
+// noteFailed records a file that holds a recorded refusal as a failed
+// call, or a recorded "not found" as that answer.
 func (r *Raw) noteFailed(file string, e *RecordedError) {
+	if notFound(e.Code) {
+		if r.Errors == nil {
+			r.Errors = map[string]*RecordedError{}
+		}
+		r.Errors[file] = e
+		return
+	}
 	if r.Failed == nil {
 		r.Failed = map[string]string{}
 	}

@@ -113,6 +113,10 @@ func TestEveryFileReadsInTheSDKsShapes(t *testing.T) {
 			audittest.ReadsReshaped(t, audittest.Account{Dir: dir, From: FromFolder}, shape, reshape)
 		}
 	}
+	// and the pull-through cache's files, audited for an image the cache serves
+	for shape, reshape := range shapes {
+		audittest.ReadsReshaped(t, audittest.Account{Dir: "testdata/valid-pull-through-cache", From: FromFolder, Focus: audit.Focus{Image: ptcImage}}, shape, reshape)
+	}
 }
 
 // A file whose last page names a next one holds part of the listing: a

@@ -58,6 +58,16 @@ func FilesOf(raw *Raw) (audit.Files, error) {
 	add(FileDHCPOptions, raw.DHCPOptions, raw.DHCPOptions != nil, false)
 	add(FileVPCs, raw.VPCs, raw.VPCs != nil, false)
 	add(FileSimulate, raw.Simulate, raw.Simulate != nil, false)
+	add(FileCacheRules, raw.CacheRules, raw.CacheRules != nil, true)
+	add(FileTemplates, raw.Templates, raw.Templates != nil, true)
+	add(FileRepositories, raw.Repositories, raw.Repositories != nil, true)
+	add(FileRegistryPolicy, raw.RegistryPolicy, raw.RegistryPolicy != nil, true)
+	add(FileSecret, raw.Secret, raw.Secret != nil, false)
+	for _, f := range sortedKeys(raw.Errors) {
+		// an API's "not found" is an answer: boto3's error dict
+		e := raw.Errors[f]
+		add(f, map[string]any{"Error": map[string]any{"Code": e.Code, "Message": e.Message}}, true, false)
+	}
 	files := audit.Files{}
 	for _, it := range items {
 		b, err := EncodeCLI(it.v, it.camel)

@@ -101,6 +101,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.serveEKS(w, r)
 		return
 	}
+	if t := r.Header.Get("X-Amz-Target"); t != "" {
+		s.serveJSON(w, r, t)
+		return
+	}
 	if err := r.ParseForm(); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return

@@ -359,14 +359,18 @@ def vpcs():
                       "CidrBlock": "10.0.0.0/16", "DhcpOptionsId": DOPT}]}
 
 
+CACHE_ACTIONS = ["ecr:BatchImportUpstreamImage", "ecr:CreateRepository"]
+
+
 def simulate(decisions=None):
     decisions = decisions or {}
     out = []
-    for a in ["ecr:GetAuthorizationToken", "ecr:BatchCheckLayerAvailability", "ecr:GetDownloadUrlForLayer", "ecr:BatchGetImage"]:
+    for a in ["ecr:GetAuthorizationToken", "ecr:BatchCheckLayerAvailability", "ecr:GetDownloadUrlForLayer", "ecr:BatchGetImage"] + CACHE_ACTIONS:
         d = decisions.get(a, "allowed")
         r = {"EvalActionName": a, "EvalResourceName": "*", "EvalDecision": d}
         if d == "allowed":
-            r["MatchedStatements"] = [{"SourcePolicyId": "AmazonEC2ContainerRegistryReadOnly", "SourcePolicyType": "IAM Policy",
+            pol = "ecr-pull-through-cache" if a in CACHE_ACTIONS else "AmazonEC2ContainerRegistryReadOnly"
+            r["MatchedStatements"] = [{"SourcePolicyId": pol, "SourcePolicyType": "IAM Policy",
                                        "StartPosition": {"Line": 3, "Column": 17}, "EndPosition": {"Line": 16, "Column": 6}}]
         elif d == "explicitDeny":
             r["MatchedStatements"] = [{"SourcePolicyId": "deny-ecr-pull", "SourcePolicyType": "IAM Policy",
@@ -572,6 +576,87 @@ def ipv6_fixtures():
     yield "fail-privatelink-dualstack-name", account(), "endpoint-ecr-dkr"
 
 
+# The ECR pull-through cache (issue 39): a rule caching Docker Hub under docker-hub/
+# with its credentials in Secrets Manager, and one caching ECR Public anonymously;
+# the image docker-hub/library/nginx not cached yet (its repository does not exist),
+# a ROOT repository creation template for the cache's repositories, no registry
+# policy. Not-found answers are written as boto3's error dict.
+PTC_IMAGE = "%s.dkr.ecr.%s.amazonaws.com/docker-hub/library/nginx:1.27" % (ACCT, REGION)
+SECRET_NAME = "ecr-pullthroughcache/docker-hub"
+SECRET_ARN = "arn:aws:secretsmanager:%s:%s:secret:%s-Xy12Ab" % (REGION, ACCT, SECRET_NAME)
+TEMPLATE_ROLE = "arn:aws:iam::%s:role/ecr-repository-creation" % ACCT
+
+
+def cache_rules(cred=SECRET_ARN):
+    hub = {"ecrRepositoryPrefix": "docker-hub", "upstreamRegistryUrl": "registry-1.docker.io", "createdAt": TS,
+           "registryId": ACCT, "credentialArn": cred, "upstreamRegistry": "docker-hub", "updatedAt": TS,
+           "upstreamRepositoryPrefix": "ROOT"}
+    public = {"ecrRepositoryPrefix": "ecr-public", "upstreamRegistryUrl": "public.ecr.aws", "createdAt": TS,
+              "registryId": ACCT, "upstreamRegistry": "ecr-public", "updatedAt": TS, "upstreamRepositoryPrefix": "ROOT"}
+    return {"pullThroughCacheRules": [public, hub]}
+
+
+def templates(role=TEMPLATE_ROLE):
+    # resource tags on the cache's new repositories: ECR applies them as the
+    # template's customRoleArn (without one, creating the repository fails:
+    # aws/containers-roadmap #2398)
+    t = {"prefix": "ROOT", "description": "repositories the pull-through cache creates",
+         "encryptionConfiguration": {"encryptionType": "AES256"}, "resourceTags": [{"Key": "team", "Value": "platform"}],
+         "imageTagMutability": "MUTABLE", "repositoryPolicy": "", "lifecyclePolicy": "", "appliedFor": ["PULL_THROUGH_CACHE"],
+         "createdAt": TS, "updatedAt": TS}
+    if role:
+        t["customRoleArn"] = role
+    return {"registryId": ACCT, "repositoryCreationTemplates": [t]}
+
+
+def api_error(code, message):
+    return {"Error": {"Code": code, "Message": message}}
+
+
+def secret(name=SECRET_NAME, arn=SECRET_ARN):
+    return {"ARN": arn, "Name": name, "LastChangedDate": TS, "LastAccessedDate": "2026-11-02T00:00:00+00:00",
+            "VersionIdsToStages": {"3f1c9a2e-7b4d-4e8a-9c1f-0a2b3c4d5e6f": ["AWSCURRENT"]}, "CreatedDate": TS}
+
+
+def cached(f):
+    f["ecr-describe-pull-through-cache-rules.json"] = cache_rules()
+    f["ecr-describe-repository-creation-templates.json"] = templates()
+    f["ecr-describe-repositories.json"] = api_error("RepositoryNotFoundException",
+        "The repository with name 'docker-hub/library/nginx' does not exist in the registry with id '%s'" % ACCT)
+    f["ecr-get-registry-policy.json"] = api_error("RegistryPolicyNotFoundException",
+        "Registry policy does not exist in the registry with id '%s'" % ACCT)
+    f["secretsmanager-describe-secret.json"] = secret()
+    return f
+
+
+def cache_fixtures():
+    yield "valid-pull-through-cache", cached(account(nat=True)), None
+
+    f = cached(account(nat=True))
+    f["iam-simulate-principal-policy.json"] = simulate({"ecr:BatchImportUpstreamImage": "implicitDeny"})
+    yield "fail-ptc-batch-import", f, "pull-through-cache-identity"
+
+    f = cached(account(nat=True))
+    f["iam-simulate-principal-policy.json"] = simulate({"ecr:CreateRepository": "implicitDeny"})
+    yield "fail-ptc-create-repository", f, "pull-through-cache-identity"
+
+    f = cached(account(nat=True))
+    f["ecr-describe-repository-creation-templates.json"] = templates(role=None)
+    yield "fail-ptc-template-no-role", f, "pull-through-cache-template"
+
+    f = cached(account(nat=True))
+    arn = "arn:aws:secretsmanager:%s:%s:secret:dockerhub-creds-Q1w2E3" % (REGION, ACCT)
+    f["ecr-describe-pull-through-cache-rules.json"] = cache_rules(arn)
+    f["secretsmanager-describe-secret.json"] = secret("dockerhub-creds", arn)
+    yield "fail-ptc-secret-name", f, "pull-through-cache-secret"
+
+    f = cached(account(nat=True))
+    f["secretsmanager-describe-secret.json"] = api_error("ResourceNotFoundException", "Secrets Manager can't find the specified secret.")
+    yield "fail-ptc-secret-missing", f, "pull-through-cache-secret"
+
+    yield "warn-ptc-cache-miss-no-internet", cached(account()), "pull-through-cache-miss"
+
+
 def fixtures():
     yield "valid-healthy", account(), None
     yield "valid-healthy-nat", account(nat=True), None
@@ -708,6 +793,7 @@ def fixtures():
     yield "fail-identity-explicit-deny", f, "identity-ecr-actions"
 
     yield from ipv6_fixtures()
+    yield from cache_fixtures()
 
 
 if __name__ == "__main__":
