@@ -2,7 +2,10 @@ package gcp
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+
+	compute "google.golang.org/api/compute/v1"
 
 	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/report"
@@ -129,6 +132,10 @@ func checkFirewall(m *Model, ns *nodeSubnet) report.CheckResult {
 				}
 				if !v.Allow {
 					f := v.Rule
+					if a := m.allowMissing(p, d, f); a != nil {
+						c := audit.Fail(pathCondition(h), fmt.Sprintf("egress rule %s (priority %d, deny) drops TCP 443 from the nodes of %s to %s (%s): rule %s (priority %d) allows it, but its %s miss the pool", f.Name, f.Priority, profileName(p), d, h.Name, a.Name, a.Priority, targetsString(a)), evidence...)
+						return with(c, h.Name, []string{a.Name, f.Name}, retargetChange(m, a, p))
+					}
 					c := audit.Fail(pathCondition(h), fmt.Sprintf("egress rule %s (priority %d, deny) drops TCP 443 from the nodes of %s to %s (%s)", f.Name, f.Priority, profileName(p), d, h.Name), evidence...)
 					return with(c, h.Name, []string{f.Name}, firewallChange(m, f.Name, f.Priority, p, d))
 				}
@@ -147,6 +154,37 @@ func checkFirewall(m *Model, ns *nodeSubnet) report.CheckResult {
 		return audit.Skip("no host's address is known (dns-zone)")
 	}
 	return audit.Pass(strings.Join(ok, "; "), evidence...)
+}
+
+func targetsString(f *compute.Firewall) string {
+	if len(f.TargetTags) > 0 {
+		return "target tags (" + strings.Join(f.TargetTags, ", ") + ")"
+	}
+	return "target service accounts (" + strings.Join(f.TargetServiceAccounts, ", ") + ")"
+}
+
+// retargetChange adds the pool to the allow rule it misses: its network
+// tag to a rule with target tags, its service account to a rule with
+// target service accounts (a rule has one kind or the other; the flag
+// replaces the list, so the command repeats what the rule has).
+func retargetChange(m *Model, f *compute.Firewall, p *nodeProfile) report.Change {
+	if len(f.TargetTags) > 0 {
+		tag := nodeTag(p)
+		what := "the network tag " + tag + " of " + profileName(p)
+		if tag == "" {
+			tag, what = "POOL_TAG", "a network tag "+profileName(p)+"'s nodes carry (none is known: "+FileInstances+" lists them)"
+		}
+		return report.Change{Resource: f.Name, Kind: "firewall-rule",
+			Action:  fmt.Sprintf("add %s to rule %s's target tags (%s), so the allow written for this path reaches the pool", what, f.Name, strings.Join(f.TargetTags, ", ")),
+			Command: fmt.Sprintf("gcloud compute firewall-rules update %s --project %s --target-tags %s", f.Name, m.NetworkProject(), strings.Join(append(slices.Clone(f.TargetTags), tag), ","))}
+	}
+	sa := p.SA
+	if sa == "" {
+		sa = "SERVICE_ACCOUNT"
+	}
+	return report.Change{Resource: f.Name, Kind: "firewall-rule",
+		Action:  fmt.Sprintf("add %s's service account %s to rule %s's target service accounts (%s), so the allow written for this path reaches the pool", profileName(p), sa, f.Name, strings.Join(f.TargetServiceAccounts, ", ")),
+		Command: fmt.Sprintf("gcloud compute firewall-rules update %s --project %s --target-service-accounts %s", f.Name, m.NetworkProject(), strings.Join(append(slices.Clone(f.TargetServiceAccounts), sa), ","))}
 }
 
 func firewallChange(m *Model, deny string, prio int64, p *nodeProfile, d dest) report.Change {

@@ -56,6 +56,8 @@ var fixtures = []fixture{
 	{dir: "warn-ipv6-firewall-deny", image: imageAR, want: map[string][]string{gcpaudit.CheckIPv6: {"nodes-a", "nodes-b"}}, status: report.CheckWarn},
 	{dir: "invalid-identity-group-only", image: imageAR, want: map[string][]string{gcpaudit.CheckIdentity: {"nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionTLSIdentity},
 	{dir: "warn-identity-conditional", image: imageAR, want: map[string][]string{gcpaudit.CheckIdentity: {"nodes-b"}}, status: report.CheckWarn},
+	{dir: "invalid-firewall-allow-misses-pool-sa", image: imageAR, want: map[string][]string{gcpaudit.CheckFirewall: {"nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionRoute},
+	{dir: "invalid-firewall-allow-misses-pool-tag", image: imageAR, want: map[string][]string{gcpaudit.CheckFirewall: {"nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionRoute},
 	{dir: "invalid-vpc-sc-outside-perimeter", image: imageOther, want: map[string][]string{gcpaudit.CheckVPCSC: {"nodes-a", "nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionTLSIdentity},
 }
 
@@ -135,11 +137,13 @@ func TestFixtures(t *testing.T) {
 // gcloud command that fixes the failing one.
 func TestFailingBesideHealthy(t *testing.T) {
 	cases := map[string]struct{ check, command string }{
-		"invalid-pga-off":             {gcpaudit.CheckPGA, "gcloud compute networks subnets update nodes-b --region us-central1 --project shop-prod --enable-private-ip-google-access"},
-		"invalid-nat-not-covering":    {gcpaudit.CheckNAT, "gcloud compute routers nats update prod-nat --router prod-vpc-router --region us-central1 --project shop-prod --nat-custom-subnet-ip-ranges nodes-a,nodes-b"},
-		"invalid-access-scopes":       {gcpaudit.CheckScopes, "gcloud container node-pools create batch-v2 --cluster prod --location us-central1 --project shop-prod --service-account 412345678901-compute@developer.gserviceaccount.com --scopes https://www.googleapis.com/auth/cloud-platform"},
-		"invalid-identity-group-only": {gcpaudit.CheckIdentity, "gcloud artifacts repositories add-iam-policy-binding apps --location us-central1 --project shop-prod --member=serviceAccount:batch-nodes@shop-prod.iam.gserviceaccount.com --role=roles/artifactregistry.reader"},
-		"invalid-identity-no-reader":  {gcpaudit.CheckIdentity, "gcloud artifacts repositories add-iam-policy-binding apps --location us-central1 --project shop-prod --member=serviceAccount:batch-nodes@shop-prod.iam.gserviceaccount.com --role=roles/artifactregistry.reader"},
+		"invalid-pga-off":                        {gcpaudit.CheckPGA, "gcloud compute networks subnets update nodes-b --region us-central1 --project shop-prod --enable-private-ip-google-access"},
+		"invalid-nat-not-covering":               {gcpaudit.CheckNAT, "gcloud compute routers nats update prod-nat --router prod-vpc-router --region us-central1 --project shop-prod --nat-custom-subnet-ip-ranges nodes-a,nodes-b"},
+		"invalid-access-scopes":                  {gcpaudit.CheckScopes, "gcloud container node-pools create batch-v2 --cluster prod --location us-central1 --project shop-prod --service-account 412345678901-compute@developer.gserviceaccount.com --scopes https://www.googleapis.com/auth/cloud-platform"},
+		"invalid-identity-group-only":            {gcpaudit.CheckIdentity, "gcloud artifacts repositories add-iam-policy-binding apps --location us-central1 --project shop-prod --member=serviceAccount:batch-nodes@shop-prod.iam.gserviceaccount.com --role=roles/artifactregistry.reader"},
+		"invalid-firewall-allow-misses-pool-sa":  {gcpaudit.CheckFirewall, "gcloud compute firewall-rules update allow-egress-googleapis-443 --project shop-prod --target-service-accounts 412345678901-compute@developer.gserviceaccount.com,batch-nodes@shop-prod.iam.gserviceaccount.com"},
+		"invalid-firewall-allow-misses-pool-tag": {gcpaudit.CheckFirewall, "gcloud compute firewall-rules update allow-egress-googleapis-443 --project shop-prod --target-tags egress-google,gke-prod-4f2a9c1e-node"},
+		"invalid-identity-no-reader":             {gcpaudit.CheckIdentity, "gcloud artifacts repositories add-iam-policy-binding apps --location us-central1 --project shop-prod --member=serviceAccount:batch-nodes@shop-prod.iam.gserviceaccount.com --role=roles/artifactregistry.reader"},
 	}
 	for _, f := range fixtures {
 		want, ok := cases[f.dir]
@@ -207,5 +211,28 @@ func TestIdentityThroughGroupsFailsThePool(t *testing.T) {
 	c = check("warn-identity-conditional")
 	if c.Status != report.CheckWarn || !strings.Contains(c.Summary, "until-2027") || !strings.Contains(c.Summary, sa) {
 		t.Errorf("conditional: %s %q, want a warn naming the account and the condition until-2027", c.Status, c.Summary)
+	}
+}
+
+// Issue 39 (2): a deny that drops a pool's 443 while an allow written for
+// that path precedes it but targets other tags or accounts names that allow
+// rule and the pool's tag (or account) as the change, never a new rule; the
+// pool it reaches passes.
+func TestAllowRuleMissingAPoolIsNamed(t *testing.T) {
+	for _, dir := range []string{"invalid-firewall-allow-misses-pool-sa", "invalid-firewall-allow-misses-pool-tag"} {
+		r := auditFixture(t, fixture{dir: dir, image: imageAR})
+		for _, s := range r.Subnets {
+			for _, c := range s.Checks {
+				if c.ID != gcpaudit.CheckFirewall || s.ID != "nodes-b" {
+					continue
+				}
+				if !strings.Contains(c.Summary, "rule allow-egress-googleapis-443 (priority 1000) allows it") || !strings.Contains(c.Summary, "pool batch") {
+					t.Errorf("%s: summary %q does not name the allow rule that misses pool batch", dir, c.Summary)
+				}
+				if len(c.Changes) != 1 || c.Changes[0].Resource != "allow-egress-googleapis-443" || strings.Contains(c.Changes[0].Command, "firewall-rules create") {
+					t.Errorf("%s: changes %+v, want the one update of allow-egress-googleapis-443", dir, c.Changes)
+				}
+			}
+		}
 	}
 }

@@ -127,6 +127,44 @@ type fwVerdict struct {
 	Partial []string
 }
 
+// egressRules are the enabled egress rules of the node network.
+func (m *Model) egressRules() []*compute.Firewall {
+	var out []*compute.Firewall
+	for _, f := range m.Firewalls {
+		if f != nil && !f.Disabled && strings.EqualFold(f.Direction, "EGRESS") && sameRes(f.Network, m.NetworkPath()) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// targets reports whether a rule applies to the profile's nodes: no
+// targets (all instances), a shared target tag, or the nodes' service
+// account among its target service accounts.
+func targets(f *compute.Firewall, p *nodeProfile) bool {
+	if len(f.TargetTags) > 0 && !intersects(f.TargetTags, p.Tags) {
+		return false
+	}
+	return len(f.TargetServiceAccounts) == 0 || slices.Contains(f.TargetServiceAccounts, p.SA)
+}
+
+// allowMissing is an egress allow for TCP 443 to d that would precede
+// deny (a lower priority number: at equal priority the deny wins) but
+// whose target tags or service accounts miss the profile's nodes: the
+// rule written for this path that does not reach this pool.
+func (m *Model) allowMissing(p *nodeProfile, d dest, deny *compute.Firewall) *compute.Firewall {
+	var best *compute.Firewall
+	for _, f := range m.egressRules() {
+		if len(f.Denied) > 0 || f.Priority >= deny.Priority || targets(f, p) || !matchesTCP443(allowed(f)) {
+			continue
+		}
+		if covers, _ := coversDest(f.DestinationRanges, d); covers && (best == nil || f.Priority < best.Priority) {
+			best = f
+		}
+	}
+	return best
+}
+
 // egress443 evaluates the VPC firewall rules for TCP 443 from the profile's
 // nodes to d: enabled egress rules of the network that target the nodes
 // (all instances, a target tag, or a target service account), in priority
@@ -134,17 +172,10 @@ type fwVerdict struct {
 // the implied allow-egress rule (priority 65535).
 func (m *Model) egress443(p *nodeProfile, d dest) fwVerdict {
 	var rules []*compute.Firewall
-	for _, f := range m.Firewalls {
-		if f == nil || f.Disabled || !strings.EqualFold(f.Direction, "EGRESS") || !sameRes(f.Network, m.NetworkPath()) {
-			continue
+	for _, f := range m.egressRules() {
+		if targets(f, p) {
+			rules = append(rules, f)
 		}
-		if len(f.TargetTags) > 0 && !intersects(f.TargetTags, p.Tags) {
-			continue
-		}
-		if len(f.TargetServiceAccounts) > 0 && !slices.Contains(f.TargetServiceAccounts, p.SA) {
-			continue
-		}
-		rules = append(rules, f)
 	}
 	sort.SliceStable(rules, func(i, j int) bool {
 		if rules[i].Priority != rules[j].Priority {

@@ -355,6 +355,28 @@ def issue39_fixtures(out, w, pools, f):
         "expression": "request.time < timestamp(\"2027-01-01T00:00:00Z\")", "title": "until-2027"},
         "members": [f"serviceAccount:{bsa}"], "role": "roles/artifactregistry.reader"})
     out["warn-identity-conditional"] = y
+    # firewall-egress-443, an allow that misses a pool (by service account): egress is denied at
+    # 65000 and allowed to the VIP at 1000 for the default pool's account only; the batch pool runs
+    # as its own account (a reader of the repository): the change adds it to that rule.
+    x = copy.deepcopy(f)
+    x["container-clusters-describe.json"] = cluster(w, p2)
+    x["compute-instances-list.json"] = instances(w, p2)
+    x["artifacts-repositories-get-iam-policy-apps.json"]["bindings"][0]["members"].append(f"serviceAccount:{bsa}")
+    x["compute-firewall-rules-list.json"] = gke_firewalls(w) + [
+        fw(w, "deny-all-egress", "EGRESS", 65000, denied=[{"IPProtocol": "all"}], dest=["0.0.0.0/0"]),
+        fw(w, "allow-egress-googleapis-443", "EGRESS", 1000, allowed=[{"IPProtocol": "tcp", "ports": ["443"]}], dest=["199.36.153.8/30"], sas=[w.sa])]
+    out["invalid-firewall-allow-misses-pool-sa"] = x
+    # the same by network tag: the default pool carries the tag egress-google (config.tags, and on
+    # its instances beside GKE's node tag), the allow targets that tag only.
+    x = copy.deepcopy(f)
+    x["container-clusters-describe.json"]["nodePools"][0]["config"]["tags"] = ["egress-google"]
+    for inst in x["compute-instances-list.json"]:
+        if inst["labels"]["goog-k8s-node-pool-name"] == "default-pool":
+            inst["tags"]["items"].append("egress-google")
+    x["compute-firewall-rules-list.json"] = gke_firewalls(w) + [
+        fw(w, "deny-all-egress", "EGRESS", 65000, denied=[{"IPProtocol": "all"}], dest=["0.0.0.0/0"]),
+        fw(w, "allow-egress-googleapis-443", "EGRESS", 1000, allowed=[{"IPProtocol": "tcp", "ports": ["443"]}], dest=["199.36.153.8/30"], tags=["egress-google"])]
+    out["invalid-firewall-allow-misses-pool-tag"] = x
 
 def main():
     out = {}
