@@ -12,6 +12,8 @@
 # Parts: throughput, deadpath, explain (the default set, pullbench), and
 #   images pullbench images: the node-side and CLI images, size and containerd's
 #          pull through a lab registry (root; not yet in the default set)
+#   farpath pullbench farpath: the MTU proof's and the trace's cost, the pace's
+#          projection against containerd on slow links (root; VPN lab scenarios)
 #   aws    bench/cmd/awsbench: `pullpath aws audit` offline + live API calls
 #   azure  bench/cmd/azurebench: `pullpath azure audit` offline + ARM requests
 #   gcp    bench/cmd/gcpbench: `pullpath gcp audit` offline + Google API calls
@@ -51,20 +53,20 @@ if [ "${#parts[@]}" -eq 0 ]; then
 fi
 for p in "${parts[@]}"; do
   case "$p" in
-    throughput|images|deadpath|explain|aws|azure|gcp|agent|sweep|events|northstar) ;;
-    *) echo "bench/run.sh: unknown part \"$p\", want throughput, images, deadpath, explain, aws, azure, gcp, agent, sweep, events or northstar" >&2; exit 1 ;;
+    throughput|images|deadpath|farpath|explain|aws|azure|gcp|agent|sweep|events|northstar) ;;
+    *) echo "bench/run.sh: unknown part \"$p\", want throughput, images, deadpath, farpath, explain, aws, azure, gcp, agent, sweep, events or northstar" >&2; exit 1 ;;
   esac
 done
 
 . hack/lib.sh
 need_pkgs=(time)
 for p in "${parts[@]}"; do
-  case "$p" in deadpath|images) need_pkgs+=(nftables iproute2 containerd) ;; esac
+  case "$p" in deadpath|farpath|images) need_pkgs+=(nftables iproute2 containerd) ;; esac
 done
 apt_ensure "${need_pkgs[@]}"
 for p in "${parts[@]}"; do
   case "$p" in
-    deadpath|images)
+    deadpath|farpath|images)
       if [ "$(id -u)" != 0 ]; then
         echo "bench/run.sh: $p builds network namespaces and runs containerd: run it as root" >&2
         exit 1

@@ -2,6 +2,7 @@
 //
 //	pullbench throughput [-rounds 3] [-layers-mib 256,256,...]   full verified pull vs the ggcr peer; peak RSS
 //	pullbench deadpath   [-rounds 3]                             time to verdict on a dead path vs containerd (root)
+//	pullbench farpath    [-rounds 3]                             the MTU proof's and trace's cost, projected vs containerd's pull on slow links (root)
 //	pullbench explain    [-nodes 5000 -pods 50000 -events 50000] explain -A on a real kube-apiserver
 //	pullbench images     [-rounds 3]                             the node-side and CLI images: size, containerd's pull through a lab registry (root)
 //	pullbench all                                                 all of them, in that order
@@ -29,6 +30,7 @@ import (
 
 	"github.com/pullpath/pullpath/bench/clusterscale"
 	"github.com/pullpath/pullpath/bench/deadpath"
+	"github.com/pullpath/pullpath/bench/farpath"
 	"github.com/pullpath/pullpath/bench/images"
 	"github.com/pullpath/pullpath/bench/throughput"
 )
@@ -43,7 +45,7 @@ func main() {
 	}
 }
 
-const usage = "usage: pullbench throughput|deadpath|explain|images|all [flags] (pullbench CMD -h for flags)"
+const usage = "usage: pullbench throughput|deadpath|farpath|explain|images|all [flags] (pullbench CMD -h for flags)"
 
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
@@ -51,7 +53,7 @@ func run(ctx context.Context, args []string) error {
 	}
 	cmd, rest := args[0], args[1:]
 	switch cmd {
-	case "throughput", "deadpath", "explain", "images", "all":
+	case "throughput", "deadpath", "farpath", "explain", "images", "all":
 	default:
 		return fmt.Errorf("unknown benchmark %q; %s", cmd, usage)
 	}
@@ -163,6 +165,18 @@ func run(ctx context.Context, args []string) error {
 		}
 		results["deadpath"] = res
 		fmt.Printf("## Time to verdict on a dead path\n\n%s\n", res.Markdown())
+	}
+	if cmd == "farpath" {
+		pp, err := bins.get(ctx, "pullpath")
+		if err != nil {
+			return err
+		}
+		res, err := farpath.Measure(ctx, farpath.Config{PullpathBin: pp, Rounds: *rounds, Log: os.Stderr})
+		if err != nil {
+			return err
+		}
+		results["farpath"] = res
+		fmt.Printf("## The far side of the path: the MTU proof, the trace, the pace\n\n%s\n", res.Markdown())
 	}
 	if cmd == "images" || cmd == "all" {
 		pp, err := bins.get(ctx, "pullpath")
