@@ -226,7 +226,37 @@ func (c *collector) run(ctx context.Context) error {
 		return err
 	}
 	// 6. The registry's IAM policies and project, and the perimeters.
-	return c.registry(ctx, t)
+	if err := c.registry(ctx, t); err != nil {
+		return err
+	}
+	// 7. The nodes' own projects (their numbers are how perimeters list them).
+	return c.nodeProjects(ctx, m, t)
+}
+
+// nodeProjects describes the cluster's project and the network's host
+// project when they are not the registry's (which registry() describes).
+func (c *collector) nodeProjects(ctx context.Context, m *Model, t Target) error {
+	var crm *cloudresourcemanager.Service
+	for _, np := range m.nodeProjects() {
+		if np == t.Project {
+			continue
+		}
+		if crm == nil {
+			var err error
+			if crm, err = cloudresourcemanager.NewService(ctx, c.opts("cloudresourcemanager/")...); err != nil {
+				return fmt.Errorf("google credentials: %s", units.Clip(err.Error(), 200))
+			}
+		}
+		p, err := crm.Projects.Get(np).Context(ctx).Do()
+		if err != nil {
+			c.warn("gcloud projects describe: "+apiError(err), FileNodeProject(np), cmdProject(np))
+			continue
+		}
+		if err := c.put(FileNodeProject(np), p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // records fetches, for each host of the pull, the record sets Cloud DNS

@@ -23,6 +23,7 @@ const (
 	filePrefSubnet     = "compute-networks-subnets-describe-"
 	filePrefRecords    = "dns-record-sets-list-"
 	filePrefRepoPolicy = "artifacts-repositories-get-iam-policy-"
+	filePrefProject    = "projects-describe-"
 	fileSuffix         = ".json"
 )
 
@@ -36,6 +37,11 @@ func FileRecords(zone string) string { return filePrefRecords + zone + fileSuffi
 // FileRepoPolicy is the file of one Artifact Registry repository's IAM
 // policy.
 func FileRepoPolicy(repo string) string { return filePrefRepoPolicy + repo + fileSuffix }
+
+// FileNodeProject is the file of a nodes' project other than the
+// registry's (the cluster's; the network's host project with Shared VPC):
+// its number is how perimeters list it.
+func FileNodeProject(project string) string { return filePrefProject + project + fileSuffix }
 
 // Commands that write each file, for warnings, changes and docs.
 func cmdCluster(cluster, location string) string {
@@ -100,6 +106,7 @@ var Contract = []struct{ File, Command string }{
 	{FileRepoPolicy("REPO"), "gcloud artifacts repositories get-iam-policy REPO --location L --project REGISTRY_PROJECT"},
 	{FileProjectPolicy, "gcloud projects get-iam-policy REGISTRY_PROJECT"},
 	{FileProject, "gcloud projects describe REGISTRY_PROJECT"},
+	{FileNodeProject("PROJECT"), "gcloud projects describe PROJECT, for the cluster's project and the network's host project when they are not the registry's"},
 	{FilePerimeters, "gcloud access-context-manager perimeters list --policy POLICY"},
 }
 

@@ -43,6 +43,9 @@ func (m *Model) Given(file string) bool {
 	case strings.HasPrefix(file, filePrefRepoPolicy):
 		_, ok := m.RepoPolicies[strings.TrimPrefix(base, filePrefRepoPolicy)]
 		return ok
+	case strings.HasPrefix(file, filePrefProject):
+		_, ok := m.NodeProjects[strings.TrimPrefix(base, filePrefProject)]
+		return ok
 	}
 	return true
 }
@@ -80,6 +83,8 @@ func (m *Model) Collect(file string) string {
 		return cmdSubnet(netProj, m.Region(), strings.TrimPrefix(base, filePrefSubnet))
 	case strings.HasPrefix(file, filePrefRecords):
 		return cmdRecords(netProj, strings.TrimPrefix(base, filePrefRecords))
+	case strings.HasPrefix(file, filePrefProject):
+		return cmdProject(strings.TrimPrefix(base, filePrefProject))
 	case strings.HasPrefix(file, filePrefRepoPolicy):
 		loc := m.target.Location
 		if loc == "" {

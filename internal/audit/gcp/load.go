@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	artifactregistry "google.golang.org/api/artifactregistry/v1"
+	cloudresourcemanager "google.golang.org/api/cloudresourcemanager/v1"
 	compute "google.golang.org/api/compute/v1"
 	dns "google.golang.org/api/dns/v1"
 
@@ -27,7 +28,8 @@ const maxFile = 256 << 20
 // it warn. A file that is not the JSON gcloud prints is an error naming
 // the file and what was expected.
 func Load(fsys fs.FS) (*Model, error) {
-	m := &Model{Subnets: map[string]*compute.Subnetwork{}, Records: map[string][]*dns.ResourceRecordSet{}, RepoPolicies: map[string]*artifactregistry.Policy{}}
+	m := &Model{Subnets: map[string]*compute.Subnetwork{}, Records: map[string][]*dns.ResourceRecordSet{}, RepoPolicies: map[string]*artifactregistry.Policy{},
+		NodeProjects: map[string]*cloudresourcemanager.Project{}}
 	if err := readObject(fsys, FileCluster, "gcloud container clusters describe CLUSTER --location L --format=json", &m.Cluster); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s: missing: the audit starts from the cluster (gcloud container clusters describe CLUSTER --location L --format=json)", FileCluster)
@@ -121,6 +123,16 @@ func Load(fsys fs.FS) (*Model, error) {
 				return nil, err
 			}
 			m.RepoPolicies[strings.TrimPrefix(base, filePrefRepoPolicy)] = p
+		case strings.HasPrefix(name, filePrefProject):
+			id := strings.TrimPrefix(base, filePrefProject)
+			var p *cloudresourcemanager.Project
+			if err := readObject(fsys, name, cmdProject(id), &p); err != nil {
+				return nil, err
+			}
+			if p == nil || p.ProjectId == "" || p.ProjectNumber == 0 {
+				return nil, fmt.Errorf("%s: no projectId or projectNumber: want the output of %s", name, cmdProject(id))
+			}
+			m.NodeProjects[id] = p
 		}
 	}
 	for _, z := range m.boundZones() {

@@ -50,9 +50,12 @@ type Model struct {
 	PolicyKnown bool
 
 	// RepoPolicies are the repositories' IAM policies, by repository name.
-	RepoPolicies    map[string]*artifactregistry.Policy
-	ProjectPolicy   *cloudresourcemanager.Policy
-	Project         *cloudresourcemanager.Project
+	RepoPolicies  map[string]*artifactregistry.Policy
+	ProjectPolicy *cloudresourcemanager.Policy
+	Project       *cloudresourcemanager.Project
+	// NodeProjects are the nodes' projects other than the registry's (the
+	// cluster's, the network's host project), by project id.
+	NodeProjects    map[string]*cloudresourcemanager.Project
 	Perimeters      []*accesscontextmanager.ServicePerimeter
 	PerimetersKnown bool
 

@@ -377,6 +377,10 @@ func (s *Server) crm(w http.ResponseWriter, r *http.Request, rest string) {
 		s.count("crm projects")
 		writeJSON(w, m.Project)
 		return
+	case r.Method == http.MethodGet && strings.HasPrefix(rest, "v1/projects/") && m.NodeProjects[strings.TrimPrefix(rest, "v1/projects/")] != nil:
+		s.count("crm projects")
+		writeJSON(w, m.NodeProjects[strings.TrimPrefix(rest, "v1/projects/")])
+		return
 	case r.Method == http.MethodPost && rest == "v1/projects/"+proj+":getAncestry":
 		s.count("crm getAncestry")
 		writeJSON(w, map[string]any{"ancestor": []any{map[string]any{"resourceId": map[string]any{"type": "project", "id": proj}},

@@ -299,6 +299,9 @@ def shared_vpc():
     f["artifacts-repositories-get-iam-policy-base.json"] = iam([("roles/artifactregistry.reader", [f"serviceAccount:{w.sa}", "group:platform@example.com"])])
     f["projects-get-iam-policy.json"] = iam([("roles/artifactregistry.admin", ["group:platform@example.com"])], "BwYd0a1Lk2c=", 1)
     f["projects-describe.json"] = project("shared-artifacts", "812345678905")
+    # the nodes' projects (the cluster's, the network's host): perimeters list them by number
+    f["projects-describe-team-a.json"] = project("team-a", "712345678904")
+    f["projects-describe-net-host.json"] = project("net-host", "612345678903")
     f["access-context-manager-perimeters-list.json"] = []
     return w, pools, f
 
@@ -377,6 +380,35 @@ def issue39_fixtures(out, w, pools, f):
         fw(w, "deny-all-egress", "EGRESS", 65000, denied=[{"IPProtocol": "all"}], dest=["0.0.0.0/0"]),
         fw(w, "allow-egress-googleapis-443", "EGRESS", 1000, allowed=[{"IPProtocol": "tcp", "ports": ["443"]}], dest=["199.36.153.8/30"], tags=["egress-google"])]
     out["invalid-firewall-allow-misses-pool-tag"] = x
+    # vpc-sc, the nodes' project number: both pools run as a custom account (so no default compute
+    # account tells shop-prod's number) and pull from shop-artifacts, inside a perimeter that
+    # restricts Artifact Registry. valid-vpc-sc-number-from-project: shop-prod's own describe gives
+    # its number, the perimeter holds both. invalid-vpc-sc-outside-number-unknown: that file is
+    # not given, the perimeter lists only shop-artifacts' number, which the folder names: the nodes
+    # are outside, decided without their number. warn-vpc-sc-number-unknown: the perimeter also
+    # lists a number no file names (it may be shop-prod's): undecided.
+    p3 = [("default-pool", "nodes-a", 3, bsa, ["https://www.googleapis.com/auth/cloud-platform"], True),
+          ("batch", "nodes-b", 2, bsa, ["https://www.googleapis.com/auth/cloud-platform"], True)]
+    x = copy.deepcopy(f)
+    x["container-clusters-describe.json"] = cluster(w, p3)
+    x["compute-instances-list.json"] = instances(w, p3)
+    x["artifacts-repositories-get-iam-policy-apps.json"] = iam([("roles/artifactregistry.reader", [f"serviceAccount:{bsa}"])])
+    x["projects-describe.json"] = project("shop-artifacts", "512345678902")
+    x["projects-get-iam-policy.json"] = iam([("roles/owner", ["user:platform-admin@example.com"])], "BwYd1b2Lk3c=", 1)
+    x["projects-describe-shop-prod.json"] = project("shop-prod", "412345678901")
+    perim = {"name": "accessPolicies/987654321098/servicePerimeters/artifacts_perimeter", "perimeterType": "PERIMETER_TYPE_REGULAR",
+             "status": {"resources": ["projects/512345678902", "projects/412345678901"],
+                        "restrictedServices": ["artifactregistry.googleapis.com", "storage.googleapis.com"], "vpcAccessibleServices": {}},
+             "title": "artifacts_perimeter"}
+    x["access-context-manager-perimeters-list.json"] = [perim]
+    out["valid-vpc-sc-number-from-project"] = x
+    y = copy.deepcopy(x)
+    del y["projects-describe-shop-prod.json"]
+    y["access-context-manager-perimeters-list.json"][0]["status"]["resources"] = ["projects/512345678902"]
+    out["invalid-vpc-sc-outside-number-unknown"] = y
+    z = copy.deepcopy(y)
+    z["access-context-manager-perimeters-list.json"][0]["status"]["resources"].append("projects/998877665544")
+    out["warn-vpc-sc-number-unknown"] = z
 
 def main():
     out = {}
@@ -461,6 +493,7 @@ def main():
     # vpc-sc: the registry moved to shop-artifacts, inside a perimeter that restricts Artifact Registry; shop-prod is outside.
     x = copy.deepcopy(f)
     x["projects-describe.json"] = project("shop-artifacts", "512345678902")
+    x["projects-describe-shop-prod.json"] = project("shop-prod", "412345678901")
     x["projects-get-iam-policy.json"] = iam([("roles/owner", ["user:platform-admin@example.com"])], "BwYd1b2Lk3c=", 1)
     x["access-context-manager-perimeters-list.json"] = [{"name": "accessPolicies/987654321098/servicePerimeters/artifacts_perimeter",
         "perimeterType": "PERIMETER_TYPE_REGULAR", "status": {"resources": ["projects/512345678902"],
