@@ -53,6 +53,11 @@ type Layout struct {
 	// Under is a path prefix that marks a config file named by a running
 	// process as this layout's ("" for none).
 	Under string
+	// Marks are folders whose presence marks the layout on disk when
+	// Config is absent (CRI-O packages since 1.29 ship
+	// /etc/crio/crio.conf.d/10-crio.conf and no crio.conf; OpenShift's MCO
+	// writes crio.conf.d/00-default).
+	Marks []string
 }
 
 // layouts are the layouts pullpath knows, in the order they are tried when
@@ -74,7 +79,7 @@ var layouts = []Layout{
 		Folders: []string{"/etc/k0s"}, Under: "/etc/k0s/"},
 	{Name: "containerd", Runtime: RuntimeContainerd, Config: "/etc/containerd/config.toml",
 		Folders: []string{"/etc/containerd", "/etc/docker/certs.d"}},
-	{Name: "cri-o", Runtime: RuntimeCRIO, Config: "/etc/crio/crio.conf",
+	{Name: "cri-o", Runtime: RuntimeCRIO, Config: "/etc/crio/crio.conf", Marks: []string{"/etc/crio/crio.conf.d"},
 		Folders: []string{"/etc/crio", "/etc/containers", "/etc/docker/certs.d"}},
 }
 
@@ -112,6 +117,9 @@ type RuntimeConfig struct {
 	HowFound   string
 	PID        int      // the running runtime's, 0 when none was read
 	Args       []string // its command line (nil when none)
+	// Env is its environment (/proc/PID/environ; nil when none was read):
+	// for the loaders (CRI-O's CONTAINER_* flags), never reported.
+	Env map[string]string
 	Candidates []RuntimeCandidate
 	// Override says what a flag replaced ("--certs-dir /x: ..."); "" when
 	// the runtime's own configuration is walked.
@@ -247,10 +255,20 @@ func (rc *RuntimeConfig) choose(o RuntimeOptions) error {
 				cfg = c
 			}
 		}
+		seen := "on disk"
 		if _, err := os.Stat(filepath.Join(o.Root, cfg)); err != nil {
-			continue
+			seen = ""
+			for _, m := range l.Marks {
+				if _, err := os.Stat(filepath.Join(o.Root, m)); err == nil {
+					seen = "on disk (" + m + ", no " + filepath.Base(cfg) + ")"
+					break
+				}
+			}
+			if seen == "" {
+				continue
+			}
 		}
-		cands = append(cands, RuntimeCandidate{Runtime: l.Runtime, Layout: l.Name, ConfigFile: cfg, Seen: "on disk"})
+		cands = append(cands, RuntimeCandidate{Runtime: l.Runtime, Layout: l.Name, ConfigFile: cfg, Seen: seen})
 	}
 
 	pick := -1
@@ -291,6 +309,7 @@ func (rc *RuntimeConfig) choose(o RuntimeOptions) error {
 	case c.PID > 0:
 		p := procByPID(procs, c.PID)
 		rc.Args = p.args
+		rc.Env = readEnviron(filepath.Join(o.ProcRoot, strconv.Itoa(p.pid), "environ"))
 		rc.HowFound = fmt.Sprintf("the running %s (pid %d): %s", p.comm, p.pid, p.configFrom)
 		if p.root != "" {
 			rc.Root = p.root
@@ -528,6 +547,21 @@ func argFlag(args []string, names ...string) (value, flag string) {
 		}
 	}
 	return "", ""
+}
+
+// readEnviron reads a /proc/PID/environ; nil when it cannot.
+func readEnviron(path string) map[string]string {
+	b, err := readBounded(path, 1<<20)
+	if err != nil {
+		return nil
+	}
+	env := map[string]string{}
+	for _, kv := range strings.Split(string(b), "\x00") {
+		if k, v, ok := strings.Cut(kv, "="); ok && k != "" {
+			env[k] = v
+		}
+	}
+	return env
 }
 
 // readArgsFile reads a snap's args file (one flag per line, shell words).

@@ -185,3 +185,30 @@ func TestDiscoverRuntimeSkipsContainerdWithoutCRI(t *testing.T) {
 		}
 	}
 }
+
+func TestDiscoverRuntimeCRIODropInsOnly(t *testing.T) {
+	// CRI-O packages since 1.29 ship crio.conf.d/10-crio.conf and no crio.conf
+	root := nodeFS(t, map[string]string{"/etc/crio/crio.conf.d/10-crio.conf": "[crio.image]\n"})
+	rc := discoverRuntime(t, root, RuntimeOptions{})
+	if rc.Runtime != RuntimeCRIO || rc.Layout != "cri-o" {
+		t.Fatalf("runtime %q layout %q, want CRI-O found by its crio.conf.d", rc.Runtime, rc.Layout)
+	}
+	if c := chosen(rc); !strings.Contains(c.Seen, "/etc/crio/crio.conf.d") {
+		t.Errorf("candidate seen %q, want the folder that marked it", c.Seen)
+	}
+}
+
+func TestDiscoverRuntimeProcessEnvironment(t *testing.T) {
+	root := nodeFS(t, map[string]string{"/etc/crio/crio.conf": ""})
+	fakeCmdline(t, root, "55", "crio", "net:[1]", "/usr/bin/crio")
+	if err := os.WriteFile(filepath.Join(root, "proc", "55", "environ"), []byte("CONTAINER_REGISTRIES_CONF=/etc/alt.conf\x00PATH=/bin\x00"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rc := discoverRuntime(t, root, RuntimeOptions{ProcRoot: filepath.Join(root, "proc")})
+	if rc.PID != 55 || rc.Env["CONTAINER_REGISTRIES_CONF"] != "/etc/alt.conf" {
+		t.Errorf("pid %d env %v, want crio's environment for its loader", rc.PID, rc.Env)
+	}
+	if strings.Contains(everything(rc), "/etc/alt.conf") {
+		t.Errorf("the environment shows in the discovery: %s", everything(rc))
+	}
+}
