@@ -292,13 +292,16 @@ func (a *Agent) walk(ctx context.Context, t target, quick bool) {
 	po := pull.Options{
 		Image: t.image, Platform: o.Platform, Node: o.Node,
 		CertsDir: o.CertsDir, DockerCertsDir: o.DockerCertsDir, ExtraCAs: o.ExtraCAs,
+		// the runtime's configuration as it is now (a hosts.toml or a
+		// k3s render changes between walks)
+		Runtime:      a.runtime(),
 		DockerConfig: o.DockerConfig, Credentials: a.creds.Get,
 		Net: o.Net, ExpectPrivate: o.ExpectPrivate, Quick: quick,
 	}
 	po.Net.ResolvConf, po.Net.HostsFile, po.Net.Nameservers = o.ResolvConf, o.HostsFile, o.Nameservers
 	// containerd's proxy settings as they are now (a drop-in changes
 	// between walks): the walk goes where the runtime's pull goes
-	po.Proxy = a.proxy()
+	po.Proxy = a.proxy(po.Runtime)
 	po.NoMTUTest = !a.mtuAllowed()
 	a.mu.Lock()
 	a.walks[t.image]++
@@ -333,6 +336,8 @@ func (a *Agent) walk(ctx context.Context, t target, quick bool) {
 		v := rep.Verdict
 		v.Advice = nil
 		res.Verdict = &v
+		sum := report.SummarizeProbe(rep)
+		res.Runtime, res.Mirrors = sum.Runtime, sum.Mirrors
 		a.log.Printf("walk %s (%s): %s %s in %.0f ms: %s", t.image, mode, v.Status, v.Code, res.DurationMS, v.Summary)
 	}
 	a.Metrics.observeRun(t.host, rep, err, at)
@@ -601,10 +606,32 @@ func (a *Agent) refresh(ctx context.Context) {
 	a.log.Printf("--from-cluster: %d images could land on %s", len(ts), a.o.Node)
 }
 
-// proxy finds the node's containerd proxy settings under --host-root. It
-// cannot fail: without --runtime-env, discovery has no bad input.
-func (a *Agent) proxy() *runtimecfg.ProxyDiscovery {
-	d, err := runtimecfg.DiscoverProxy(runtimecfg.ProxyDiscoveryOptions{Root: a.o.HostRoot, NoNodeProxy: a.o.NoNodeProxy})
+// runtime finds the node's runtime and reads its configuration under
+// --host-root (step 0); --certs-dir replaces its registry part. nil when
+// the configuration cannot be read (the walk then reads --certs-dir, or
+// none), which the log says.
+func (a *Agent) runtime() *runtimecfg.RuntimeConfig {
+	ro := runtimecfg.RuntimeOptions{Root: a.o.HostRoot}
+	if a.o.CertsDir != "" {
+		ro.CertsDir, ro.DockerCertsDir = &a.o.CertsDir, &a.o.DockerCertsDir
+	}
+	rc, err := runtimecfg.DiscoverRuntime(ro)
+	if err != nil {
+		a.log.Printf("the runtime's configuration: %v", err)
+		return nil
+	}
+	return rc
+}
+
+// proxy finds the node's runtime's proxy settings under --host-root (of
+// rc's runtime when known). It cannot fail: without --runtime-env,
+// discovery has no bad input.
+func (a *Agent) proxy(rc *runtimecfg.RuntimeConfig) *runtimecfg.ProxyDiscovery {
+	po := runtimecfg.ProxyDiscoveryOptions{Root: a.o.HostRoot, NoNodeProxy: a.o.NoNodeProxy}
+	if rc != nil {
+		po.Runtime = rc.Runtime
+	}
+	d, err := runtimecfg.DiscoverProxy(po)
 	if err != nil {
 		a.log.Printf("proxy settings: %v (walking direct)", err)
 		return nil

@@ -53,8 +53,10 @@ type Options struct {
 	ExpectPrivate  bool
 	Net            netcheck.Config
 	// HostRoot is where the node's filesystem is (the DaemonSet mounts
-	// the node's /etc and /usr read-only under /host): containerd's proxy
-	// settings are read from its unit files there before each walk.
+	// the node's /etc, /usr and /var/lib read-only under /host): the
+	// runtime's configuration and its proxy settings are read there
+	// before each walk. CertsDir (with DockerCertsDir), when set, replaces
+	// the runtime's registry configuration.
 	HostRoot    string
 	NoNodeProxy bool // walk direct on purpose
 
@@ -79,24 +81,22 @@ const (
 // Defaults sets every default.
 func (o *Options) Defaults() {
 	*o = Options{
-		MaxTargets:     10,
-		Refresh:        time.Hour,
-		Interval:       5 * time.Minute,
-		FullInterval:   24 * time.Hour,
-		Jitter:         0.1,
-		ProbeTimeout:   2 * time.Minute,
-		FullTimeout:    30 * time.Minute,
-		ResolvConf:     "/etc/resolv.conf",
-		HostsFile:      "/etc/hosts",
-		CertsDir:       "/etc/containerd/certs.d",
-		DockerCertsDir: "/etc/docker/certs.d",
-		CredentialTTL:  time.Hour,
-		Listen:         ":9090",
-		Events:         true,
-		KubeTokenFile:  saTokenFile,
-		KubeCAFile:     saCAFile,
-		EventNS:        "default",
-		Net:            netcheck.Config{DNSTimeout: 2 * time.Second, ConnectTimeout: 5 * time.Second, TLSTimeout: 5 * time.Second},
+		MaxTargets:    10,
+		Refresh:       time.Hour,
+		Interval:      5 * time.Minute,
+		FullInterval:  24 * time.Hour,
+		Jitter:        0.1,
+		ProbeTimeout:  2 * time.Minute,
+		FullTimeout:   30 * time.Minute,
+		ResolvConf:    "/etc/resolv.conf",
+		HostsFile:     "/etc/hosts",
+		CredentialTTL: time.Hour,
+		Listen:        ":9090",
+		Events:        true,
+		KubeTokenFile: saTokenFile,
+		KubeCAFile:    saCAFile,
+		EventNS:       "default",
+		Net:           netcheck.Config{DNSTimeout: 2 * time.Second, ConnectTimeout: 5 * time.Second, TLSTimeout: 5 * time.Second},
 	}
 	o.Node = os.Getenv("NODE_NAME")
 	if h, p := os.Getenv("KUBERNETES_SERVICE_HOST"), os.Getenv("KUBERNETES_SERVICE_PORT"); h != "" && p != "" {
@@ -137,8 +137,8 @@ func (o *Options) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.ResolvConf, "resolv-conf", o.ResolvConf, "the node's resolv.conf (in a Pod: the host's, mounted read-only)")
 	fs.StringVar(&o.HostsFile, "hosts-file", o.HostsFile, "the node's hosts file (in a Pod: the host's, mounted read-only)")
 	fs.Var(stringList{&o.Nameservers}, "nameserver", "query this nameserver (HOST or HOST:PORT) instead of resolv.conf's; repeatable")
-	fs.StringVar(&o.CertsDir, "certs-dir", o.CertsDir, "containerd registry config_path (HOST/hosts.toml, CAs)")
-	fs.StringVar(&o.DockerCertsDir, "docker-certs-dir", o.DockerCertsDir, "docker certs.d (HOST/ca.crt)")
+	fs.StringVar(&o.CertsDir, "certs-dir", o.CertsDir, "a registry folder (HOST/hosts.toml, CAs) to walk with instead of the runtime's own configuration (default: the node's runtime config, found under --host-root before every walk)")
+	fs.StringVar(&o.DockerCertsDir, "docker-certs-dir", o.DockerCertsDir, "docker certs.d (HOST/ca.crt), read with --certs-dir")
 	fs.Var(stringList{&o.ExtraCAs}, "registry-ca", "extra CA file to trust for every host; repeatable")
 	fs.StringVar(&o.DockerConfig, "docker-config", "", "docker config.json with the node's registry credentials (e.g. mounted from a Secret); default anonymous")
 	fs.BoolVar(&o.DockerOptional, "docker-config-optional", false, "a missing --docker-config file means anonymous (an optional Secret that was not created), not an error")
@@ -146,7 +146,7 @@ func (o *Options) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.ProviderBinDir, "image-credential-provider-bin-dir", "", "the directory of the credential provider plugins (the kubelet's flag)")
 	fs.DurationVar(&o.CredentialTTL, "credential-ttl", o.CredentialTTL, "keep credentials this long before asking their source again (a credential helper, a token service); 0 asks every walk")
 	fs.BoolVar(&o.ExpectPrivate, "expect-private", false, "every host must resolve to a private address")
-	fs.StringVar(&o.HostRoot, "host-root", "/", "where the node's filesystem is (the DaemonSet mounts the node's /etc and /usr read-only under /host: --host-root=/host): every walk follows the proxy settings of the node's containerd, read there (its running process's environment when ROOT/proc shows it, else its systemd unit, drop-ins and environment files)")
+	fs.StringVar(&o.HostRoot, "host-root", "/", "where the node's filesystem is (the DaemonSet mounts the node's /etc, /usr and /var/lib read-only under /host: --host-root=/host): every walk follows the node's runtime as it is configured there (its config file and registry folders: containerd's config_path, k3s's under /var/lib/rancher, CRI-O's registries.conf) and the proxy settings of its process or unit files")
 	fs.BoolVar(&o.NoNodeProxy, "no-node-proxy", false, "walk direct on purpose, ignoring the proxy settings of the node's containerd")
 	fs.DurationVar(&o.Net.DNSTimeout, "dns-timeout", o.Net.DNSTimeout, "budget of each DNS query")
 	fs.DurationVar(&o.Net.ConnectTimeout, "connect-timeout", o.Net.ConnectTimeout, "budget of each TCP connect, per address")

@@ -132,6 +132,7 @@ func sweepMatrix(p *printer, w io.Writer, r *report.SweepReport, o Options) {
 		}
 	}
 	printSweepProxies(p, r.Nodes, o.Wide)
+	printSweepRuntimes(p, r.Nodes, o.Wide)
 	p.f("\n")
 }
 

@@ -32,6 +32,11 @@ type MonitorTarget struct {
 	At         *time.Time       `json:"at,omitempty"`
 	DurationMS float64          `json:"durationMs,omitempty"`
 	LastOK     *time.Time       `json:"lastOk,omitempty"`
+	// Runtime and Mirrors: the node's runtime, its config file and the
+	// mirrors in effect for this image, as the walk found them
+	// (ProbeSummary.Runtime and Mirrors).
+	Runtime string   `json:"runtime,omitempty"`
+	Mirrors []string `json:"mirrors,omitempty"`
 }
 
 // MonitorFleetReport is `pullpath monitor status`: every node's latest

@@ -164,6 +164,11 @@ type SweepResult struct {
 
 	// Traces are the probe's traces (ProbeSummary.Traces).
 	Traces []TraceSummary `json:"traces,omitempty"`
+
+	// Runtime and Mirrors: the node's runtime, its config file and the
+	// mirrors in effect (ProbeSummary.Runtime, Mirrors).
+	Runtime string   `json:"runtime,omitempty"`
+	Mirrors []string `json:"mirrors,omitempty"`
 }
 
 // SweepHop is one endpoint of one node's pull: the matrix's cell.
@@ -202,7 +207,7 @@ type SweepGroup struct {
 // SweepVerdict is the divergence between groups, as one answer.
 type SweepVerdict struct {
 	Status    verdict.Status    `json:"status"`  // ok | fail
-	Pattern   string            `json:"pattern"` // all-ok | subnet | zone | pool | mirror (only the hosts.toml mirror separates) | proxy (only the runtime's proxy separates) | all-nodes | mixed | no-answer | none
+	Pattern   string            `json:"pattern"` // all-ok | subnet | zone | pool | mirror (only the hosts.toml mirror separates) | proxy (only the runtime's proxy separates) | runtime (only the runtime's configuration separates) | all-nodes | mixed | no-answer | none
 	Condition verdict.Condition `json:"condition,omitempty"`
 	Code      verdict.Code      `json:"code,omitempty"`
 	Endpoint  string            `json:"endpoint,omitempty"`
@@ -260,6 +265,13 @@ type ProbeSummary struct {
 
 	// Traces are the probe's traces (--trace), compact.
 	Traces []TraceSummary `json:"traces,omitempty"`
+
+	// Runtime is the node's runtime and the config file it reads
+	// ("containerd 1.6.20 (k3s) /var/lib/rancher/k3s/agent/etc/containerd/config.toml"),
+	// and Mirrors the mirrors in effect for the image's registry, in the
+	// runtime's order, each with the file that names it (sweep_runtime.go).
+	Runtime string   `json:"runtime,omitempty"`
+	Mirrors []string `json:"mirrors,omitempty"`
 }
 
 // maxSummaryWarnings bounds the warning codes a summary carries (the
@@ -285,6 +297,7 @@ func SummarizeProbe(r *ProbeReport) ProbeSummary {
 		}
 	}
 	s.Proxy = summarizeProxy(r)
+	s.Runtime, s.Mirrors = summarizeRuntime(r)
 	s.Traces = SummarizeTraces(r.Traces)
 	for _, w := range r.Warnings {
 		if len(s.Warnings) < maxSummaryWarnings && !slices.Contains(s.Warnings, w.Code) {

@@ -281,6 +281,9 @@ func readBounded(path string, max int64) ([]byte, error) {
 	}
 	defer f.Close()
 	var buf bytes.Buffer
+	if fi, err := f.Stat(); err == nil && fi.Size() > 0 && fi.Size() <= max {
+		buf.Grow(int(fi.Size()) + bytes.MinRead) // one allocation for a regular file
+	}
 	if _, err := buf.ReadFrom(io.LimitReader(f, max+1)); err != nil {
 		return nil, unwrapPathError(err)
 	}

@@ -113,13 +113,13 @@ type RuntimeConfig struct {
 	ConfigFile  string // node path of the main file; "" when none
 	// Files are every config file read, node paths, in the runtime's
 	// merge order (the main file, then imports or drop-ins).
-	Files      []string
-	HowFound   string
-	PID        int      // the running runtime's, 0 when none was read
-	Args       []string // its command line (nil when none)
+	Files    []string
+	HowFound string
+	PID      int      // the running runtime's, 0 when none was read
+	Args     []string // its command line (nil when none)
 	// Env is its environment (/proc/PID/environ; nil when none was read):
 	// for the loaders (CRI-O's CONTAINER_* flags), never reported.
-	Env map[string]string
+	Env        map[string]string
 	Candidates []RuntimeCandidate
 	// Override says what a flag replaced ("--certs-dir /x: ..."); "" when
 	// the runtime's own configuration is walked.

@@ -1,7 +1,6 @@
 package runtimecfg
 
 import (
-	"bufio"
 	"bytes"
 	"debug/buildinfo"
 	"os"
@@ -103,36 +102,43 @@ func cleanVersion(v string) string {
 	return strings.TrimPrefix(v, "v")
 }
 
-// dpkgVersion is the installed version of pkg in a dpkg status file.
+// dpkgVersion is the installed version of pkg in a dpkg status file (its
+// stanza found by its Package: line, not by splitting the whole file: a
+// Debian node's is most of a megabyte).
 func dpkgVersion(status, pkg string) string {
 	b, err := readBounded(status, 64<<20)
 	if err != nil {
 		return ""
 	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	var name, ver string
-	installed := false
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "":
-			if name == pkg && installed {
-				return ver
+	mark := []byte("Package: " + pkg + "\n")
+	for off := 0; ; {
+		i := bytes.Index(b[off:], mark)
+		if i < 0 {
+			return ""
+		}
+		i += off
+		off = i + len(mark)
+		if i > 0 && b[i-1] != '\n' {
+			continue // "Package: X" inside another line
+		}
+		stanza := b[i:]
+		if end := bytes.Index(stanza, []byte("\n\n")); end >= 0 {
+			stanza = stanza[:end]
+		}
+		var ver string
+		installed := false
+		for _, line := range bytes.Split(stanza, []byte("\n")) {
+			switch {
+			case bytes.HasPrefix(line, []byte("Version: ")):
+				ver = string(line[len("Version: "):])
+			case bytes.HasPrefix(line, []byte("Status: ")):
+				installed = bytes.HasSuffix(line, []byte(" installed"))
 			}
-			name, ver, installed = "", "", false
-		case strings.HasPrefix(line, "Package: "):
-			name = strings.TrimPrefix(line, "Package: ")
-		case strings.HasPrefix(line, "Version: "):
-			ver = strings.TrimPrefix(line, "Version: ")
-		case strings.HasPrefix(line, "Status: "):
-			installed = strings.HasSuffix(line, " installed")
+		}
+		if installed {
+			return ver
 		}
 	}
-	if name == pkg && installed {
-		return ver
-	}
-	return ""
 }
 
 func readDir(p string) ([]os.DirEntry, error) { return os.ReadDir(p) }

@@ -413,6 +413,10 @@ func divergence(r *report.SweepReport) report.SweepVerdict {
 			v.Summary += proxySeparates(failing, healthy)
 			v.Advice = append([]string{m}, v.Advice...)
 		}
+		if m := runtimeDivergence(failing, healthy); m != "" {
+			v.Summary += runtimeSeparates(failing, healthy)
+			v.Advice = append([]string{m}, v.Advice...)
+		}
 		// the healthy side's OK may be a cache's: say so
 		if s, _ := hiddenUpstreamOf(r.Nodes, healthy); s != "" {
 			v.Summary += s
@@ -429,6 +433,11 @@ func divergence(r *report.SweepReport) report.SweepVerdict {
 	if m := proxyDivergence(failing, healthy); m != "" {
 		v.Pattern = "proxy"
 		v.Summary += proxySeparates(failing, healthy)
+		v.Advice = append([]string{m}, v.Advice...)
+	}
+	if m := runtimeDivergence(failing, healthy); m != "" {
+		v.Pattern = "runtime"
+		v.Summary += runtimeSeparates(failing, healthy)
 		v.Advice = append([]string{m}, v.Advice...)
 	}
 	if s, _ := hiddenUpstreamOf(r.Nodes, healthy); s != "" {

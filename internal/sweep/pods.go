@@ -47,28 +47,37 @@ type hostMount struct {
 	flag       string // the probe flag that reads it
 }
 
-// The node's files containerd reads, not the kubelet-written copies a
-// hostNetwork Pod gets: /etc/hosts and /etc/resolv.conf as files; the
-// registry directories with no type check (a missing one is made empty by
-// the runtime, which reads the same as missing: no host config);
+// The node's files the walk reads, not the kubelet-written copies a
+// hostNetwork Pod gets: /etc/hosts and /etc/resolv.conf as files;
 // /run/systemd/resolve only where the node's OS runs systemd-resolved (its
 // /etc/resolv.conf is then a link to the stub file in there, 127.0.0.53,
 // which a hostNetwork Pod reaches as containerd does; the upstream list
-// beside it is what the kubelet hands to Pods).
+// beside it is what the kubelet hands to Pods). The runtime's own
+// configuration (its config file and the registry folders it names) is
+// read under nodeRoot (nodeMounts); certsMounts only when the caller names
+// the registry folders by hand.
 var hostMounts = []hostMount{
 	{"hosts", "/etc/hosts", corev1.HostPathFile, "--hosts-file"},
 	{"resolv", "/etc/resolv.conf", corev1.HostPathFile, "--resolv-conf"},
-	{"containerd-certs", "/etc/containerd/certs.d", corev1.HostPathUnset, "--certs-dir"},
-	{"docker-certs", "/etc/docker/certs.d", corev1.HostPathUnset, "--docker-certs-dir"},
 	// The node's system roots, which containerd trusts: the probe reads
 	// them through SSL_CERT_DIR instead of its image's (it has none).
 	{"ca-certs", "/etc/ssl/certs", corev1.HostPathDirectory, ""},
 }
 
+// certsMounts are --node-certs-dir and --node-docker-certs-dir: registry
+// folders given by hand, which replace the runtime's own configuration
+// (the probe's --certs-dir). No type check: a missing one is made empty by
+// the runtime, which reads the same as missing.
+var certsMounts = []hostMount{
+	{"containerd-certs", "", corev1.HostPathUnset, "--certs-dir"},
+	{"docker-certs", "", corev1.HostPathUnset, "--docker-certs-dir"},
+}
+
 var resolvedMount = hostMount{"systemd-resolve", "/run/systemd/resolve", corev1.HostPathDirectory, ""}
 
-// nodeRoot is where the node's /etc and /usr appear in the probe
-// container, for the runtime's proxy settings: the probe's --host-root.
+// nodeRoot is where the node's /etc, /usr and /var/lib appear in the
+// probe container, for the runtime's configuration and proxy settings: the
+// probe's --host-root.
 const nodeRoot = "/node"
 
 // proxyMounts are the node's files that make containerd's environment
@@ -91,9 +100,18 @@ const nodeRoot = "/node"
 // (ptrace's PTRACE_MODE_READ_FSCREDS check), far more than reading files;
 // a drop-in changed without a restart shows in the files, not in what
 // runs (the report says the proxy came from the files).
+//
+// The runtime's configuration (runtimecfg.DiscoverRuntime) lives in the
+// same /etc (containerd, Talos's /etc/cri, CRI-O, the registries.conf and
+// certs.d of containers/image) and in /var/lib, where k3s and rke2 render
+// containerd's config and certs.d (/var/lib/rancher/*/agent/etc/containerd):
+// /var/lib exists on every Linux node, so it is mounted whole like /etc.
+// The kubelet's own folders under it (/var/lib/kubelet/pods with the
+// Pods' secrets) are root's only: the probe's uid cannot enter them.
 var proxyMounts = []hostMount{
 	{"node-etc", "/etc", corev1.HostPathDirectory, ""},
 	{"node-usr", "/usr", corev1.HostPathDirectory, ""},
+	{"node-var-lib", "/var/lib", corev1.HostPathDirectory, ""},
 }
 
 // PodOptions shape the Pods.
@@ -108,8 +126,11 @@ type PodOptions struct {
 	// CheckUpstream passes --check-upstream to the probe.
 	CheckUpstream bool
 	Owner         *batchv1.Job
-	// CertsDir and DockerCertsDir override the node paths of the registry
-	// directories (a runtime configured with another config_path).
+	// CertsDir and DockerCertsDir, when set, are registry folders on the
+	// node the walk reads instead of the runtime's own configuration (the
+	// probe's --certs-dir and --docker-certs-dir); by default the probe
+	// finds the runtime's config and folders under the node's /etc and
+	// /var/lib.
 	CertsDir, DockerCertsDir string
 	// PullSecrets are the imagePullSecrets (in Namespace), in order, of the
 	// canary and of the probe Pod (whose image, a private copy of
@@ -132,18 +153,19 @@ func (o PodOptions) Mounts() []string {
 	}
 	out = append(out, resolvedMount.path+" (where the OS runs systemd-resolved)")
 	for _, m := range proxyMounts {
-		out = append(out, m.path+" (for containerd's proxy settings)")
+		out = append(out, m.path+" (for the runtime's config files, registry folders and proxy settings)")
 	}
 	return out
 }
 
 func (o PodOptions) mounts(resolved bool) []hostMount {
 	ms := append([]hostMount(nil), hostMounts...)
-	if o.CertsDir != "" {
-		ms[2].path = o.CertsDir
-	}
-	if o.DockerCertsDir != "" {
-		ms[3].path = o.DockerCertsDir
+	for i, dir := range []string{o.CertsDir, o.DockerCertsDir} {
+		if dir != "" {
+			m := certsMounts[i]
+			m.path = dir
+			ms = append(ms, m)
+		}
 	}
 	if resolved {
 		ms = append(ms, resolvedMount)
@@ -224,8 +246,9 @@ func (o PodOptions) ProbePod(name string, n report.PlannedNode) *corev1.Pod {
 			args = append(args, m.flag, in)
 		}
 	}
-	// containerd's proxy settings, from its unit files under /node: the
-	// walk goes through the proxy the node's runtime goes through.
+	// the runtime's configuration and proxy settings, from its files under
+	// /node: the walk follows the mirrors and the proxy the node's runtime
+	// follows.
 	for _, m := range proxyMounts {
 		t := m.kind
 		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: m.name, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: m.path, Type: &t}}})

@@ -35,8 +35,13 @@ func TestProbePodSpec(t *testing.T) {
 			t.Errorf("termination policy %s requests %v", c.TerminationMessagePolicy, c.Resources.Requests)
 		}
 		args := strings.Join(c.Args, " ")
+		// the runtime's own registry configuration, found under /node:
+		// no folder given by hand
+		if strings.Contains(args, "--certs-dir") || strings.Contains(args, "--docker-certs-dir") {
+			t.Errorf("args %q name registry folders by hand, want the runtime's own found under --host-root", args)
+		}
 		for _, want := range []string{"probe reg.example/app:1 -o json", "--verdict-file /dev/termination-log", "--hosts-file /host/etc/hosts",
-			"--resolv-conf /host/etc/resolv.conf", "--certs-dir /host/etc/containerd/certs.d", "--docker-certs-dir /host/etc/docker/certs.d",
+			"--resolv-conf /host/etc/resolv.conf",
 			"--pull-secret /pull-secrets/creds --pull-secret /pull-secrets/more-creds", "--node $(NODE_NAME)", "--host-root /node"} {
 			if !strings.Contains(args, want) {
 				t.Errorf("args %q lack %q", args, want)
@@ -50,7 +55,7 @@ func TestProbePodSpec(t *testing.T) {
 				// containerd's proxy settings: whole /etc and /usr,
 				// which exist on every node (a missing file or deeper
 				// directory would block the Pod or be created on the node)
-				if p := v.HostPath.Path; (p == "/etc" || p == "/usr") && *v.HostPath.Type != corev1.HostPathDirectory {
+				if p := v.HostPath.Path; (p == "/etc" || p == "/usr" || p == "/var/lib") && *v.HostPath.Type != corev1.HostPathDirectory {
 					t.Errorf("host path %s type %q, want Directory (never created on the node)", p, *v.HostPath.Type)
 				}
 			}
@@ -73,10 +78,10 @@ func TestProbePodSpec(t *testing.T) {
 		for _, m := range c.VolumeMounts {
 			at[m.Name] = m.MountPath
 		}
-		if at["node-etc"] != "/node/etc" || at["node-usr"] != "/node/usr" {
-			t.Errorf("mounts %v, want the node's /etc and /usr under /node (--host-root /node)", at)
+		if at["node-etc"] != "/node/etc" || at["node-usr"] != "/node/usr" || at["node-var-lib"] != "/node/var/lib" {
+			t.Errorf("mounts %v, want the node's /etc, /usr and /var/lib (k3s's and rke2's containerd config) under /node (--host-root /node)", at)
 		}
-		for _, want := range []string{"/etc/hosts", "/etc/resolv.conf", "/etc/containerd/certs.d", "/etc/docker/certs.d", "/etc/ssl/certs", "/etc", "/usr"} {
+		for _, want := range []string{"/etc/hosts", "/etc/resolv.conf", "/etc/ssl/certs", "/etc", "/usr", "/var/lib"} {
 			if !hostPaths[want] {
 				t.Errorf("host paths %v lack %s", hostPaths, want)
 			}
@@ -90,6 +95,14 @@ func TestProbePodSpec(t *testing.T) {
 		if p.Labels[LabelRun] != "r1" || p.Labels[LabelRole] != RoleProbe || p.Annotations[AnnotationNode] != "node-1" {
 			t.Errorf("labels %v annotations %v", p.Labels, p.Annotations)
 		}
+	}
+	// registry folders given by hand (--node-certs-dir) replace the
+	// runtime's own configuration
+	o2 := o
+	o2.CertsDir = "/etc/k8s/registry.d"
+	args := strings.Join(o2.ProbePod("p", report.PlannedNode{Name: "node-1"}).Spec.Containers[0].Args, " ")
+	if !strings.Contains(args, "--certs-dir /host/etc/k8s/registry.d") || strings.Contains(args, "--docker-certs-dir") {
+		t.Errorf("args %q, want --certs-dir of the folder given and no docker folder", args)
 	}
 	cp := o.CanaryPod("c", report.PlannedNode{Name: "node-1"})
 	cc := cp.Spec.Containers[0]

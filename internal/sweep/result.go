@@ -144,6 +144,7 @@ func fillFromSummary(res *report.SweepResult, s report.ProbeSummary) {
 	res.Warnings = s.Warnings
 	res.Credentials = s.Credentials
 	res.Proxy = s.Proxy
+	res.Runtime, res.Mirrors = s.Runtime, s.Mirrors
 	res.Traces = s.Traces
 	res.DurationMS = s.MS
 	res.Status = report.SweepFail

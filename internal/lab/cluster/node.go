@@ -11,6 +11,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/childproc"
 	"github.com/pullpath/pullpath/internal/lab"
+	"github.com/pullpath/pullpath/internal/lab/scenario"
 )
 
 // The six machine-wide sysctls the kubelet writes at start. Each node's
@@ -88,24 +89,27 @@ func (c *Cluster) writeNodeFiles(n *clusterNode) error {
 			return err
 		}
 	}
-	// certs.d: the lab CA for the registry host, as the runtime hook does
+	// certs.d (where the node's layout keeps it): the lab CA for the
+	// registry host, as the runtime hook does
+	lp := layoutPaths(n, spec)
 	if c.Env.CAFile != "" && t.Registry != nil {
 		host := t.RegistryKey()
 		b, err := os.ReadFile(c.Env.CAFile)
 		if err != nil {
 			return err
 		}
-		if err := os.MkdirAll(filepath.Join(n.dir, "certs.d", host), 0o755); err != nil {
+		hd := filepath.Join(lp.certsReal, host)
+		if err := os.MkdirAll(hd, 0o755); err != nil {
 			return err
 		}
-		if err := w("certs.d/"+host+"/ca.crt", string(b), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(hd, "ca.crt"), b, 0o644); err != nil {
 			return err
 		}
 		// the mirrors of its hosts.toml (cluster.nodes.HOST.mirrors), the
 		// CA named relative to the file, so that a sweep Pod mounting
-		// /etc/containerd/certs.d reads it too
+		// the node's /etc and /var/lib reads it too
 		if ms := t.NodeMirrors(n.host); len(ms) > 0 {
-			if err := w("certs.d/"+host+"/hosts.toml", lab.MirrorsHostsToml(t, ms, "ca.crt"), 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(hd, "hosts.toml"), []byte(lab.MirrorsHostsToml(t, ms, "ca.crt")), 0o644); err != nil {
 				return err
 			}
 		}
@@ -116,7 +120,12 @@ func (c *Cluster) writeNodeFiles(n *clusterNode) error {
 			return err
 		}
 	}
-	if err := w("containerd/config.toml", c.containerdConfig(n), 0o600); err != nil {
+	// world-readable, as distributions write it: the sweep's probe Pod
+	// (uid 65532) reads it to find the node's config_path
+	if err := os.MkdirAll(filepath.Dir(lp.configReal), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(lp.configReal, []byte(c.containerdConfig(n, lp.certsNode)), 0o644); err != nil {
 		return err
 	}
 	cni := map[string]any{
@@ -176,7 +185,7 @@ func (c *Cluster) internalServer(n *clusterNode) string {
 	return "https://" + netip.AddrPortFrom(c.scen.APIServerAddr(n.ip), apiserverPort).String()
 }
 
-func (c *Cluster) containerdConfig(n *clusterNode) string {
+func (c *Cluster) containerdConfig(n *clusterNode, certsNode string) string {
 	d := filepath.Join(n.dir, "containerd")
 	q := func(s string) string { return `"` + s + `"` }
 	var b strings.Builder
@@ -210,8 +219,33 @@ func (c *Cluster) containerdConfig(n *clusterNode) string {
 	p("      bin_dir = \"/usr/lib/cni\"")
 	p("      conf_dir = %s", q(filepath.Join(n.dir, "cni", "net.d")))
 	p("    [plugins.\"io.containerd.grpc.v1.cri\".registry]")
-	p("      config_path = %s", q(filepath.Join(n.dir, "certs.d")))
+	p("      config_path = %s", q(certsNode))
 	return b.String()
+}
+
+// nodeLayout is where a node keeps containerd's config and certs.d: the
+// node paths (what containerd and a sweep Pod read, in the node's mount
+// namespace) and where they really are in the run folder.
+type nodeLayout struct {
+	configNode, configReal string
+	certsNode, certsReal   string
+}
+
+// k3sContainerd is where k3s renders containerd's config and certs.d.
+const k3sContainerd = "/var/lib/rancher/k3s/agent/etc/containerd"
+
+// layoutPaths is the node's layout (cluster.nodes.HOST.layout): by
+// default /etc/containerd/config.toml and /etc/containerd/certs.d (bound
+// into the node's /etc/containerd tmpfs by the start script); k3s's under
+// the node's own /var/lib.
+func layoutPaths(n *clusterNode, spec *scenario.ClusterNode) nodeLayout {
+	if spec != nil && spec.Layout == scenario.LayoutK3s {
+		real := filepath.Join(n.dir, "var-lib", strings.TrimPrefix(k3sContainerd, "/var/lib/"))
+		return nodeLayout{configNode: k3sContainerd + "/config.toml", configReal: filepath.Join(real, "config.toml"),
+			certsNode: k3sContainerd + "/certs.d", certsReal: filepath.Join(real, "certs.d")}
+	}
+	return nodeLayout{configNode: "/etc/containerd/config.toml", configReal: filepath.Join(n.dir, "containerd", "config.toml"),
+		certsNode: "/etc/containerd/certs.d", certsReal: filepath.Join(n.dir, "certs.d")}
 }
 
 func (c *Cluster) kubeletConfig(n *clusterNode) string {
@@ -319,6 +353,11 @@ func (c *Cluster) startScript(n *clusterNode) string {
 	p("mount -t tmpfs -o mode=0755 tmpfs /etc/containerd")
 	p("mkdir -p /etc/containerd/certs.d /etc/containerd/docker-certs.d")
 	p("mount --bind %s /etc/containerd/certs.d", shq(d+"/certs.d"))
+	lp := layoutPaths(n, c.scen.Cluster.Nodes[n.host])
+	if lp.configNode == "/etc/containerd/config.toml" {
+		p("touch /etc/containerd/config.toml")
+		p("mount --bind %s /etc/containerd/config.toml", shq(lp.configReal))
+	}
 	// cluster.nodes.HOST.proxy: the drop-in the running containerd's
 	// environment comes from, in this mount namespace's /etc (what the
 	// node's hostPath mounts of /etc show its Pods)
@@ -338,7 +377,9 @@ func (c *Cluster) startScript(n *clusterNode) string {
 	p("mkdir -p %s", shq(c.RunDir))
 	p("mount --bind /var/lib/.stage %s", shq(c.RunDir))
 	p("umount /var/lib/.stage")
-	p("%scontainerd --config %s >>%s 2>&1 &", c.containerdEnv(n), shq(d+"/containerd/config.toml"), shq(filepath.Join(c.RunDir, "logs", n.host+"-containerd.log")))
+	// containerd on the config at its node path (after /var/lib is the
+	// node's), as the node's layout keeps it
+	p("%scontainerd --config %s >>%s 2>&1 &", c.containerdEnv(n), shq(lp.configNode), shq(filepath.Join(c.RunDir, "logs", n.host+"-containerd.log")))
 	p("echo $! > %s", shq(d+"/containerd.pid"))
 	p("i=0; until [ -S %s ]; do i=$((i+1)); [ $i -lt 300 ] || { echo 'containerd did not start in 30s' >&2; exit 1; }; sleep 0.1; done", shq(n.sock()))
 	p("ctr -a %s -n k8s.io images import --snapshotter overlayfs %s >/dev/null", shq(n.sock()), shq(c.pauseTar))

@@ -49,7 +49,7 @@ func (c *Cluster) PrePull(ctx context.Context, host string) error {
 	if err != nil {
 		return err
 	}
-	argv := []string{"ctr", "-a", n.sock(), "-n", "k8s.io", "images", "pull", "--hosts-dir", filepath.Join(n.dir, "certs.d")}
+	argv := []string{"ctr", "-a", n.sock(), "-n", "k8s.io", "images", "pull", "--hosts-dir", layoutPaths(n, c.scen.Cluster.Nodes[n.host]).certsReal}
 	if cr := c.scen.Node.Credentials; cr != nil {
 		argv = append(argv, "--user", cr.Username+":"+cr.Password)
 	}

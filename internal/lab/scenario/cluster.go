@@ -63,6 +63,12 @@ type ClusterNode struct {
 	// hosts.toml for the registry lists, in this order (mirror.go); none:
 	// the node's certs.d has no hosts.toml, and it pulls from the registry.
 	Mirrors []string `json:"mirrors,omitempty"`
+	// Layout is where this node keeps containerd's config and certs.d:
+	// "" (/etc/containerd/config.toml, config_path /etc/containerd/certs.d)
+	// or k3s (/var/lib/rancher/k3s/agent/etc/containerd/config.toml with
+	// the certs.d beside it), as a sweep Pod mounting the node's /etc and
+	// /var/lib finds them (lab/cluster layoutPaths).
+	Layout string `json:"layout,omitempty"`
 }
 
 // Workload is a Deployment of the registry's image (made runnable by the

@@ -1,6 +1,9 @@
 package scenario
 
-import "strings"
+import (
+	"sort"
+	"strings"
+)
 
 // Layouts a lab containerd node can play (node.containerd.layout): where
 // the distribution keeps containerd's config and its registry folders.
@@ -99,4 +102,27 @@ func (v *validator) containerdLayout() {
 	if v.t.Registry == nil {
 		v.fail("node.containerd", "a layout's registry configuration is for the registry: the scenario has no registry section")
 	}
+}
+
+// clusterLayouts checks cluster.nodes.HOST.layout.
+func (v *validator) clusterLayouts() {
+	if v.t.Cluster == nil {
+		return
+	}
+	for _, h := range sortedNodeHosts(v.t.Cluster.Nodes) {
+		switch l := v.t.Cluster.Nodes[h].Layout; l {
+		case "", LayoutK3s:
+		default:
+			v.fail("cluster.nodes."+h+".layout", "want %s (or nothing: /etc/containerd), got %q", LayoutK3s, l)
+		}
+	}
+}
+
+func sortedNodeHosts(m map[string]*ClusterNode) []string {
+	out := make([]string, 0, len(m))
+	for h := range m {
+		out = append(out, h)
+	}
+	sort.Strings(out)
+	return out
 }

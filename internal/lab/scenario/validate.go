@@ -481,6 +481,7 @@ func (v *validator) node() {
 	}
 	v.crio()
 	v.containerdLayout()
+	v.clusterLayouts()
 	if c := n.CredentialProvider; c != nil && c.Fail == "" && (c.Username == "" || c.Password == "") {
 		v.fail("node.credentialProvider", "want username and password (or fail: MESSAGE for a plugin that fails)")
 	}
