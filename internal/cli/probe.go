@@ -20,8 +20,11 @@ Run it ON THE NODE (or in a hostNetwork Pod with dnsPolicy: Default and the
 node's /etc mounted): a Pod's own network and DNS prove nothing about the
 runtime's pull.
 
-In order: parse the reference; read the runtime's registry config (containerd
-hosts.toml mirrors and CAs) and its proxy settings (the running containerd's
+In order: find the runtime and the config file it reads (the running containerd
+or crio's --config, else the layouts on disk: k3s, rke2, Talos, the snaps,
+/etc/containerd, CRI-O) and read its registry config by its own rules
+(containerd's imports, config_path folders and hosts.toml, inline mirrors and
+credentials; CRI-O's registries.conf) and its proxy settings (the running containerd's
 HTTPS_PROXY/NO_PROXY from /proc, else its systemd unit, drop-ins and
 environment files, k3s/rke2 CONTAINERD_*_PROXY); resolve every host like the
 node (hosts file, then each nameserver of resolv.conf, queried directly), or
