@@ -134,7 +134,11 @@ func layoutConfig(t *scenario.Scenario, c *scenario.NodeContainerd, reg string) 
 	case v3:
 		b.WriteString("version = 3\ndisabled_plugins = ['io.containerd.nri.v1.nri']\n\n")
 		fmt.Fprintf(&b, "[plugins.'io.containerd.internal.v1.opt']\n  path = %q\n\n", layoutOpt(c))
-		b.WriteString("[plugins.'io.containerd.cri.v1.images']\n" + reg)
+		b.WriteString("[plugins.'io.containerd.cri.v1.images']\n")
+		if c.DiscardUnpackedLayers {
+			b.WriteString("  discard_unpacked_layers = true\n")
+		}
+		b.WriteString(reg)
 	default:
 		b.WriteString("version = 2\n\n")
 		fmt.Fprintf(&b, "[plugins.\"io.containerd.internal.v1.opt\"]\n  path = %q\n\n", layoutOpt(c))

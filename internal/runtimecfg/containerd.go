@@ -92,8 +92,20 @@ func (rc *RuntimeConfig) useConfigPath(cfg *ctrdConfig, reg *ctrdRegistry) {
 			}
 		}
 	}
+	folders := filepath.SplitList(cp)
+	if mode, why := cfg.pullMode(rc, reg); mode == "transfer" {
+		rc.Rules += "; CRI pulls through the transfer service: " + why
+		if len(folders) > 1 {
+			// the transfer service takes the whole list as one folder
+			rc.Warnings = append(rc.Warnings, ConfigWarning{Code: codeConfigIgnored, Ignored: cp, Read: "none", Message: fmt.Sprintf(
+				"config_path %q (%s) lists %d folders, but containerd 2.1 and later pull through the transfer service, which takes the whole value as one folder (containerd issues 12415, 12808): no hosts.toml under any of them is read, and every registry is contacted directly. Name one folder, or set use_local_image_pull = true under [plugins.'io.containerd.cri.v1.images']", cp, where, len(folders))})
+			folders = []string{cp}
+		}
+	} else if cfg.major == 2 {
+		rc.Rules += "; CRI pulls locally: " + why
+	}
 	var dirs []string
-	for _, d := range filepath.SplitList(cp) {
+	for _, d := range folders {
 		if d == "" {
 			continue
 		}

@@ -254,7 +254,11 @@ var v1PluginURIs = map[string]string{
 // imagesKeys are the keys containerd 2.x moves from the version 2 CRI
 // section to the images plugin (plugins/cri/images configMigration) that
 // matter to a pull.
-var imagesKeys = []string{"registry", "max_concurrent_downloads", "image_pull_progress_timeout"}
+var imagesKeys = []string{"registry", "max_concurrent_downloads", "image_pull_progress_timeout", "image_pull_with_sync_fs"}
+
+// imagesContainerdKeys are the keys it moves from the version 2 CRI
+// section's containerd table that decide its pull mode (transfer.go).
+var imagesContainerdKeys = []string{"disable_snapshot_annotations", "discard_unpacked_layers"}
 
 // migrateCtrdFile migrates one file to version 3 as containerd 2.x does
 // before merging it; its lines move with its keys.
@@ -307,6 +311,14 @@ func (rc *RuntimeConfig) migrateCtrdFile(f *ctrdFile) {
 			images[k] = v
 			delete(cri, k)
 			rename([]string{"plugins", criV2Section, k}, []string{"plugins", criImagesSection, k})
+		}
+	}
+	if ct, ok := cri["containerd"].(map[string]any); ok {
+		for _, k := range imagesContainerdKeys {
+			if v, ok := ct[k]; ok {
+				images[k] = v
+				rename([]string{"plugins", criV2Section, "containerd", k}, []string{"plugins", criImagesSection, k})
+			}
 		}
 	}
 }

@@ -254,12 +254,19 @@ func TestContainerdConfigVersions(t *testing.T) {
 		name, file, version string
 		want                string // config_path sources, joined
 		missing             bool
+		transfer            bool // the transfer service reads the list as one folder
 	}{
-		{"eks v3", "eks-al2023-v3.toml", "", "/etc/containerd/certs.d:/etc/docker/certs.d", false},
-		{"eks v2 on 1.7", "eks-al2023-v2.toml", "1.7.27-1", "/etc/containerd/certs.d:/etc/docker/certs.d", false},
-		{"eks v2 on 2.1 (migrated)", "eks-al2023-v2.toml", "2.1.4-1", "/etc/containerd/certs.d:/etc/docker/certs.d", false},
-		{"containerd 2 default", "containerd2-default.toml", "", "/etc/containerd/certs.d:/etc/docker/certs.d", true},
-		{"k3s v1 (plugins.cri)", "k3s-v1.toml", "", "", false},
+		// discard_unpacked_layers = true: the CRI's local pull, which splits the list
+		{"eks v3", "eks-al2023-v3.toml", "", "/etc/containerd/certs.d:/etc/docker/certs.d", false, false},
+		{"eks v2 on 1.7", "eks-al2023-v2.toml", "1.7.27-1", "/etc/containerd/certs.d:/etc/docker/certs.d", false, false},
+		// the version 2 file says discard_unpacked_layers = false: 2.1 pulls
+		// through the transfer service (containerd issue 12415)
+		{"eks v2 on 2.1 (migrated)", "eks-al2023-v2.toml", "2.1.4-1", "/etc/containerd/certs.d:/etc/docker/certs.d", false, true},
+		{"eks v2 on 2.0 (no transfer pull)", "eks-al2023-v2.toml", "2.0.5-1", "/etc/containerd/certs.d:/etc/docker/certs.d", false, false},
+		// containerd config default's own values: the transfer service, and
+		// its default list read as one folder (containerd issue 12808)
+		{"containerd 2 default", "containerd2-default.toml", "", "/etc/containerd/certs.d:/etc/docker/certs.d", true, true},
+		{"k3s v1 (plugins.cri)", "k3s-v1.toml", "", "", false, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			files := map[string]string{"/etc/containerd/config.toml": testdata(t, tt.file), "/etc/docker/certs.d/reg.example:5000/ca.crt": "x"}
@@ -273,7 +280,7 @@ func TestContainerdConfigVersions(t *testing.T) {
 					got = append(got, s.Path)
 				}
 			}
-			if strings.Join(got, ":") != tt.want {
+			if strings.Join(got, ":") != tt.want { // one source of the whole list in transfer mode
 				t.Fatalf("config_path = %v, want %s (rules %s)", got, tt.want, rc.Rules)
 			}
 			if tt.want == "" {
@@ -283,6 +290,13 @@ func TestContainerdConfigVersions(t *testing.T) {
 				t.Errorf("source %+v, want it said to be containerd 2.x's default", rc.Sources[0])
 			}
 			set := mustHosts(t, rc, "reg.example:5000/app:1")
+			if tt.transfer {
+				w := warningOf(rc, verdict.RuntimeConfigIgnored)
+				if w == nil || w.Ignored != tt.want || !strings.Contains(w.Message, "transfer service") || len(set.Hosts[0].CAFiles) != 0 {
+					t.Errorf("warnings %+v hosts %+v: want the list named as read by no pull, and no CA", rc.Warnings, set.Hosts)
+				}
+				return
+			}
 			if len(set.Hosts) != 1 || len(set.Hosts[0].CAFiles) != 1 {
 				t.Errorf("hosts %+v, want /etc/docker/certs.d's CA through the second config_path folder", set.Hosts)
 			}

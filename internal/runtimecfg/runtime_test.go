@@ -115,8 +115,9 @@ func TestDiscoverRuntimeDefaultsAndFlags(t *testing.T) {
 	if rc.Layout != "talos" || !strings.HasPrefix(rc.Rules, "containerd 2.x") {
 		t.Fatalf("talos v3: layout %q rules %q, want talos with 2.x rules", rc.Layout, rc.Rules)
 	}
-	if got := rc.Registry.(CertsDirs).String(); got != filepath.Join(v3, "/etc/cri/conf.d/hosts")+":"+filepath.Join(v3, "/etc/docker/certs.d") {
-		t.Errorf("config_path = %q, want both folders under the root, in order", got)
+	// containerd 2.1's transfer pull takes the list as one folder
+	if got := rc.Registry.(CertsDirs).String(); got != filepath.Join(v3, "/etc/cri/conf.d/hosts:/etc/docker/certs.d") {
+		t.Errorf("config_path = %q, want the whole list as one folder, as the transfer service reads it", got)
 	}
 
 	dir := "/tmp/my-certs"

@@ -29,16 +29,37 @@ func runtimeOf(n *report.SweepNode) string {
 }
 
 // runtimeDivergence says when the failing and the healthy nodes differ by
-// their runtime, its config file or the mirrors it puts in front of the
-// registry: one runtime configuration on each side, not the same. "" when
-// it does not separate them, or a side did not say.
+// their runtime or the config file it reads: one on each side, not the
+// same ("" when it does not separate them, or a side did not say). The
+// mirrors alone differing is the mirror divergence's (mirror.go); the
+// sentence names them too.
 func runtimeDivergence(failing, healthy []*report.SweepNode) string {
-	f, ok1 := oneRuntime(failing)
-	h, ok2 := oneRuntime(healthy)
-	if !ok1 || !ok2 || f == h {
+	if !runtimeFileSeparates(failing, healthy) {
 		return ""
 	}
+	f, _ := oneRuntime(failing)
+	h, _ := oneRuntime(healthy)
 	return fmt.Sprintf("The failing nodes' runtime is %s; the healthy nodes' is %s. The runtime's own configuration separates them: the registry configuration the failing nodes' runtime reads (the file named, and the folders its config_path names) lacks what the healthy nodes' has, or names another path; `pullpath probe -o wide` on one of each lists every file read and every file ignored.", f, h)
+}
+
+// runtimeFileSeparates: each side has one runtime and config file
+// (ProbeSummary.Runtime), and they differ.
+func runtimeFileSeparates(failing, healthy []*report.SweepNode) bool {
+	one := func(nodes []*report.SweepNode) string {
+		seen := ""
+		for _, n := range nodes {
+			if n.Probe == nil || n.Probe.Source == report.SourceProbeEvents || n.Probe.Runtime == "" {
+				return ""
+			}
+			if seen != "" && n.Probe.Runtime != seen {
+				return ""
+			}
+			seen = n.Probe.Runtime
+		}
+		return seen
+	}
+	f, h := one(failing), one(healthy)
+	return f != "" && h != "" && f != h
 }
 
 // oneRuntime is the runtime configuration every node of nodes has, false

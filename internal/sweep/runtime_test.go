@@ -42,6 +42,17 @@ func TestSweepRuntimeSeparatesNodesOfOnePool(t *testing.T) {
 		t.Errorf("advice[0] = %q, want the runtime configuration named", a)
 	}
 
+	// the same runtime and file, only the mirrors differ: the mirror
+	// divergence's to name, not the runtime's
+	r = &report.SweepReport{Nodes: []report.SweepNode{
+		withRuntime(node("n-1", "p", "z", "s", "", verdict.OK), plainRuntime, k3sMirror),
+		withRuntime(node("n-2", "p", "z", "s", "", verdict.ConnectRefused), plainRuntime),
+	}}
+	judge(r)
+	if strings.Contains(r.Verdict.Summary, "runtime's configuration separates") || strings.Contains(first(r.Verdict.Advice), "runtime's own configuration") {
+		t.Errorf("mirrors only: pattern %q summary %q advice %q, want the runtime not named", r.Verdict.Pattern, r.Verdict.Summary, first(r.Verdict.Advice))
+	}
+
 	// the same configuration on both sides, or a side that did not say:
 	// not the separation
 	for _, tt := range []struct{ name, a, b string }{{"alike", plainRuntime, plainRuntime}, {"unknown", plainRuntime, ""}} {

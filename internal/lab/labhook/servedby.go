@@ -136,8 +136,24 @@ func chainCheck(env *lab.Env, rt *report.RuntimePull, probe *report.ProbeReport)
 		return
 	}
 	if probe.Chain == nil {
-		rt.Mismatches = append(rt.Mismatches, "served by: the probe's report has no host chain")
+		// no mirror applied: the registry served every step
+		reg := registryServed(probe)
+		if reg == "" {
+			rt.Mismatches = append(rt.Mismatches, "served by: the probe's report has no host chain and no registry endpoint")
+			return
+		}
+		rt.Mismatches = append(rt.Mismatches, compareServedBy(report.ServedBy{Resolve: reg, Manifest: reg, Blobs: reg}, sb)...)
 		return
 	}
 	rt.Mismatches = append(rt.Mismatches, compareServedBy(probe.Chain.ServedBy, sb)...)
+}
+
+// registryServed is the registry endpoint of a walk that had no mirror.
+func registryServed(probe *report.ProbeReport) string {
+	for _, e := range probe.Endpoints {
+		if e != nil && e.Role == verdict.RoleRegistry && e.Status == report.StepPass {
+			return e.Host
+		}
+	}
+	return ""
 }

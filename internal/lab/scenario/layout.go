@@ -45,6 +45,11 @@ type NodeContainerd struct {
 	// registry to a host that does not resolve: what an operator wrote and
 	// this layout's containerd never reads.
 	Decoy bool `json:"decoy,omitempty"`
+	// DiscardUnpackedLayers writes discard_unpacked_layers = true in the
+	// CRI's images section (containerd 2), as the EKS AMI does: the CRI
+	// then pulls locally, not through the transfer service, and reads
+	// every folder of a config_path list.
+	DiscardUnpackedLayers bool `json:"discardUnpackedLayers,omitempty"`
 	// Auth puts node.credentials in registry.configs.REGISTRY.auth (as
 	// Bottlerocket renders settings.container-registry.credentials)
 	// instead of the kubelet's docker config.
@@ -95,6 +100,9 @@ func (v *validator) containerdLayout() {
 		}
 	default:
 		v.fail("node.containerd.mirrors", "want config_path or inline, got %q", c.Mirrors)
+	}
+	if c.DiscardUnpackedLayers && c.ContainerdBinary() != Containerd2 {
+		v.fail("node.containerd.discardUnpackedLayers", "is containerd 2's images setting: want containerd: %s", Containerd2)
 	}
 	if c.Auth && v.t.Node.Credentials == nil {
 		v.fail("node.containerd.auth", "node.credentials holds the user and password to write: it is not set")
