@@ -13,6 +13,9 @@
 #   typecheck                 hack/test.sh's darwin check (test/tools/typecheck)
 #   cimagepull                containers/image's own pull, the reference beside the
 #                             probe on a lab CRI-O node (test/tools/cimagepull)
+#   containerd2               containerd 2 (github.com/containerd/containerd/v2,
+#                             cgo off), the runtime of the lab's layout nodes with
+#                             a version 3 config (internal/lab/labhook)
 #   pause                     the lab clusters' sandbox, from pullpath's module
 #
 # One module and one build, because the programs share most of their
@@ -72,6 +75,7 @@ programs=(
   "crictl sigs.k8s.io/cri-tools/cmd/crictl"
   "typecheck pullpath-tools/typecheck"
   "cimagepull pullpath-tools/cimagepull"
+  "containerd2 github.com/containerd/containerd/v2/cmd/containerd"
 )
 
 stale=$force
@@ -95,6 +99,7 @@ else
   ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$v -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37"
   ldflags+=" -X helm.sh/helm/v4/internal/version.version=v4.3.1"
   ldflags+=" -X sigs.k8s.io/cri-tools/pkg/version.Version=v1.37.0"
+  ldflags+=" -X github.com/containerd/containerd/v2/version.Version=v2.4.2"
   echo "controlplane: building ${#pkgs[@]} programs from ${tools#"$root"/} in one go build ..."
   # Build into a fresh folder and rename, so an interrupted build never
   # leaves a partial binary that looks newer than its sources.
@@ -103,6 +108,7 @@ else
   start=$(date +%s)
   (cd "$tools" && go build -ldflags "$ldflags" -o "$tmp/" "${pkgs[@]}")
   mv -f "$tmp/server" "$tmp/etcd"
+  mv -f "$tmp/containerd" "$tmp/containerd2"
   for p in "${programs[@]}"; do
     name=${p%% *}
     mv -f "$tmp/$name" "$bin/$name"
