@@ -14,18 +14,7 @@ func printRuntimeConfig(p *printer, c *report.RuntimeConfig, o Options) {
 	if c == nil {
 		return
 	}
-	what := c.Runtime
-	if c.Version != "" {
-		what += " " + c.Version
-	}
-	if c.Layout != "" && c.Layout != c.Runtime {
-		what += " (" + c.Layout + ")"
-	}
-	file := c.ConfigFile
-	if file == "" {
-		file = "no config file"
-	}
-	p.f("  runtime: %s  %s\n    found: %s\n", what, file, c.HowFound)
+	p.f("  runtime: %s  %s\n    found: %s\n", c.Name(), c.File(), c.HowFound)
 	if c.Override != "" {
 		p.f("    override: %s\n", c.Override)
 	}

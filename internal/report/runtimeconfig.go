@@ -46,3 +46,23 @@ type RegistrySource struct {
 	Detail   string `json:"detail,omitempty"`
 	Missing  bool   `json:"missing,omitempty"`
 }
+
+// Name is the runtime in a few words: "containerd 1.6.20 (k3s)".
+func (c *RuntimeConfig) Name() string {
+	s := c.Runtime
+	if c.Version != "" {
+		s += " " + c.Version
+	}
+	if c.Layout != "" && c.Layout != c.Runtime {
+		s += " (" + c.Layout + ")"
+	}
+	return s
+}
+
+// File is the config file read, or "no config file".
+func (c *RuntimeConfig) File() string {
+	if c.ConfigFile == "" {
+		return "no config file"
+	}
+	return c.ConfigFile
+}

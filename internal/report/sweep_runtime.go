@@ -15,18 +15,7 @@ const maxSummaryMirrors = 4
 func summarizeRuntime(r *ProbeReport) (string, []string) {
 	var rt string
 	if c := r.RuntimeConfig; c != nil {
-		rt = c.Runtime
-		if c.Version != "" {
-			rt += " " + c.Version
-		}
-		if c.Layout != "" && c.Layout != c.Runtime {
-			rt += " (" + c.Layout + ")"
-		}
-		file := c.ConfigFile
-		if file == "" {
-			file = "no config file"
-		}
-		rt += " " + file
+		rt = c.Name() + " " + c.File()
 		if c.Override != "" {
 			rt += "; --certs-dir override"
 		}

@@ -19,16 +19,8 @@ import (
 // drop-in's CRI section replace the main file's, config_path with it).
 func containerdBenchNode(b *testing.B, n int) string {
 	b.Helper()
-	root := b.TempDir()
-	w := func(p, s string) {
-		full := filepath.Join(root, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(s), 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
+	files := map[string]string{}
+	w := func(p, s string) { files[p] = s }
 	main := "version = 2\nimports = [\"/etc/containerd/conf.d/*.toml\"]\n[plugins.\"io.containerd.grpc.v1.cri\".registry]\n  config_path = \"/etc/containerd/certs.d:/etc/docker/certs.d\"\n"
 	for i := 0; i < 20; i++ {
 		main += fmt.Sprintf("[plugins.\"io.containerd.grpc.v1.cri\".registry.configs.\"registry%03d.corp.example\".auth]\n  username = \"u%d\"\n  password = \"p%d\"\n", i, i, i)
@@ -47,7 +39,7 @@ func containerdBenchNode(b *testing.B, n int) string {
 		st := strings.ReplaceAll(string(status), "Package: containerd\n", "Package: containerd-machine\n")
 		w("/var/lib/dpkg/status", st+"\nPackage: containerd\nStatus: install ok installed\nVersion: 2.1.4-1\n")
 	}
-	return root
+	return nodeFS(b, files)
 }
 
 // BenchmarkRuntimeConfigContainerd is step 0 on a containerd node with

@@ -8,7 +8,7 @@ import (
 )
 
 // nodeFS writes files under a fresh root: path -> content.
-func nodeFS(t *testing.T, files map[string]string) string {
+func nodeFS(t testing.TB, files map[string]string) string {
 	t.Helper()
 	root := t.TempDir()
 	writeTree(t, root, files)
@@ -16,7 +16,7 @@ func nodeFS(t *testing.T, files map[string]string) string {
 }
 
 // writeTree writes files (node path -> content) under root.
-func writeTree(t *testing.T, root string, files map[string]string) {
+func writeTree(t testing.TB, root string, files map[string]string) {
 	t.Helper()
 	for p, content := range files {
 		full := filepath.Join(root, p)

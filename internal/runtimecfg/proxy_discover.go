@@ -285,16 +285,12 @@ func findRuntimeProcess(o ProxyDiscoveryOptions) (*RuntimeProcess, []string) {
 		if err != nil || strings.TrimSpace(string(comm)) != name {
 			continue
 		}
-		if self != "" {
-			ns, err := os.Readlink(filepath.Join(dir, "ns", "net"))
-			if err != nil {
-				notes = append(notes, fmt.Sprintf("%s pid %d: cannot read its network namespace (%v): run as root", name, pid, unwrapPathError(err)))
-				continue
-			}
-			if ns != self {
-				otherNS++
-				continue
-			}
+		if same, note := sameNetNS(dir, self, name, pid); note != "" {
+			notes = append(notes, note)
+			continue
+		} else if !same {
+			otherNS++
+			continue
 		}
 		env, err := readBounded(filepath.Join(dir, "environ"), 1<<20)
 		if err != nil {

@@ -485,16 +485,12 @@ func runtimeProcesses(o RuntimeOptions) ([]runtimeProc, []string) {
 		if !ok {
 			continue
 		}
-		if selfNet != "" {
-			ns, err := os.Readlink(filepath.Join(dir, "ns", "net"))
-			if err != nil {
-				notes = append(notes, fmt.Sprintf("%s pid %d: cannot read its network namespace (%v): run as root", strings.TrimSpace(string(comm)), pid, unwrapPathError(err)))
-				continue
-			}
-			if ns != selfNet {
-				otherNS++
-				continue
-			}
+		if same, note := sameNetNS(dir, selfNet, strings.TrimSpace(string(comm)), pid); note != "" {
+			notes = append(notes, note)
+			continue
+		} else if !same {
+			otherNS++
+			continue
 		}
 		raw, err := readBounded(filepath.Join(dir, "cmdline"), 64<<10)
 		if err != nil {
@@ -525,6 +521,20 @@ func runtimeProcesses(o RuntimeOptions) ([]runtimeProc, []string) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].pid < out[j].pid })
 	return out, notes
+}
+
+// sameNetNS reports whether the process of /proc folder dir is in network
+// namespace self (always, when self is ""); note says why it could not
+// tell.
+func sameNetNS(dir, self, comm string, pid int) (same bool, note string) {
+	if self == "" {
+		return true, ""
+	}
+	ns, err := os.Readlink(filepath.Join(dir, "ns", "net"))
+	if err != nil {
+		return false, fmt.Sprintf("%s pid %d: cannot read its network namespace (%v): run as root", comm, pid, unwrapPathError(err))
+	}
+	return ns == self, ""
 }
 
 // argValue is the value of the first of names in args ("--config X",
