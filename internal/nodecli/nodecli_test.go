@@ -161,7 +161,9 @@ func TestSweepsProbePodArgs(t *testing.T) {
 			t.Fatalf("pullpath-agent does not read the probe Pod's args %v: %v", c.Args, err)
 		}
 		if p.Pull.Image != o.Image || p.Pull.Node != "node-1" || p.VerdictFile != "/dev/termination-log" || p.Pull.DockerConfig != "" ||
-			p.Pull.Net.HostsFile != "/host/etc/hosts" || p.Pull.CertsDir != "/host/etc/containerd/certs.d" || p.Pull.Net.ConnectTimeout != 3*time.Second || !p.Pull.Quick {
+			p.Pull.Net.HostsFile != "/host/etc/hosts" || p.Pull.Net.ConnectTimeout != 3*time.Second || !p.Pull.Quick ||
+			// the runtime's own registry configuration, found under --host-root: no folder by hand
+			p.Pull.Runtime == nil || p.Pull.Runtime.Override != "" || p.Pull.Runtime.Root != "/node" {
 			t.Errorf("pullpath-agent read %v as %+v", c.Args, p)
 		}
 		if ps := p.PullSecrets(); len(ps) != 1 || ps[0].Name != "creds" || ps[0].Skipped != "" {
