@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	compute "google.golang.org/api/compute/v1"
+	dns "google.golang.org/api/dns/v1"
 
 	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/report"
@@ -69,6 +70,15 @@ func checkRoute(m *Model, ns *nodeSubnet) report.CheckResult {
 		for _, d := range dests(h.Answer) {
 			for _, p := range ns.Profiles {
 				r := m.bestRoute(p, d)
+				if d.Public && (r == nil || !isDIG(r)) {
+					if b, ok := m.bindFix(ns, h, func(v dest) bool { r := m.bestRoute(p, v); return r != nil && isDIG(r) }); ok {
+						what := fmt.Sprintf("no route of network %s covers Google's public addresses for the nodes of %s", m.NetworkName(), profileName(p))
+						if r != nil {
+							what = fmt.Sprintf("route %s (%s) sends Google's public addresses to %s, not the default internet gateway", r.Name, r.DestRange, nextHop(r))
+						}
+						return m.bindFail(h, what, b)
+					}
+				}
 				switch {
 				case r == nil:
 					c := audit.Fail(pathCondition(h), fmt.Sprintf("no route of network %s covers %s (%s) for the nodes of %s", m.NetworkName(), d, h.Name, profileName(p)))
@@ -136,6 +146,11 @@ func checkFirewall(m *Model, ns *nodeSubnet) report.CheckResult {
 						c := audit.Fail(pathCondition(h), fmt.Sprintf("egress rule %s (priority %d, deny) drops TCP 443 from the nodes of %s to %s (%s): rule %s (priority %d) allows it, but its %s miss the pool", f.Name, f.Priority, profileName(p), d, h.Name, a.Name, a.Priority, targetsString(a)), evidence...)
 						return with(c, h.Name, []string{a.Name, f.Name}, retargetChange(m, a, p))
 					}
+					if d.Public {
+						if b, ok := m.bindFix(ns, h, func(v dest) bool { return m.egress443(p, v).Allow }); ok {
+							return m.bindFail(h, fmt.Sprintf("egress rule %s (priority %d, deny) drops TCP 443 from the nodes of %s to Google's public addresses", f.Name, f.Priority, profileName(p)), b)
+						}
+					}
 					c := audit.Fail(pathCondition(h), fmt.Sprintf("egress rule %s (priority %d, deny) drops TCP 443 from the nodes of %s to %s (%s)", f.Name, f.Priority, profileName(p), d, h.Name), evidence...)
 					return with(c, h.Name, []string{f.Name}, firewallChange(m, f.Name, f.Priority, p, d))
 				}
@@ -154,6 +169,87 @@ func checkFirewall(m *Model, ns *nodeSubnet) report.CheckResult {
 		return audit.Skip("no host's address is known (dns-zone)")
 	}
 	return audit.Pass(strings.Join(ok, "; "), evidence...)
+}
+
+// bindFix: a host answered at Google's public addresses because the private
+// zone that holds it is not bound to the nodes' network; bound, it would
+// answer a VIP the nodes reach (reaches), or its records are not in the
+// folder (the binding is still the change, said so).
+func (m *Model) bindFix(ns *nodeSubnet, h *pullHost, reaches func(dest) bool) (zoneBinding, bool) {
+	var names []string
+	for _, x := range ns.Hosts {
+		names = append(names, x.Name)
+	}
+	b, ok := m.unboundAnswer(h.Name, names)
+	if !ok || b.Answer.Undecided != "" {
+		return b, ok
+	}
+	if !b.Answer.ok() {
+		return b, false
+	}
+	for _, d := range dests(b.Answer) {
+		if d.Public || !reaches(d) {
+			return b, false
+		}
+	}
+	return b, true
+}
+
+// bindFail: the public path fails (what), and the change is binding the
+// project's private zones for the host to the nodes' network, not a path
+// to the internet the network was built without.
+func (m *Model) bindFail(h *pullHost, what string, b zoneBinding) report.CheckResult {
+	var changes []report.Change
+	var zs []string
+	for _, z := range b.Zones {
+		zs = append(zs, fmt.Sprintf("%s (%s, bound to %s)", z.Name, z.DnsName, zoneNetworks(z)))
+		changes = append(changes, bindChange(m, z, h, b.Answer))
+	}
+	then := "would answer it with " + b.Answer.String()
+	if b.Answer.Undecided != "" {
+		then = "holds it (" + b.Answer.Undecided + ")"
+	}
+	c := audit.Fail(pathCondition(h), fmt.Sprintf("%s (%s): private zone %s %s but is not bound to network %s, so the nodes get Google's public addresses", what, h.Name, strings.Join(zs, ", "), then, m.NetworkName()), b.Answer.Path...)
+	var res []string
+	for _, z := range b.Zones {
+		res = append(res, z.Name)
+	}
+	return with(c, h.Name, res, changes...)
+}
+
+func zoneNetworks(z *dns.ManagedZone) string {
+	var out []string
+	if z.PrivateVisibilityConfig != nil {
+		for _, n := range z.PrivateVisibilityConfig.Networks {
+			if n != nil {
+				out = append(out, lastSeg(n.NetworkUrl))
+			}
+		}
+	}
+	if len(out) == 0 {
+		return "no network"
+	}
+	return strings.Join(out, ", ")
+}
+
+// bindChange adds the nodes' network to a zone's networks (the flag
+// replaces the list, so the command repeats the networks it has, as URLs).
+func bindChange(m *Model, z *dns.ManagedZone, h *pullHost, a answer) report.Change {
+	var nets []string
+	if z.PrivateVisibilityConfig != nil {
+		for _, n := range z.PrivateVisibilityConfig.Networks {
+			if n != nil {
+				nets = append(nets, n.NetworkUrl)
+			}
+		}
+	}
+	nets = append(nets, "https://www.googleapis.com/compute/v1/"+m.NetworkPath())
+	action := fmt.Sprintf("bind private zone %s (%s) to network %s, so the nodes resolve %s to %s", z.Name, z.DnsName, m.NetworkName(), h.Name, a)
+	if a.Undecided != "" {
+		action = fmt.Sprintf("bind private zone %s (%s) to network %s (its records are not in the folder: check that it answers %s with the VIP)", z.Name, z.DnsName, m.NetworkName(), h.Name)
+	}
+	return report.Change{Resource: z.Name, Kind: "dns-managed-zone", Action: action,
+		Command: fmt.Sprintf("gcloud dns managed-zones update %s --project %s --networks %s", z.Name, m.NetworkProject(), strings.Join(nets, ","))}
 }
 
 func targetsString(f *compute.Firewall) string {

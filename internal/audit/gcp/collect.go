@@ -262,9 +262,34 @@ func (c *collector) nodeProjects(ctx context.Context, m *Model, t Target) error 
 // records fetches, for each host of the pull, the record sets Cloud DNS
 // would look at in the bound zones: the name, the wildcards above it, and
 // the same for each CNAME target.
+//
+// A second pass does the same as if the project's private zones for those
+// names that are bound to other networks were bound to the nodes' (the
+// audit's change may be binding one).
 func (c *collector) records(ctx context.Context, m *Model, t Target) error {
-	zones := m.boundZones()
 	got := map[string]map[string]bool{} // zone -> names fetched
+	var names []string
+	for _, h := range t.hosts() {
+		names = append(names, h.Name)
+	}
+	for _, zones := range [][]*dns.ManagedZone{m.boundZones(), m.asIfBound(names)} {
+		c.recordsIn(ctx, m, t, zones, got)
+	}
+	for _, zone := range sortedKeys(m.Records) {
+		rs := m.Records[zone]
+		sort.SliceStable(rs, func(i, j int) bool {
+			return rs[i].Name < rs[j].Name || rs[i].Name == rs[j].Name && rs[i].Type < rs[j].Type
+		})
+		if err := putList(c, FileRecords(zone), rs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recordsIn fetches, for each host, the record sets the zones would answer
+// it from, following CNAMEs; got holds what was fetched already.
+func (c *collector) recordsIn(ctx context.Context, m *Model, t Target, zones []*dns.ManagedZone, got map[string]map[string]bool) {
 	for _, h := range t.hosts() {
 		queue := []string{fqdn(h.Name)}
 		for depth := 0; depth < 8 && len(queue) > 0; depth++ {
@@ -300,16 +325,6 @@ func (c *collector) records(ctx context.Context, m *Model, t Target) error {
 			}
 		}
 	}
-	for _, zone := range sortedKeys(m.Records) {
-		rs := m.Records[zone]
-		sort.SliceStable(rs, func(i, j int) bool {
-			return rs[i].Name < rs[j].Name || rs[i].Name == rs[j].Name && rs[i].Type < rs[j].Type
-		})
-		if err := putList(c, FileRecords(zone), rs); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // candidates are the names whose record sets answer name in a zone: the

@@ -3,6 +3,7 @@ package gcp
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 
 	dns "google.golang.org/api/dns/v1"
@@ -36,8 +37,9 @@ type answer struct {
 	// NXDomain: a private zone holds the name's suffix but no record for
 	// it (nor a wildcard): the node gets NXDOMAIN (or no address).
 	NXDomain bool
-	Zone     *dns.ManagedZone // the zone that answered (the first one, for CNAME chains)
-	Path     []string         // the records followed
+	Zone     *dns.ManagedZone   // the zone that answered (the first one, for CNAME chains)
+	Zones    []*dns.ManagedZone // every zone the answer went through
+	Path     []string           // the records followed
 	// Undecided says why the configuration does not decide the answer
 	// (a zone's records not described, a forwarding or peering zone).
 	Undecided string
@@ -99,6 +101,56 @@ func (m *Model) boundZones() []*dns.ManagedZone {
 	return out
 }
 
+// asIfBound are the bound zones and the private zones of the network's
+// project that are bound elsewhere (or nowhere) and hold one of names or
+// a VIP name: what the nodes would see were those bound to their network.
+func (m *Model) asIfBound(names []string) []*dns.ManagedZone {
+	out := m.boundZones()
+	bound := map[*dns.ManagedZone]bool{}
+	for _, z := range out {
+		bound[z] = true
+	}
+	names = append(names, "private.googleapis.com", "restricted.googleapis.com")
+	for _, z := range m.Zones {
+		if z == nil || bound[z] || z.Visibility != "private" || z.ForwardingConfig != nil || z.PeeringConfig != nil {
+			continue
+		}
+		for _, n := range names {
+			if d := fqdn(z.DnsName); fqdn(n) == d || strings.HasSuffix(fqdn(n), "."+d) {
+				out = append(out, z)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// binding is a private zone of the network's project, not bound to the
+// nodes' network, that would answer a host with a VIP: for a network built
+// to reach Google only through the VIP, the change is binding it.
+type zoneBinding struct {
+	Zones  []*dns.ManagedZone // the zones to bind (every unbound zone of the answer)
+	Answer answer             // the answer once bound
+}
+
+// unboundAnswer is what the host would answer were the project's other
+// private zones for it bound; ok false when no unbound zone takes part.
+func (m *Model) unboundAnswer(host string, hosts []string) (zoneBinding, bool) {
+	a := m.resolveIn(host, m.asIfBound(hosts))
+	bound := map[*dns.ManagedZone]bool{}
+	for _, z := range m.boundZones() {
+		bound[z] = true
+	}
+	var b zoneBinding
+	for _, z := range a.Zones {
+		if !bound[z] && !slices.Contains(b.Zones, z) {
+			b.Zones = append(b.Zones, z)
+		}
+	}
+	b.Answer = a
+	return b, len(b.Zones) > 0 && !a.Public
+}
+
 func fqdn(h string) string { return strings.ToLower(strings.TrimSuffix(h, ".")) + "." }
 
 // zoneFor is the most specific bound zone whose DNS name is a suffix of name.
@@ -116,9 +168,11 @@ func zoneFor(zones []*dns.ManagedZone, name string) *dns.ManagedZone {
 // resolve answers host as Cloud DNS would for the node network: the most
 // specific bound private zone decides; within it the exact name, else the
 // closest wildcard; CNAMEs are followed (at most 8).
-func (m *Model) resolve(host string) answer {
+func (m *Model) resolve(host string) answer { return m.resolveIn(host, m.boundZones()) }
+
+// resolveIn answers host as Cloud DNS would if zones were the ones bound.
+func (m *Model) resolveIn(host string, zones []*dns.ManagedZone) answer {
 	a := answer{Host: host}
-	zones := m.boundZones()
 	name := fqdn(host)
 	for depth := 0; depth < 8; depth++ {
 		z := zoneFor(zones, name)
@@ -132,6 +186,7 @@ func (m *Model) resolve(host string) answer {
 		if a.Zone == nil {
 			a.Zone = z
 		}
+		a.Zones = append(a.Zones, z)
 		switch {
 		case z.ForwardingConfig != nil:
 			a.Undecided = fmt.Sprintf("zone %s (%s) forwards to %s", z.Name, z.DnsName, forwardTargets(z))

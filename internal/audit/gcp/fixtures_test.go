@@ -66,6 +66,9 @@ var fixtures = []fixture{
 		missing: []string{gcpaudit.FileNodeProject("shop-prod")}},
 	{dir: "warn-vpc-sc-number-unknown", image: imageOther, want: map[string][]string{gcpaudit.CheckVPCSC: {"nodes-a", "nodes-b"}}, status: report.CheckWarn,
 		missing: []string{gcpaudit.FileNodeProject("shop-prod")}},
+	{dir: "invalid-dns-zone-not-bound", image: imageShared, want: map[string][]string{gcpaudit.CheckRoute: {"gke-team-a", "gke-team-a-batch"}, gcpaudit.CheckFirewall: {"gke-team-a", "gke-team-a-batch"}}, status: report.CheckFail, cond: verdict.ConditionRoute},
+	{dir: "invalid-dns-zone-not-bound-no-records", image: imageShared, want: map[string][]string{gcpaudit.CheckRoute: {"gke-team-a", "gke-team-a-batch"}, gcpaudit.CheckFirewall: {"gke-team-a", "gke-team-a-batch"}}, status: report.CheckFail, cond: verdict.ConditionRoute,
+		missing: []string{gcpaudit.FileRecords("pkg-dev")}},
 	{dir: "invalid-vpc-sc-outside-perimeter", image: imageOther, want: map[string][]string{gcpaudit.CheckVPCSC: {"nodes-a", "nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionTLSIdentity},
 }
 
@@ -278,5 +281,37 @@ func TestPerimeterDecidesWithoutTheNodesNumber(t *testing.T) {
 	}
 	if c := vpcsc("valid-vpc-sc-number-from-project"); c.Status != report.CheckPass {
 		t.Errorf("pass: %s %q", c.Status, c.Summary)
+	}
+}
+
+// Issue 39 (1): a private zone for the registry's domain that the network's
+// project holds, bound to another network: the nodes get Google's public
+// addresses, which a network built without a default route does not reach;
+// the one change is binding the zone (its networks repeated), never a
+// default route or an egress rule to the internet: the route and the
+// firewall checks both fail on it and both ask for that binding.
+func TestUnboundZoneChangeIsTheBinding(t *testing.T) {
+	const bind = "gcloud dns managed-zones update pkg-dev --project net-host --networks https://www.googleapis.com/compute/v1/projects/net-host/global/networks/legacy-vpc,https://www.googleapis.com/compute/v1/projects/net-host/global/networks/shared-vpc"
+	for _, dir := range []string{"invalid-dns-zone-not-bound", "invalid-dns-zone-not-bound-no-records"} {
+		r := auditFixture(t, fixture{dir: dir, image: imageShared})
+		var checks []string
+		for _, c := range r.Changes {
+			checks = append(checks, c.Check)
+			if c.Command != bind || len(c.Subnets) != 2 {
+				t.Errorf("%s: change for %s on %v: %s, want the binding on both subnets: %s", dir, c.Check, c.Subnets, c.Command, bind)
+			}
+		}
+		if !slices.Equal(checks, []string{gcpaudit.CheckRoute, gcpaudit.CheckFirewall}) {
+			t.Errorf("%s: changes for %v, want route and firewall-egress-443", dir, checks)
+		}
+		for _, c := range r.Subnets[0].Checks {
+			if c.ID == gcpaudit.CheckRoute && !strings.Contains(c.Summary, "private zone pkg-dev (pkg.dev., bound to legacy-vpc)") {
+				t.Errorf("%s: route summary %q does not name the unbound zone", dir, c.Summary)
+			}
+		}
+	}
+	r := auditFixture(t, fixture{dir: "invalid-dns-zone-not-bound", image: imageShared})
+	if !strings.Contains(r.Changes[0].Action, "199.36.153.8/30") {
+		t.Errorf("action %q does not say what the zone answers once bound", r.Changes[0].Action)
 	}
 }

@@ -506,6 +506,19 @@ def main():
     out["valid-vpc-sc-both-inside"] = y
     ipv6_fixtures(out)
     issue39_fixtures(out, w, pools, f)
+    # dns-zone not bound (issue 39, class 1): in the Shared VPC built without a default route, the
+    # pkg.dev zone of the host project is bound to another network (legacy-vpc), not shared-vpc:
+    # the nodes get Google's public addresses, which no route and no egress rule lets them reach;
+    # the change is the binding. -no-records: the zone's records are not in the folder either.
+    x = copy.deepcopy(sf)
+    for z in x["dns-managed-zones-list.json"]:
+        if z["name"] == "pkg-dev":
+            z["privateVisibilityConfig"]["networks"] = [{"kind": "dns#managedZonePrivateVisibilityConfigNetwork",
+                                                         "networkUrl": f"{C}projects/net-host/global/networks/legacy-vpc"}]
+    out["invalid-dns-zone-not-bound"] = x
+    y = copy.deepcopy(x)
+    del y["dns-record-sets-list-pkg-dev.json"]
+    out["invalid-dns-zone-not-bound-no-records"] = y
     for name, files in out.items():
         write(name, files)
 
