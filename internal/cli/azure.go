@@ -51,6 +51,13 @@ Azure evaluates them, in the order the pull needs them:
   identity-acrpull   the kubelet identity holds AcrPull (or a role that
                      includes pull; the repository reader on an ABAC registry)
                      at the registry's scope or above
+  cache-credential-set  for an IMAGE an artifact cache rule serves: the rule's
+                     credential set exists, holds credentials for its source
+                     and is healthy (Docker Hub without one warns: its pull
+                     limit answers "too many requests to source registry")
+  cache-keyvault-access the credential set's identity may get its Key Vault
+                     secrets (an access policy with get, or Key Vault Secrets
+                     User on an RBAC vault)
 
 A failing pool is shown beside a healthy one, check by check; a fault that
 fails every pool alike (an identity, the registry) is called one cause.
@@ -136,7 +143,7 @@ func (c *azureConn) live(image string) azaudit.LiveOptions {
 		registry = img.LoginServer
 	}
 	return azaudit.LiveOptions{Subscription: c.subscription, ResourceGroup: c.resourceGroup, Cluster: c.name, Registry: registry,
-		Credential: azureARM.credential, ClientOptions: azureARM.options}
+		Image: image, Credential: azureARM.credential, ClientOptions: azureARM.options}
 }
 
 // azureImage reads the IMAGE argument, when given.

@@ -42,6 +42,9 @@ func Live(ctx context.Context, o LiveOptions, f audit.Focus) (*report.AuditRepor
 	if img, err := ParseImage(f.Image); err == nil && o.Registry == "" {
 		o.Registry = img.LoginServer // the image's registry, unless --registry names one
 	}
+	if o.Image == "" {
+		o.Image = f.Image // its cache rule is read too
+	}
 	c, err := Collect(ctx, o)
 	if err != nil {
 		return nil, err
@@ -84,9 +87,13 @@ func Audit(m *Model, source string, f audit.Focus) *report.AuditReport {
 	} else if s := m.NodeSubnets(); len(s) > 0 {
 		r.Target.Network = parentID(s[0])
 	}
+	m.image = nil
 	if f.Image != "" {
 		if w := m.imageWarning(f.Image); w != nil {
 			r.Warnings = append(r.Warnings, *w)
+		} else if img, err := ParseImage(f.Image); err == nil {
+			m.image = &img // its cache rule is checked
+			r.Warnings = append(r.Warnings, m.cacheWarnings()...)
 		}
 	}
 	if !m.hostsKnown() {

@@ -155,6 +155,8 @@ func TestEachCheckFailsAlone(t *testing.T) {
 	}
 	covered[CheckProxy] = true // its worst is a warning: TestProxyCheck
 	covered[CheckIPv6] = true  // its worst is a warning: TestIPv6Check
+	// the cache checks fail for an image a rule serves: TestEachCacheFixtureFailsItsCheckAlone
+	covered[CheckCacheCredSet], covered[CheckCacheKeyVault] = true, true
 	for _, id := range CheckIDs() {
 		if !covered[id] {
 			t.Errorf("check %s has no fixture that fails it", id)
@@ -235,5 +237,5 @@ func exitCode(r *report.AuditReport) int {
 	if !failed {
 		return 0
 	}
-	return map[verdict.Condition]int{verdict.ConditionRoute: 3, verdict.ConditionDNS: 4, verdict.ConditionEndpointSet: 5, verdict.ConditionTLSIdentity: 6}[c]
+	return map[verdict.Condition]int{verdict.ConditionRoute: 3, verdict.ConditionDNS: 4, verdict.ConditionEndpointSet: 5, verdict.ConditionTLSIdentity: 6, verdict.ConditionRegistry: 8}[c]
 }

@@ -17,6 +17,8 @@ const (
 	CheckPublicAccess    = "public-access"
 	CheckProxy           = "http-proxy"
 	CheckIdentity        = "identity-acrpull"
+	CheckCacheCredSet    = "cache-credential-set"
+	CheckCacheKeyVault   = "cache-keyvault-access"
 )
 
 // Checks are the audit's checks, in report order.
@@ -32,6 +34,8 @@ var Checks = []audit.Check[*Model, *nodeSubnet]{
 	audit.NewNeeds(CheckIPv6, "IPv6 from a dual-stack cluster to a dual-stack registry: ::/0 route and NSG", needsAll(needsRoutes, needsNSG), checkIPv6),
 	audit.NewNeeds(CheckProxy, "the cluster's httpProxyConfig: which hosts containerd sends through the proxy", needsEndpoints, checkProxy),
 	audit.NewNeeds(CheckIdentity, "the kubelet identity can pull", needsFiles(FileRoles), checkIdentity),
+	audit.NewNeeds(CheckCacheCredSet, "artifact cache: the rule's credential set for its source", needsCache, checkCacheCredentials),
+	audit.NewNeeds(CheckCacheKeyVault, "artifact cache: the credential set's identity may read its Key Vault secrets", needsVaultRoles, checkCacheKeyVault),
 }
 
 // CheckIDs lists the check ids in order.

@@ -41,6 +41,9 @@ type LiveOptions struct {
 	ClientOptions *arm.ClientOptions
 	// Calls counts the ARM requests made (nil: not counted).
 	Calls *atomic.Int64
+	// Image is the image the audit is for: the artifact cache rule that
+	// serves it, when one does, is read too.
+	Image string
 }
 
 type countPolicy struct{ n *atomic.Int64 }
@@ -233,6 +236,10 @@ func (c *collector) run(ctx context.Context) error {
 	}
 	// 7. Role assignments of the kubelet identity at the registry's scope and above.
 	c.roles(ctx, m.KubeletObjectID(), str(reg.ID))
+	// 7b. The artifact cache rule that serves the image, when one does.
+	if err := c.cache(ctx, reg); err != nil {
+		return err
+	}
 	// 8. Effective routes of one node NIC per pool.
 	loaded, err := Load(c.files.FS())
 	if err != nil {
@@ -469,7 +476,14 @@ func (c *collector) roles(ctx context.Context, obj, regID string) {
 		}
 		ras = append(ras, page.Value...)
 	}
-	// the CLI adds roleDefinitionName; so does collect, one GET per distinct role
+	if data, err := c.roleItems(ctx, f, ras); err == nil {
+		c.files[FileRoles] = data
+	}
+}
+
+// roleItems are role assignments as the CLI prints them: it adds
+// roleDefinitionName; so does collect, one GET per distinct role.
+func (c *collector) roleItems(ctx context.Context, f *armauthorization.ClientFactory, ras []*armauthorization.RoleAssignment) ([]byte, error) {
 	names := map[string]string{}
 	rd := f.NewRoleDefinitionsClient()
 	var items []any
@@ -496,9 +510,7 @@ func (c *collector) roles(ctx context.Context, obj, regID string) {
 	if items == nil {
 		items = []any{}
 	}
-	if data, err := encodeCLI(items); err == nil {
-		c.files[FileRoles] = data
-	}
+	return encodeCLI(items)
 }
 
 func (c *collector) effectiveRoutes(ctx context.Context, nic NIC) {

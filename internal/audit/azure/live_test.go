@@ -235,3 +235,61 @@ func TestLiveAKSManagedVNetListDenied(t *testing.T) {
 		t.Errorf("Live verdict %+v, %d subnets: want nothing-checked on the stand-in subnet", r.Verdict, len(r.Subnets))
 	}
 }
+
+// Issue 39: the artifact cache live, through the SDK's cache rule and
+// credential set clients and ARM's vault list against the fake: for every
+// cache fixture, collect for the image writes exactly the fixture's files
+// and the audit equals --from; no Key Vault secret is ever asked for.
+func TestLiveCacheMatchesFrom(t *testing.T) {
+	const image = "contosoacr.azurecr.io/library/nginx:1.27"
+	for _, dir := range []string{"valid-cache-rule", "valid-cache-access-policy", "invalid-cache-credential-set-missing", "invalid-cache-credential-set-login-server",
+		"invalid-cache-credentials-unhealthy", "invalid-cache-keyvault-no-role", "invalid-cache-access-policy-no-get", "warn-cache-docker-hub-anonymous"} {
+		t.Run(dir, func(t *testing.T) {
+			m := loadDir(t, dir)
+			want := verdicts(azaudit.Audit(m, "", audit.Focus{Image: image}))
+			srv := armfake.New(m)
+			defer srv.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			o := liveOptions(srv, m, "")
+			o.Image = image
+			c, err := azaudit.Collect(ctx, o)
+			if err != nil || len(c.Warnings) != 0 {
+				t.Fatalf("Collect = %v, warnings %v", err, c.Warnings)
+			}
+			fromDir, _ := os.ReadDir(filepath.Join("testdata", dir))
+			var wantNames, gotNames []string
+			for _, e := range fromDir {
+				wantNames = append(wantNames, e.Name())
+			}
+			for n := range c.Files {
+				gotNames = append(gotNames, n)
+			}
+			if !sameSet(wantNames, gotNames) {
+				t.Errorf("collect wrote %v, want the fixture's %v", gotNames, wantNames)
+			}
+			lm, err := azaudit.Load(c.Files.FS())
+			if err != nil {
+				t.Fatalf("Load(collected) = %v", err)
+			}
+			if got := verdicts(azaudit.Audit(lm, "live", audit.Focus{Image: image})); !reflect.DeepEqual(got, want) {
+				t.Errorf("live verdict differs from --from:\n got %v\nwant %v", got, want)
+			}
+			lr, err := azaudit.Live(ctx, liveOptions(srv, m, ""), audit.Focus{Image: image})
+			if err != nil {
+				t.Fatalf("Live = %v", err)
+			}
+			if got := verdicts(lr); !reflect.DeepEqual(got, want) {
+				t.Errorf("Live differs from --from:\n got %v\nwant %v", got, want)
+			}
+			for call := range srv.Calls() {
+				if strings.Contains(strings.ToLower(call), "secrets") {
+					t.Errorf("collect called %s: the audit reads a vault's grants, never its secrets", call)
+				}
+			}
+			if srv.Calls()["GET cacheRules"] == 0 {
+				t.Errorf("calls %v: the cache rules were not listed", srv.Calls())
+			}
+		})
+	}
+}

@@ -233,6 +233,10 @@ func Load(fsys fs.FS) (*Model, error) {
 		m.RolesKnown = true
 	}
 
+	// 7b. The artifact cache, when its files are given (collect writes
+	// them for an image a cache rule serves).
+	l.cache()
+
 	// 8. The effective routes of one node NIC per pool were read with the
 	// route tables; their warnings sort with the others.
 	sort.SliceStable(m.Warnings, func(i, j int) bool { return m.Warnings[i].File < m.Warnings[j].File })
@@ -585,10 +589,18 @@ func (l *loader) array(name, want, cmd string) ([]any, error) {
 }
 
 func (l *loader) roles(cmd string) bool {
-	arr, err := l.array(FileRoles, typeRole, cmd)
+	ras, ok := l.roleFile(FileRoles, cmd)
+	l.m.Roles = append(l.m.Roles, ras...)
+	return ok
+}
+
+// roleFile reads a role assignment list (`az role assignment list`), with
+// the role names the CLI adds.
+func (l *loader) roleFile(file, cmd string) ([]RoleAssignment, bool) {
+	arr, err := l.array(file, typeRole, cmd)
 	if err != nil {
-		ok, _ := l.settle(FileRoles, cmd, err)
-		return ok
+		ok, _ := l.settle(file, cmd, err)
+		return nil, ok
 	}
 	names := make([]string, len(arr))
 	for i, e := range arr {
@@ -603,17 +615,18 @@ func (l *loader) roles(cmd string) bool {
 	var ras []*armauthorization.RoleAssignment
 	arr = renest(arr, reflect.TypeOf(ras)).([]any)
 	if err := remarshal(arr, &ras); err != nil {
-		ok, _ := l.settle(FileRoles, cmd, &InputError{File: FileRoles, Msg: "does not read as role assignments (" + units.Clip(err.Error(), 160) + "): want the output of `" + cmd + "`"})
-		return ok
+		ok, _ := l.settle(file, cmd, &InputError{File: file, Msg: "does not read as role assignments (" + units.Clip(err.Error(), 160) + "): want the output of `" + cmd + "`"})
+		return nil, ok
 	}
+	var out []RoleAssignment
 	for i, ra := range ras {
 		if ra == nil {
 			continue
 		}
-		l.m.Roles = append(l.m.Roles, RoleAssignment{RoleAssignment: ra, DefinitionName: names[i]})
+		out = append(out, RoleAssignment{RoleAssignment: ra, DefinitionName: names[i]})
 	}
-	ok, _ := l.settle(FileRoles, cmd, nil)
-	return ok
+	ok, _ := l.settle(file, cmd, nil)
+	return out, ok
 }
 
 func (l *loader) routes(name, cmd string, out *armnetwork.EffectiveRouteListResult) (bool, error) {

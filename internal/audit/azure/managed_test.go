@@ -158,4 +158,8 @@ func TestEveryListFileReadsAsARMPages(t *testing.T) {
 			audittest.ReadsReshaped(t, audittest.Account{Dir: filepath.Join("testdata", dir), From: FromFolder}, shape, reshape)
 		}
 	}
+	// and the artifact cache's lists, audited for the image a rule serves
+	for shape, reshape := range shapes {
+		audittest.ReadsReshaped(t, audittest.Account{Dir: filepath.Join("testdata", "valid-cache-rule"), From: FromFolder, Focus: audit.Focus{Image: cacheImage}}, shape, reshape)
+	}
 }

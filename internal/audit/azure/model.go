@@ -59,6 +59,9 @@ type Model struct {
 	// node resource group's VNets (the pools name none).
 	ManagedSubnet string
 
+	// the artifact cache (cache.go)
+	cacheModel
+
 	// given and cmds are, by file name, whether the loader read the file
 	// and the command that writes it (audit.Given).
 	given map[string]bool

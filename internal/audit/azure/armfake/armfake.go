@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -138,7 +139,35 @@ func (s *Server) load(m *azaudit.Model) {
 		s.resources[key(*r.ID)] = raw(body)
 		s.lists[key("/subscriptions/"+sub+"/providers/Microsoft.ContainerRegistry/registries")] = []json.RawMessage{raw(body)}
 	}
-	for _, ra := range m.Roles {
+	if r := m.Registry; r != nil {
+		// the artifact cache: the registry's rules and credential sets
+		var rules, sets []json.RawMessage
+		for _, cr := range m.CacheRules {
+			rules = append(rules, raw(cr))
+		}
+		for _, cs := range m.CredentialSets {
+			sets = append(sets, raw(cs))
+		}
+		s.lists[key(*r.ID+"/cacheRules")] = rules
+		s.lists[key(*r.ID+"/credentialSets")] = sets
+	}
+	var vaults []json.RawMessage
+	for _, v := range sortedKeys(m.Vaults) {
+		vaults = append(vaults, raw(m.Vaults[v]))
+	}
+	s.lists[key("/subscriptions/"+sub+"/providers/Microsoft.KeyVault/vaults")] = vaults
+	all := append([]azaudit.RoleAssignment(nil), m.Roles...)
+	for _, v := range sortedKeys(m.VaultRoles) {
+		all = append(all, m.VaultRoles[v]...)
+	}
+	seen := map[string]bool{}
+	for _, ra := range all {
+		if ra.ID != nil && seen[key(*ra.ID)] {
+			continue
+		}
+		if ra.ID != nil {
+			seen[key(*ra.ID)] = true
+		}
 		s.roles = append(s.roles, raw(ra.RoleAssignment))
 		if ra.Properties != nil && ra.Properties.RoleDefinitionID != nil && ra.DefinitionName != "" {
 			s.roleNames[key(*ra.Properties.RoleDefinitionID)] = ra.DefinitionName
@@ -247,8 +276,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	case http.MethodGet:
-		if strings.HasSuffix(k, "/providers/microsoft.authorization/roleassignments") {
-			s.page(w, r, filterRoles(s.roles, r.URL.Query().Get("$filter")))
+		if scope, ok := strings.CutSuffix(k, "/providers/microsoft.authorization/roleassignments"); ok {
+			s.page(w, r, filterRoles(s.roles, scope, r.URL.Query().Get("$filter")))
 			return
 		}
 		if i := strings.Index(k, "/providers/microsoft.authorization/roledefinitions/"); i >= 0 {
@@ -292,27 +321,47 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request, items []json.RawMe
 	writeJSON(w, raw(body))
 }
 
-func filterRoles(all []json.RawMessage, filter string) []json.RawMessage {
+// filterRoles is ARM's answer for a scope: the assignments at the scope,
+// above it and below it (a subscription-wide listing holds every one),
+// of one principal when the filter names one.
+func filterRoles(all []json.RawMessage, scope, filter string) []json.RawMessage {
 	const p = "principalId eq '"
 	if f, err := url.QueryUnescape(filter); err == nil {
 		filter = f
 	}
-	i := strings.Index(filter, p)
-	if i < 0 {
-		return all
+	want := ""
+	if i := strings.Index(filter, p); i >= 0 {
+		want = strings.TrimSuffix(filter[i+len(p):], "'")
 	}
-	want := strings.TrimSuffix(filter[i+len(p):], "'")
 	var out []json.RawMessage
 	for _, r := range all {
 		var ra struct {
 			Properties struct {
 				PrincipalID string `json:"principalId"`
+				Scope       string `json:"scope"`
 			} `json:"properties"`
 		}
-		if json.Unmarshal(r, &ra) == nil && strings.EqualFold(ra.Properties.PrincipalID, want) {
+		if json.Unmarshal(r, &ra) != nil || want != "" && !strings.EqualFold(ra.Properties.PrincipalID, want) {
+			continue
+		}
+		if sc := key(ra.Properties.Scope); sc == "" || related(sc, scope) {
 			out = append(out, r)
 		}
 	}
+	return out
+}
+
+// related: one scope holds the other (or they are the same).
+func related(a, b string) bool {
+	return a == b || strings.HasPrefix(a, b+"/") || strings.HasPrefix(b, a+"/") || a == "/" || b == ""
+}
+
+func sortedKeys[V any](mp map[string]V) []string {
+	out := make([]string, 0, len(mp))
+	for k := range mp {
+		out = append(out, k)
+	}
+	sort.Strings(out)
 	return out
 }
 

@@ -475,6 +475,84 @@ def managed_vnet():
     write("valid-aks-managed-vnet", files)
 managed_vnet()
 
+# ACR's artifact cache (issue 39): the healthy account plus a wildcard cache rule
+# library/* <- docker.io/library/* with credential set dockerhub (a Docker Hub
+# user name and token as Key Vault secrets in kv-contoso-acr, an Azure RBAC vault
+# where the set's system-assigned identity holds Key Vault Secrets User), and an
+# anonymous rule for mcr.microsoft.com/dotnet/runtime. The image is
+# contosoacr.azurecr.io/library/nginx:1.27. Shapes: az acr cache list and az acr
+# credential-set list print the SDK's objects flattened (null for absent fields);
+# az keyvault show prints the vault with properties nested.
+CS_PRINCIPAL = "8c9d0e1f-2a3b-4c5d-9e6f-7a8b9c0d1e2f"
+VAULT = rid("rg-security", "Microsoft.KeyVault", "vaults", "kv-contoso-acr")
+KV_SECRETS_USER = "4633458b-17de-408a-b874-0445c86b69e6"
+SYSDATA = {"createdAt": "2026-10-01T08:00:00+00:00", "createdBy": "ops@contoso.com", "createdByType": "User",
+           "lastModifiedAt": "2026-10-01T08:00:00+00:00", "lastModifiedBy": "ops@contoso.com", "lastModifiedByType": "User"}
+
+def cache_rule(name, source, target, cred=None):
+    return {"creationDate": "2026-10-01T08:00:00+00:00", "credentialSetResourceId": ACR + "/credentialSets/" + cred if cred else None,
+            "id": ACR + "/cacheRules/" + name, "name": name, "provisioningState": "Succeeded", "resourceGroup": "rg-acr",
+            "sourceRepository": source, "systemData": SYSDATA, "targetRepository": target,
+            "type": "Microsoft.ContainerRegistry/registries/cacheRules"}
+
+def cred_set(name="dockerhub", login="docker.io", health="Healthy", secrets=True):
+    cred = {"credentialHealth": {"errorCode": None, "errorMessage": None, "status": health}, "name": "Credential1",
+            "passwordSecretIdentifier": "https://kv-contoso-acr.vault.azure.net/secrets/dockerhub-token" if secrets else None,
+            "usernameSecretIdentifier": "https://kv-contoso-acr.vault.azure.net/secrets/dockerhub-user"}
+    return {"authCredentials": [cred], "creationDate": "2026-10-01T08:00:00+00:00", "id": ACR + "/credentialSets/" + name,
+            "identity": {"principalId": CS_PRINCIPAL, "tenantId": TENANT, "type": "SystemAssigned", "userAssignedIdentities": None},
+            "loginServer": login, "name": name, "provisioningState": "Succeeded", "resourceGroup": "rg-acr", "systemData": SYSDATA,
+            "type": "Microsoft.ContainerRegistry/registries/credentialSets"}
+
+def key_vault(rbac=True, policies=()):
+    return {"id": VAULT, "location": "eastus", "name": "kv-contoso-acr",
+            "properties": {"accessPolicies": list(policies), "createMode": None, "enablePurgeProtection": None,
+                           "enableRbacAuthorization": rbac, "enableSoftDelete": True, "enabledForDeployment": False,
+                           "networkAcls": None, "provisioningState": "Succeeded", "publicNetworkAccess": "Enabled",
+                           "sku": {"family": "A", "name": "standard"}, "softDeleteRetentionInDays": 90,
+                           "tenantId": TENANT, "vaultUri": "https://kv-contoso-acr.vault.azure.net/"},
+            "resourceGroup": "rg-security", "systemData": SYSDATA, "tags": {}, "type": "Microsoft.KeyVault/vaults"}
+
+def policy(secrets):
+    return {"applicationId": None, "objectId": CS_PRINCIPAL, "tenantId": TENANT,
+            "permissions": {"certificates": [], "keys": [], "secrets": list(secrets), "storage": []}}
+
+def cached(f, rbac=True):
+    f["acr-cache-list.json"] = [cache_rule("dockerhub-library", "docker.io/library/*", "library/*", "dockerhub"),
+                                cache_rule("mcr-dotnet-runtime", "mcr.microsoft.com/dotnet/runtime", "dotnet/runtime")]
+    f["acr-credential-set-list.json"] = [cred_set()]
+    if rbac:
+        f["keyvault-show-kv-contoso-acr.json"] = key_vault()
+        f["role-assignment-list-keyvault-kv-contoso-acr.json"] = [
+            role("2a3b4c5d-0000-0000-0000-000000000021", KV_SECRETS_USER, "Key Vault Secrets User", CS_PRINCIPAL, VAULT)]
+    else:
+        f["keyvault-show-kv-contoso-acr.json"] = key_vault(False, [policy(["get", "list"])])
+    return f
+
+def cache_variant(name, fn, rbac=True):
+    f = cached(healthy(), rbac)
+    fn(f)
+    write(name, f)
+
+def cache_fixtures():
+    cache_variant("valid-cache-rule", lambda f: None)
+    cache_variant("valid-cache-access-policy", lambda f: None, rbac=False)
+    def no_set(f):
+        f["acr-credential-set-list.json"] = []
+        del f["keyvault-show-kv-contoso-acr.json"], f["role-assignment-list-keyvault-kv-contoso-acr.json"]
+    cache_variant("invalid-cache-credential-set-missing", no_set)
+    cache_variant("invalid-cache-credential-set-login-server", lambda f: f.update({"acr-credential-set-list.json": [cred_set(login="ghcr.io")]}))
+    cache_variant("invalid-cache-credentials-unhealthy", lambda f: f.update({"acr-credential-set-list.json": [cred_set(health="Unhealthy")]}))
+    cache_variant("invalid-cache-keyvault-no-role", lambda f: f.update({"role-assignment-list-keyvault-kv-contoso-acr.json": []}))
+    cache_variant("invalid-cache-access-policy-no-get",
+                  lambda f: f.update({"keyvault-show-kv-contoso-acr.json": key_vault(False, [policy(["list"])])}), rbac=False)
+    def anonymous(f):
+        f["acr-cache-list.json"][0] = cache_rule("dockerhub-library", "docker.io/library/*", "library/*")
+        for n in ("acr-credential-set-list.json", "keyvault-show-kv-contoso-acr.json", "role-assignment-list-keyvault-kv-contoso-acr.json"):
+            del f[n]
+    cache_variant("warn-cache-docker-hub-anonymous", anonymous)
+cache_fixtures()
+
 # The lab's AKS account (internal/diagnose/testdata): the account whose
 # cluster is the lab's pool-private-zone-not-linked scenario (its nodes'
 # providerIDs name subscription 0000..., node resource group
