@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"sync"
 	"time"
 )
 
@@ -20,11 +19,7 @@ type BadProxy struct {
 	Addr  string // IP:PORT it listens on
 	Fault string
 
-	ln     net.Listener
-	wg     sync.WaitGroup
-	mu     sync.Mutex
-	conns  map[net.Conn]bool
-	closed bool
+	connServer
 	// Targets records every CONNECT target, in order.
 	targets []string
 }
@@ -72,46 +67,9 @@ func StartBadProxy(ctx context.Context, c BadProxyConfig) (*BadProxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bad proxy: listen on %s: %w", c.Listen, err)
 	}
-	p := &BadProxy{Addr: ln.Addr().String(), Fault: c.Fault, ln: ln, conns: map[net.Conn]bool{}}
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			if !p.track(conn, true) {
-				conn.Close()
-				return
-			}
-			p.wg.Add(1)
-			go func() {
-				defer p.wg.Done()
-				defer p.track(conn, false)
-				p.serve(conn)
-			}()
-		}
-	}()
-	go func() {
-		<-ctx.Done()
-		p.Close()
-	}()
+	p := &BadProxy{Addr: ln.Addr().String(), Fault: c.Fault}
+	p.serveAll(ctx, ln, p.serve)
 	return p, nil
-}
-
-func (p *BadProxy) track(c net.Conn, add bool) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if add {
-		if p.closed {
-			return false
-		}
-		p.conns[c] = true
-		return true
-	}
-	delete(p.conns, c)
-	return true
 }
 
 // Targets are the CONNECT targets asked so far.
@@ -165,21 +123,4 @@ func (p *BadProxy) serve(conn net.Conn) {
 		conn.SetReadDeadline(time.Now().Add(5 * time.Second))
 		io.Copy(io.Discard, br)
 	}
-}
-
-// Close stops listening and ends every open connection.
-func (p *BadProxy) Close() error {
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		return nil
-	}
-	p.closed = true
-	for c := range p.conns {
-		c.Close()
-	}
-	p.mu.Unlock()
-	err := p.ln.Close()
-	p.wg.Wait()
-	return err
 }

@@ -232,25 +232,13 @@ func (b *BlobHost) handle(w http.ResponseWriter, r *http.Request) {
 	case matchFault(f.CorruptDigest, dg):
 		http.ServeContent(w, r, "", time.Unix(0, 0), &flipReader{ReaderAt: file, size: size})
 	case matchFault(f.Truncate, dg):
-		w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
-		w.WriteHeader(http.StatusOK)
-		if r.Method == http.MethodHead {
+		if !firstHalf(w, r, file, size) {
 			return
-		}
-		_, _ = io.CopyN(w, file, size/2)
-		if fl, ok := w.(http.Flusher); ok {
-			fl.Flush()
 		}
 		panic(http.ErrAbortHandler) // cut the connection mid-body
 	case matchFault(f.Pause, dg):
-		w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
-		w.WriteHeader(http.StatusOK)
-		if r.Method == http.MethodHead {
+		if !firstHalf(w, r, file, size) {
 			return
-		}
-		_, _ = io.CopyN(w, file, size/2)
-		if fl, ok := w.(http.Flusher); ok {
-			fl.Flush()
 		}
 		pause := time.Duration(f.PauseMS) * time.Millisecond
 		if pause <= 0 {
@@ -336,4 +324,19 @@ func writeS3Error(w http.ResponseWriter, status int, code, msg string) {
 	w.Header().Set("Content-Type", "application/xml")
 	w.WriteHeader(status)
 	fmt.Fprintf(w, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>%s</Code><Message>%s</Message><RequestId>LAB0000000000000</RequestId><HostId>pullpath-lab</HostId></Error>", code, msg)
+}
+
+// firstHalf answers 200 with the whole blob's Content-Length and sends
+// its first half, flushed; false for a HEAD (nothing more to send).
+func firstHalf(w http.ResponseWriter, r *http.Request, file io.Reader, size int64) bool {
+	w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return false
+	}
+	_, _ = io.CopyN(w, file, size/2)
+	if fl, ok := w.(http.Flusher); ok {
+		fl.Flush()
+	}
+	return true
 }

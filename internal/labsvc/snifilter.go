@@ -10,7 +10,6 @@ import (
 	"net"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -24,13 +23,9 @@ import (
 type SNIFilter struct {
 	Addr string
 
-	ln     net.Listener
-	block  []string
-	wg     sync.WaitGroup
-	mu     sync.Mutex
-	conns  map[net.Conn]bool
-	closed bool
-	seen   []string // "blocked NAME" or "passed NAME", in order
+	connServer
+	block []string
+	seen  []string // "blocked NAME" or "passed NAME", in order
 }
 
 // SNIFilterConfig is where the filter listens and what it blocks.
@@ -49,49 +44,12 @@ func StartSNIFilter(ctx context.Context, c SNIFilterConfig) (*SNIFilter, error) 
 	if err != nil {
 		return nil, fmt.Errorf("SNI filter: listen on %s: %w", c.Listen, err)
 	}
-	f := &SNIFilter{Addr: ln.Addr().String(), ln: ln, conns: map[net.Conn]bool{}}
+	f := &SNIFilter{Addr: ln.Addr().String()}
 	for _, b := range c.Block {
 		f.block = append(f.block, strings.ToLower(strings.TrimSuffix(b, ".")))
 	}
-	f.wg.Add(1)
-	go func() {
-		defer f.wg.Done()
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			if !f.track(conn, true) {
-				conn.Close()
-				return
-			}
-			f.wg.Add(1)
-			go func() {
-				defer f.wg.Done()
-				defer f.track(conn, false)
-				f.serve(conn)
-			}()
-		}
-	}()
-	go func() {
-		<-ctx.Done()
-		f.Close()
-	}()
+	f.serveAll(ctx, ln, f.serve)
 	return f, nil
-}
-
-func (f *SNIFilter) track(c net.Conn, add bool) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if add {
-		if f.closed {
-			return false
-		}
-		f.conns[c] = true
-		return true
-	}
-	delete(f.conns, c)
-	return true
 }
 
 // Seen lists what the filter did, in order: "blocked NAME", "passed NAME".
@@ -162,20 +120,3 @@ type helloConn struct {
 
 func (c helloConn) Read(b []byte) (int, error)  { return c.r.Read(b) }
 func (c helloConn) Write(b []byte) (int, error) { return 0, errHelloRead }
-
-// Close stops listening and ends every open connection.
-func (f *SNIFilter) Close() error {
-	f.mu.Lock()
-	if f.closed {
-		f.mu.Unlock()
-		return nil
-	}
-	f.closed = true
-	for c := range f.conns {
-		c.Close()
-	}
-	f.mu.Unlock()
-	err := f.ln.Close()
-	f.wg.Wait()
-	return err
-}

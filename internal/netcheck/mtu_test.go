@@ -80,12 +80,7 @@ func TestSearchMSSBlackHole(t *testing.T) {
 	testenv.RequireNetns(t, "nft")
 	p := fmt.Sprintf("ppmtu%d", os.Getpid()%100000)
 	c, r, s := p+"c", p+"r", p+"s"
-	ip := func(args ...string) {
-		t.Helper()
-		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-			t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
-		}
-	}
+	ip := ipRunner(t)
 	nft := func(ns, rules string) {
 		t.Helper()
 		cmd := exec.Command("ip", "netns", "exec", ns, "nft", "-f", "-")
@@ -119,14 +114,9 @@ func TestSearchMSSBlackHole(t *testing.T) {
 	// the server: a TLS listener opened inside the server's namespace
 	ca := newCA(t, "mtu test CA")
 	cert := ca.leaf(t, time.Now().Add(-time.Hour), time.Now().Add(time.Hour), "mtu.lab.test")
-	var ln net.Listener
-	if err := testenv.InNetns(s, func() (err error) {
-		ln, err = tls.Listen("tcp", "10.251.2.2:8443", &tls.Config{Certificates: []tls.Certificate{cert}})
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
+	ln := listenIn(t, s, func() (net.Listener, error) {
+		return tls.Listen("tcp", "10.251.2.2:8443", &tls.Config{Certificates: []tls.Certificate{cert}})
+	})
 	go func() {
 		for {
 			conn, err := ln.Accept()
@@ -145,15 +135,8 @@ func TestSearchMSSBlackHole(t *testing.T) {
 		t.Helper()
 		cmd := exec.Command("ip", "netns", "exec", c, os.Args[0], "-test.run=^TestMTUHelper$", "-test.count=1")
 		cmd.Env = append(os.Environ(), mtuHelperEnv+"=10.251.2.2:8443")
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("helper: %v: %s", err, out)
-		}
 		var res report.MTUTest
-		line, _, _ := strings.Cut(string(out), "\n")
-		if err := json.Unmarshal([]byte(line), &res); err != nil {
-			t.Fatalf("helper output %q: %v", out, err)
-		}
+		helperReport(t, cmd, &res)
 		return &res
 	}
 

@@ -44,12 +44,7 @@ func TestTrace(t *testing.T) {
 	}
 	p := fmt.Sprintf("pptr%d", os.Getpid()%100000)
 	c, r1, r2, s := p+"c", p+"a", p+"b", p+"s"
-	ip := func(args ...string) {
-		t.Helper()
-		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-			t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
-		}
-	}
+	ip := ipRunner(t)
 	for _, n := range []string{c, r1, r2, s} {
 		ip("netns", "add", n)
 		t.Cleanup(func() { exec.Command("ip", "netns", "del", n).Run() })
@@ -74,14 +69,7 @@ func TestTrace(t *testing.T) {
 			t.Fatalf("forwarding in %s: %v: %s", r, err, out)
 		}
 	}
-	var ln net.Listener
-	if err := testenv.InNetns(s, func() (err error) {
-		ln, err = net.Listen("tcp", "10.252.3.2:8443")
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
+	ln := listenIn(t, s, func() (net.Listener, error) { return net.Listen("tcp", "10.252.3.2:8443") })
 	go func() {
 		for {
 			conn, err := ln.Accept()
@@ -107,15 +95,8 @@ func TestTrace(t *testing.T) {
 		cmd := exec.Command("ip", "netns", "exec", c, "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", "--bounding-set=-all",
 			bin, "-test.run=^TestTraceHelper$", "-test.count=1")
 		cmd.Env = append(os.Environ(), traceHelperEnv+"=10.252.3.2:8443")
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("helper: %v: %s", err, out)
-		}
 		var tr report.Trace
-		line, _, _ := strings.Cut(string(out), "\n")
-		if err := json.Unmarshal([]byte(line), &tr); err != nil {
-			t.Fatalf("helper output %q: %v", out, err)
-		}
+		helperReport(t, cmd, &tr)
 		return &tr
 	}
 	hops := func(tr *report.Trace) string {
