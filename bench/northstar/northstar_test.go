@@ -33,7 +33,7 @@ import (
 
 var (
 	rounds   = flag.Int("rounds", 3, "diagnoses per way (live, and collect then --from-aws), alternating who goes first")
-	pullpath = flag.String("pullpath", "", "pullpath binary to measure (default: go build ./cmd/pullpath)")
+	pullpath = flag.String("pullpath", "", "pullpath binary to measure (default: the one labtest.Main builds from ./cmd/pullpath)")
 )
 
 func TestMain(m *testing.M) { labtest.Main(m) }
@@ -46,18 +46,13 @@ const (
 	table     = "rtb-0c0c0c0c0c0c0c0c0"  // subnet C's route table
 )
 
-// binary is the pullpath to measure, built when -pullpath is not given.
+// binary is the pullpath to measure: the one labtest.Main built, when
+// -pullpath is not given.
 func binary(b *testing.B) string {
 	if *pullpath != "" {
 		return *pullpath
 	}
-	out := filepath.Join(b.TempDir(), "pullpath")
-	cmd := exec.CommandContext(b.Context(), "go", "build", "-o", out, "./cmd/pullpath")
-	cmd.Dir = labtest.ModuleRoot(b)
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("go build ./cmd/pullpath: %v\n%s", err, msg)
-	}
-	return out
+	return labtest.Pullpath(b)
 }
 
 // timed runs bin with args and env as its whole AWS environment; it

@@ -206,3 +206,31 @@ func nearestForbidden(t *testing.T, goBin, pkg string, rules []rule) map[string]
 	}
 	return out
 }
+
+// TestOnlyCmdImportsCLI: internal/cli is the command line, and only a
+// main package under cmd/ builds one from it. Tests that run a command as
+// a user would run the built binary (testenv.PullpathBinary; the lab's
+// re-executed children through labtest.Main), so no test binary links
+// every engine and cloud SDK the CLI does.
+func TestOnlyCmdImportsCLI(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the dependency guard needs the go command: %v", err)
+	}
+	const cli = module + "internal/cli"
+	lines := goList(t, goBin, "-f", "{{.ImportPath}}:{{join .Imports \",\"}},{{join .TestImports \",\"}},{{join .XTestImports \",\"}}", module+"...")
+	importers := 0
+	for _, line := range lines {
+		pkg, imports, _ := strings.Cut(line, ":")
+		if !slices.Contains(strings.Split(imports, ","), cli) {
+			continue
+		}
+		importers++
+		if !strings.HasPrefix(pkg, module+"cmd/") {
+			t.Errorf("%s imports internal/cli (it or its tests): only cmd/ may; run the built binary instead (testenv.PullpathBinary)", strings.TrimPrefix(pkg, module))
+		}
+	}
+	if importers == 0 {
+		t.Errorf("go list found no importer of internal/cli (cmd/pullpath is one): %d packages listed", len(lines))
+	}
+}

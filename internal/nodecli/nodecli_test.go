@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pullpath/pullpath/internal/cli"
 	"github.com/pullpath/pullpath/internal/labsvc"
 	"github.com/pullpath/pullpath/internal/nodecli"
 	"github.com/pullpath/pullpath/internal/report"
@@ -39,6 +38,10 @@ func nodeFlags(st *labsvc.Stack) []string {
 // `pullpath probe` and answers what the CLI answers: the same report (but
 // for timings) and the same exit code, for a healthy pull and a broken one.
 func TestProbeAsTheCLI(t *testing.T) {
+	pullpath, err := testenv.PullpathBinary(t.Context(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
 	healthy := testenv.StartStack(t, labsvc.StackConfig{Addrs: labsvc.StackAddrs{DNS: "127.0.4.53", Registry: "127.0.4.10", Token: "127.0.4.11", Blob: "127.0.4.12", Blob2: "127.0.4.13"}})
 	blobDown := testenv.StartStack(t, labsvc.StackConfig{BlobHostDown: true, Addrs: labsvc.StackAddrs{DNS: "127.0.5.53", Registry: "127.0.5.10", Token: "127.0.5.11", Blob: "127.0.5.12", Blob2: "127.0.5.13"}})
 	for _, tt := range []struct {
@@ -57,12 +60,11 @@ func TestProbeAsTheCLI(t *testing.T) {
 			if code != tt.wantCode {
 				t.Fatalf("pullpath-agent %v = exit %d, want %d; stderr %q", args, code, tt.wantCode, errOut)
 			}
-			var cliOut, cliErr bytes.Buffer
-			cliCode := cli.Run(t.Context(), append([]string{"pullpath"}, args...), cli.Streams{In: strings.NewReader(""), Out: &cliOut, ErrOut: &cliErr})
+			cliCode, cliOut, _ := testenv.Run(t, pullpath, args...)
 			if cliCode != code {
 				t.Errorf("pullpath %v = exit %d, pullpath-agent %d: want the same", args, cliCode, code)
 			}
-			if got, want := shape(t, out), shape(t, cliOut.String()); got != want {
+			if got, want := shape(t, out), shape(t, cliOut); got != want {
 				t.Errorf("pullpath-agent probe's report differs from pullpath probe -o json's (timings aside):\nagent: %s\ncli:   %s", got, want)
 			}
 			if strings.Contains(out+errOut, tt.st.Password) {

@@ -23,10 +23,11 @@ package labtest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"syscall"
 	"testing"
 
-	"github.com/pullpath/pullpath/internal/cli"
 	"github.com/pullpath/pullpath/internal/lab/cluster"
 	"github.com/pullpath/pullpath/internal/lab/scenario"
 	"github.com/pullpath/pullpath/internal/testenv"
@@ -35,16 +36,74 @@ import (
 // Main runs the tests, or, when the lab re-executes the test binary as
 // pullpath (`lab serve` inside a host's namespace, `probe` in the node's,
 // `lab credential-provider` as the node's plugin, `lab run|up|down` from a
-// test, `diagnose` from a test that gives it its own environment), runs
-// that command as pullpath does. Call it from TestMain.
+// test, `diagnose` from a test that gives it its own environment), becomes
+// the built pullpath with the same arguments (exec: the same process,
+// streams and exit code). Call it from TestMain.
+//
+// The test binary links no CLI: before the tests, Main builds ./cmd/pullpath
+// (testenv.PullpathBinary, shared by every test binary) and leaves its path
+// beside the test binary, where the re-executed children find it whatever
+// environment the lab gives them.
 func Main(m *testing.M) {
 	if len(os.Args) > 1 && (os.Args[1] == "lab" || os.Args[1] == "probe" || os.Args[1] == "diagnose") {
-		os.Exit(cli.Run(context.Background(), append([]string{"pullpath"}, os.Args[1:]...),
-			cli.Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}))
+		becomePullpath()
+	}
+	if err := buildPullpath(); err != nil {
+		fmt.Fprintf(os.Stderr, "labtest: %v\n", err)
+		os.Exit(1)
 	}
 	code := m.Run()
 	removeTempDirs()
+	os.Remove(pullpathLink())
 	os.Exit(code)
+}
+
+// Pullpath is the pullpath binary Main built, for a test that runs a
+// command as a user would.
+func Pullpath(t testing.TB) string {
+	t.Helper()
+	p, err := os.Readlink(pullpathLink())
+	if err != nil {
+		t.Fatalf("labtest: no pullpath binary (is labtest.Main the package's TestMain?): %v", err)
+	}
+	return p
+}
+
+// pullpathLink is the symbolic link beside the test binary that names the
+// pullpath binary Main built.
+func pullpathLink() string {
+	self, err := os.Executable()
+	if err != nil {
+		self = os.Args[0]
+	}
+	return self + ".pullpath"
+}
+
+// buildPullpath builds pullpath into a TempDir and links it beside the
+// test binary.
+func buildPullpath() error {
+	dir, err := TempDir("pullpath-labtest-bin-")
+	if err != nil {
+		return err
+	}
+	bin, err := testenv.PullpathBinary(context.Background(), dir)
+	if err != nil {
+		return err
+	}
+	link := pullpathLink()
+	os.Remove(link)
+	return os.Symlink(bin, link)
+}
+
+// becomePullpath execs the pullpath binary Main built with this process's
+// arguments; it returns only by exiting when it cannot.
+func becomePullpath() {
+	bin, err := os.Readlink(pullpathLink())
+	if err == nil {
+		err = syscall.Exec(bin, append([]string{"pullpath"}, os.Args[1:]...), os.Environ())
+	}
+	fmt.Fprintf(os.Stderr, "labtest: run the pullpath binary beside %s: %v\n", os.Args[0], err)
+	os.Exit(1)
 }
 
 // Require starts the cluster of a built-in scenario (or a scenario file)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -20,6 +18,7 @@ import (
 	"github.com/pullpath/pullpath/internal/lab/cluster"
 	"github.com/pullpath/pullpath/internal/monitor/agentimage"
 	"github.com/pullpath/pullpath/internal/selfimage"
+	"github.com/pullpath/pullpath/internal/testenv"
 	"github.com/pullpath/pullpath/internal/testenv/kwait"
 )
 
@@ -88,14 +87,11 @@ func NodeImage(t testing.TB) (string, v1.Image) {
 // ModuleRoot is the folder of the go.mod above the test.
 func ModuleRoot(t testing.TB) string {
 	t.Helper()
-	d, _ := os.Getwd()
-	for ; d != filepath.Dir(d); d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d
-		}
+	d, err := testenv.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal("no go.mod above the test")
-	return ""
+	return d
 }
 
 // WalkNamespace readies ns for Pods that walk the pull (sweep's, diagnose's):

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/pullpath/pullpath/internal/cli"
 	"github.com/pullpath/pullpath/internal/lab"
 	"github.com/pullpath/pullpath/internal/lab/cluster"
 	"github.com/pullpath/pullpath/internal/lab/labtest"
@@ -23,6 +21,7 @@ import (
 	"github.com/pullpath/pullpath/internal/monitor"
 	"github.com/pullpath/pullpath/internal/monitor/agentimage"
 	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/testenv"
 	"github.com/pullpath/pullpath/internal/testenv/kwait"
 )
 
@@ -245,12 +244,10 @@ func ptrs(evs []corev1.Event) []*corev1.Event {
 // cluster, as a user would.
 func monitorStatus(t *testing.T, c *cluster.Cluster) *report.MonitorFleetReport {
 	t.Helper()
-	var out, errb bytes.Buffer
-	code := cli.Run(t.Context(), []string{"pullpath", "monitor", "status", "--kubeconfig", c.Kubeconfig, "-o", "json"},
-		cli.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errb})
+	code, out, errOut := testenv.Run(t, labtest.Pullpath(t), "monitor", "status", "--kubeconfig", c.Kubeconfig, "-o", "json")
 	var r report.MonitorFleetReport
-	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
-		t.Fatalf("pullpath monitor status (exit %d): %v: %s%s", code, err, out.String(), errb.String())
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("pullpath monitor status (exit %d): %v: %s%s", code, err, out, errOut)
 	}
 	if code != r.Summary.ExitCode {
 		t.Errorf("pullpath monitor status exited %d, its report says %d", code, r.Summary.ExitCode)

@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -43,37 +42,13 @@ const (
 	secretName = "registry-creds"
 )
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
 // artifacts are the node-side image's tarball (what the probe Pods run,
-// built once per test binary by labtest) and a pullpath binary for this
-// machine (the CLI under signals), built once too.
+// built once per test binary by labtest) and the pullpath binary labtest
+// built for this machine (the CLI under signals).
 func artifacts(t *testing.T) (tarball, bin string) {
 	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := labtest.TempDir("pullpath-sweeplab-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
-		defer cancel()
-		binPath = filepath.Join(dir, "pullpath-sweep-cli")
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", binPath, "./cmd/pullpath")
-		cmd.Dir = labtest.ModuleRoot(t)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatalf("build pullpath: %v", buildErr)
-	}
 	tar, _ := labtest.NodeImage(t)
-	return tar, binPath
+	return tar, labtest.Pullpath(t)
 }
 
 type env struct {
