@@ -176,135 +176,154 @@ type eventJSON struct {
 //  3. At the end, the kind decides: List or EventList gives the items (or
 //     the first item that is not an Event), Event gives the object itself.
 func parseEventsJSON(br *bufio.Reader) ([]Message, error) {
-	dec := json.NewDecoder(br)
-	tok, err := dec.Token()
+	r := &eventsReader{dec: json.NewDecoder(br)}
+	tok, err := r.dec.Token()
 	if err != nil {
 		return nil, notJSON(err)
 	}
-	var (
-		msgs    []Message
-		itemErr error // the first item that is not an Event
-	)
-	readItems := func() error {
-		msgs, itemErr = msgs[:0], nil
-		for i := 0; dec.More(); i++ {
-			var e eventJSON
-			if err := dec.Decode(&e); err != nil {
-				if syntaxError(err) {
-					return notJSON(err)
-				}
-				if itemErr == nil {
-					itemErr = fmt.Errorf("item %d: not an Event: %v", i, units.OneLine(err.Error()))
-				}
-				continue
-			}
-			if e.Kind != "" && e.Kind != "Event" {
-				if itemErr == nil {
-					itemErr = fmt.Errorf("item %d is of kind %q: want Events (kubectl get events -o json)", i, e.Kind)
-				}
-				continue
-			}
-			if itemErr == nil {
-				msgs = append(msgs, e.message(i))
-			}
-		}
-		if _, err := dec.Token(); err != nil { // ]
-			return notJSON(err)
-		}
-		return nil
-	}
-	if tok == json.Delim('[') {
-		if err := readItems(); err != nil {
+	switch tok {
+	case json.Delim('['):
+		if err := r.items(); err != nil {
 			return nil, err
 		}
-		if err := endOfJSON(dec, br); err != nil {
+		if err := endOfJSON(r.dec, br); err != nil {
 			return nil, err
 		}
-		if itemErr != nil {
-			return nil, itemErr
+		if r.itemErr != nil {
+			return nil, r.itemErr
 		}
-		return nonNil(msgs), nil
+		return nonNil(r.msgs), nil
+	case json.Delim('{'):
+		return r.object(br)
 	}
-	if tok != json.Delim('{') {
-		return nil, errors.New("not valid JSON: want an object or an array")
+	return nil, errors.New("not valid JSON: want an object or an array")
+}
+
+// eventsReader reads kubectl's events JSON token by token: an array of
+// Events, a List or EventList of them, or one Event.
+type eventsReader struct {
+	dec     *json.Decoder
+	msgs    []Message
+	itemErr error // the first item that is not an Event
+}
+
+// items reads an array's items (its '[' read) up to its ']': the
+// Events' messages, or the first item that is not an Event.
+func (r *eventsReader) items() error {
+	r.msgs, r.itemErr = r.msgs[:0], nil
+	for i := 0; r.dec.More(); i++ {
+		var e eventJSON
+		if err := r.dec.Decode(&e); err != nil {
+			if syntaxError(err) {
+				return notJSON(err)
+			}
+			if r.itemErr == nil {
+				r.itemErr = fmt.Errorf("item %d: not an Event: %v", i, units.OneLine(err.Error()))
+			}
+			continue
+		}
+		if e.Kind != "" && e.Kind != "Event" {
+			if r.itemErr == nil {
+				r.itemErr = fmt.Errorf("item %d is of kind %q: want Events (kubectl get events -o json)", i, e.Kind)
+			}
+			continue
+		}
+		if r.itemErr == nil {
+			r.msgs = append(r.msgs, e.message(i))
+		}
 	}
-	var (
-		kind     string
-		hasItems bool
-		members  bytes.Buffer // the object without items, for a single Event
-	)
-	members.WriteByte('{')
-	for dec.More() {
-		t, err := dec.Token()
+	if _, err := r.dec.Token(); err != nil { // ]
+		return notJSON(err)
+	}
+	return nil
+}
+
+// object reads an object (its '{' read) to the end of the input: a List or
+// EventList of Events, or one Event.
+func (r *eventsReader) object(br *bufio.Reader) ([]Message, error) {
+	kind, hasItems, members, err := r.members()
+	if err != nil {
+		return nil, err
+	}
+	if err := endOfJSON(r.dec, br); err != nil {
+		return nil, err
+	}
+	switch kind {
+	case "List", "EventList":
+		if r.itemErr != nil {
+			return nil, r.itemErr
+		}
+		if !hasItems {
+			return []Message{}, nil
+		}
+		return nonNil(r.msgs), nil
+	case "Event":
+		var e eventJSON
+		if err := json.Unmarshal(members, &e); err != nil {
+			return nil, fmt.Errorf("item 0: not an Event: %v", units.OneLine(err.Error()))
+		}
+		return []Message{e.message(0)}, nil
+	}
+	return nil, fmt.Errorf("JSON of kind %q: want a List or EventList of Events (kubectl get events -o json)", kind)
+}
+
+// members reads an object's members up to its '}': items through items,
+// the object's kind, and the object without items (for a single Event).
+func (r *eventsReader) members() (kind string, hasItems bool, members []byte, err error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for r.dec.More() {
+		t, err := r.dec.Token()
 		if err != nil {
-			return nil, notJSON(err)
+			return "", false, nil, notJSON(err)
 		}
 		key, _ := t.(string)
 		// encoding/json matches member names case-insensitively.
 		if strings.EqualFold(key, "items") {
-			t, err := dec.Token()
+			t, err := r.dec.Token()
 			if err != nil {
-				return nil, notJSON(err)
+				return "", false, nil, notJSON(err)
 			}
 			switch t {
 			case json.Delim('['):
 				hasItems = true
-				if err := readItems(); err != nil {
-					return nil, err
+				if err := r.items(); err != nil {
+					return "", false, nil, err
 				}
 			case nil:
-				hasItems, msgs, itemErr = false, nil, nil
+				hasItems, r.msgs, r.itemErr = false, nil, nil
 			default:
-				return nil, errors.New("not valid JSON: items is not an array")
+				return "", false, nil, errors.New("not valid JSON: items is not an array")
 			}
 			continue
 		}
 		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, notJSON(err)
+		if err := r.dec.Decode(&raw); err != nil {
+			return "", false, nil, notJSON(err)
 		}
 		if strings.EqualFold(key, "kind") {
 			var k *string
 			if err := json.Unmarshal(raw, &k); err != nil {
-				return nil, notJSON(err)
+				return "", false, nil, notJSON(err)
 			}
 			kind = ""
 			if k != nil {
 				kind = *k
 			}
 		}
-		if members.Len() > 1 {
-			members.WriteByte(',')
+		if b.Len() > 1 {
+			b.WriteByte(',')
 		}
 		name, _ := json.Marshal(key)
-		members.Write(name)
-		members.WriteByte(':')
-		members.Write(raw)
+		b.Write(name)
+		b.WriteByte(':')
+		b.Write(raw)
 	}
-	if _, err := dec.Token(); err != nil { // }
-		return nil, notJSON(err)
+	if _, err := r.dec.Token(); err != nil { // }
+		return "", false, nil, notJSON(err)
 	}
-	if err := endOfJSON(dec, br); err != nil {
-		return nil, err
-	}
-	switch kind {
-	case "List", "EventList":
-		if itemErr != nil {
-			return nil, itemErr
-		}
-		if !hasItems {
-			return []Message{}, nil
-		}
-		return nonNil(msgs), nil
-	case "Event":
-		members.WriteByte('}')
-		var e eventJSON
-		if err := json.Unmarshal(members.Bytes(), &e); err != nil {
-			return nil, fmt.Errorf("item 0: not an Event: %v", units.OneLine(err.Error()))
-		}
-		return []Message{e.message(0)}, nil
-	}
-	return nil, fmt.Errorf("JSON of kind %q: want a List or EventList of Events (kubectl get events -o json)", kind)
+	b.WriteByte('}')
+	return kind, hasItems, b.Bytes(), nil
 }
 
 // syntaxError tells a broken JSON text from a well-formed value of the
