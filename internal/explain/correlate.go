@@ -78,136 +78,165 @@ func (n NodeInfo) dim(d string) string {
 // fails with the nodes where it runs. It is O(observations + findings +
 // nodes involved).
 func Correlate(f Facts, findings []report.ExplainFinding) []report.ExplainGroup {
-	findings = WithoutEchoes(findings)
-	type acc struct {
-		g        report.ExplainGroup
-		codes    map[verdict.Code]int
-		byCode   map[verdict.Code]report.ExplainFinding
-		failing  map[string]map[string]bool // node -> pods
-		healthy  map[string]map[string]bool
-		fpods    map[string]bool
-		hpods    map[string]bool
-		nodeCode map[string]map[verdict.Code]bool
-	}
-	groups := map[string]*acc{}
-	var order []string
-	get := func(image string) *acc {
-		if a, ok := groups[image]; ok {
-			return a
+	var c correlation
+	for _, fd := range WithoutEchoes(findings) {
+		if fd.Image != "" {
+			c.image(NormalizeImage(fd.Image)).finding(fd)
 		}
-		a := &acc{
-			g:     report.ExplainGroup{Image: image},
-			codes: map[verdict.Code]int{}, byCode: map[verdict.Code]report.ExplainFinding{},
-			failing: map[string]map[string]bool{}, healthy: map[string]map[string]bool{},
-			fpods: map[string]bool{}, hpods: map[string]bool{}, nodeCode: map[string]map[verdict.Code]bool{},
-		}
-		groups[image] = a
-		order = append(order, image)
-		return a
-	}
-	add := func(m map[string]map[string]bool, node, pod string) {
-		if node == "" {
-			node = "(unknown node)"
-		}
-		if m[node] == nil {
-			m[node] = map[string]bool{}
-		}
-		if pod != "" {
-			m[node][pod] = true
-		}
-	}
-	for _, fd := range findings {
-		if fd.Image == "" {
-			continue
-		}
-		a := get(NormalizeImage(fd.Image))
-		a.g.Findings++
-		if a.g.Registry == "" {
-			a.g.Registry = fd.Registry
-		}
-		a.codes[fd.Code]++
-		if _, ok := a.byCode[fd.Code]; !ok {
-			a.byCode[fd.Code] = fd
-		}
-		add(a.failing, fd.Node, fd.Pod)
-		if fd.Pod != "" {
-			a.fpods[fd.Pod] = true
-		}
-		n := fd.Node
-		if n == "" {
-			n = "(unknown node)"
-		}
-		if a.nodeCode[n] == nil {
-			a.nodeCode[n] = map[verdict.Code]bool{}
-		}
-		a.nodeCode[n][fd.Code] = true
 	}
 	for _, o := range f.Observations {
-		img := NormalizeImage(o.Image)
 		switch {
 		case o.Failing:
-			a := get(img)
-			add(a.failing, o.Node, o.Pod)
-			a.fpods[o.Pod] = true
+			c.image(NormalizeImage(o.Image)).failedPod(o.Node, o.Pod)
 		case o.Running:
-			if a, ok := groups[img]; ok || true {
-				if !ok {
-					a = get(img)
-				}
-				add(a.healthy, o.Node, o.Pod)
-				a.hpods[o.Pod] = true
-			}
+			c.image(NormalizeImage(o.Image)).runningPod(o.Node, o.Pod)
 		}
 	}
-
 	var out []report.ExplainGroup
-	for _, img := range order {
-		a := groups[img]
-		if len(a.failing) == 0 {
-			continue // only images that fail somewhere are reported
+	for _, img := range c.order {
+		if e := c.images[img]; len(e.failing) > 0 { // only images that fail somewhere are reported
+			out = append(out, e.group(f, img))
 		}
-		// A node with both failing and running pods of the image counts
-		// as failing: it could not pull.
-		for n := range a.failing {
-			delete(a.healthy, n)
-		}
-		for p := range a.fpods {
-			delete(a.hpods, p)
-		}
-		g := a.g
-		g.FailingPods = sortedKeys(a.fpods)
-		g.HealthyPods = sortedKeys(a.hpods)
-		dom := dominantCode(a.codes)
-		if fd, ok := a.byCode[dom]; ok {
-			g.Code, g.Stage, g.Cause, g.Condition, g.Endpoint = fd.Code, fd.Stage, fd.Cause, fd.Condition, fd.Endpoint
-			if g.Registry == "" {
-				g.Registry = fd.Registry
-			}
-		}
-		var fn, hn []report.ExplainNode
-		for _, name := range sortedSet(a.failing) {
-			node := nodeOf(f, name, img)
-			node.Status = report.NodeStatusFailed
-			node.Evidence = report.EvidenceFailing
-			node.Pods = sortedKeys(a.failing[name])
-			for c := range a.nodeCode[name] {
-				node.Codes = append(node.Codes, c)
-			}
-			sort.Slice(node.Codes, func(i, j int) bool { return node.Codes[i] < node.Codes[j] })
-			fn = append(fn, node)
-		}
-		for _, name := range sortedSet(a.healthy) {
-			node := nodeOf(f, name, img)
-			node.Status = report.NodeStatusOK
-			node.Pods = sortedKeys(a.healthy[name])
-			node.Evidence = healthEvidence(f, name, img, node.HasImage)
-			hn = append(hn, node)
-		}
-		g.Nodes = append(fn, hn...)
-		judge(&g, f, fn, hn)
-		out = append(out, g)
 	}
 	return out
+}
+
+// correlation is what was seen, by image, in the order the images first
+// appear.
+type correlation struct {
+	images map[string]*imageEvidence
+	order  []string
+}
+
+// image is the evidence of image, new when it was not seen yet.
+func (c *correlation) image(image string) *imageEvidence {
+	if e, ok := c.images[image]; ok {
+		return e
+	}
+	if c.images == nil {
+		c.images = map[string]*imageEvidence{}
+	}
+	e := &imageEvidence{
+		g:     report.ExplainGroup{Image: image},
+		codes: map[verdict.Code]int{}, byCode: map[verdict.Code]report.ExplainFinding{},
+		failing: map[string]map[string]bool{}, healthy: map[string]map[string]bool{},
+		fpods: map[string]bool{}, hpods: map[string]bool{}, nodeCode: map[string]map[verdict.Code]bool{},
+	}
+	c.images[image] = e
+	c.order = append(c.order, image)
+	return e
+}
+
+// imageEvidence is one image's findings (counted by code, the first of
+// each code kept) and the nodes and pods where it fails and where it runs.
+type imageEvidence struct {
+	g        report.ExplainGroup
+	codes    map[verdict.Code]int
+	byCode   map[verdict.Code]report.ExplainFinding
+	failing  map[string]map[string]bool // node -> pods
+	healthy  map[string]map[string]bool
+	fpods    map[string]bool
+	hpods    map[string]bool
+	nodeCode map[string]map[verdict.Code]bool
+}
+
+// knownNode is node, or a name for the node a finding or a pod did not say.
+func knownNode(node string) string {
+	if node == "" {
+		return "(unknown node)"
+	}
+	return node
+}
+
+// addPod records pod on node in m (the node alone when pod is empty).
+func addPod(m map[string]map[string]bool, node, pod string) {
+	node = knownNode(node)
+	if m[node] == nil {
+		m[node] = map[string]bool{}
+	}
+	if pod != "" {
+		m[node][pod] = true
+	}
+}
+
+func (e *imageEvidence) finding(fd report.ExplainFinding) {
+	e.g.Findings++
+	if e.g.Registry == "" {
+		e.g.Registry = fd.Registry
+	}
+	e.codes[fd.Code]++
+	if _, ok := e.byCode[fd.Code]; !ok {
+		e.byCode[fd.Code] = fd
+	}
+	addPod(e.failing, fd.Node, fd.Pod)
+	if fd.Pod != "" {
+		e.fpods[fd.Pod] = true
+	}
+	n := knownNode(fd.Node)
+	if e.nodeCode[n] == nil {
+		e.nodeCode[n] = map[verdict.Code]bool{}
+	}
+	e.nodeCode[n][fd.Code] = true
+}
+
+func (e *imageEvidence) failedPod(node, pod string) {
+	addPod(e.failing, node, pod)
+	e.fpods[pod] = true
+}
+
+func (e *imageEvidence) runningPod(node, pod string) {
+	addPod(e.healthy, node, pod)
+	e.hpods[pod] = true
+}
+
+// group is the image's group: its dominant code's verdict, its failing
+// nodes then its healthy ones, and the judgement that compares them.
+func (e *imageEvidence) group(f Facts, img string) report.ExplainGroup {
+	// A node with both failing and running pods of the image counts as
+	// failing: it could not pull.
+	for n := range e.failing {
+		delete(e.healthy, n)
+	}
+	for p := range e.fpods {
+		delete(e.hpods, p)
+	}
+	g := e.g
+	g.FailingPods = sortedKeys(e.fpods)
+	g.HealthyPods = sortedKeys(e.hpods)
+	if fd, ok := e.byCode[dominantCode(e.codes)]; ok {
+		g.Code, g.Stage, g.Cause, g.Condition, g.Endpoint = fd.Code, fd.Stage, fd.Cause, fd.Condition, fd.Endpoint
+		if g.Registry == "" {
+			g.Registry = fd.Registry
+		}
+	}
+	fn, hn := e.nodes(f, img)
+	g.Nodes = append(fn, hn...)
+	judge(&g, f, fn, hn)
+	return g
+}
+
+// nodes are the image's failing nodes (with their pods and codes) and its
+// healthy nodes (with the evidence that they are), each sorted by name.
+func (e *imageEvidence) nodes(f Facts, img string) (failing, healthy []report.ExplainNode) {
+	for _, name := range sortedSet(e.failing) {
+		node := nodeOf(f, name, img)
+		node.Status = report.NodeStatusFailed
+		node.Evidence = report.EvidenceFailing
+		node.Pods = sortedKeys(e.failing[name])
+		for c := range e.nodeCode[name] {
+			node.Codes = append(node.Codes, c)
+		}
+		sort.Slice(node.Codes, func(i, j int) bool { return node.Codes[i] < node.Codes[j] })
+		failing = append(failing, node)
+	}
+	for _, name := range sortedSet(e.healthy) {
+		node := nodeOf(f, name, img)
+		node.Status = report.NodeStatusOK
+		node.Pods = sortedKeys(e.healthy[name])
+		node.Evidence = healthEvidence(f, name, img, node.HasImage)
+		healthy = append(healthy, node)
+	}
+	return failing, healthy
 }
 
 func sortedSet(m map[string]map[string]bool) []string {
