@@ -81,6 +81,7 @@ func Answer(r *report.DiagnoseReport, clouds []cloudNeed) report.DiagnoseAnswer 
 			a.Condition = ar.Verdict.Condition
 		}
 	}
+	byCache := a.Status == report.AnswerBroken && cacheFirst(&a)
 	if a.Status == report.AnswerBroken && len(a.Changes) == 0 {
 		for _, c := range clouds {
 			if !c.Audited && c.Next != "" {
@@ -95,6 +96,9 @@ func Answer(r *report.DiagnoseReport, clouds []cloudNeed) report.DiagnoseAnswer 
 	a.Prove = proof(a.Status, r.Image)
 	if byIdentity {
 		a.Prove = identityProve(r)
+	}
+	if byCache {
+		a.Prove = append(a.Prove, cacheProof)
 	}
 	a.Exit = exitCode(a)
 	return a

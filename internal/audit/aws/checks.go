@@ -67,6 +67,10 @@ var Checks = []audit.Check[*Model, *NodeSubnet]{
 	audit.New(CheckCacheTemplate, "pull-through cache: the repository creation template's role for its tags and KMS key", checkCacheTemplate),
 }
 
+func init() {
+	audit.RegisterCacheChecks(CheckCacheMiss, CheckCacheIdentity, CheckCacheSecret, CheckCacheTemplate)
+}
+
 // missing is the warn of a check whose input file was not given, or
 // whose live call failed (then the failure, not "not given": a call that
 // failed once under load must not read as a folder someone left short).

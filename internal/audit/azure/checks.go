@@ -38,6 +38,8 @@ var Checks = []audit.Check[*Model, *nodeSubnet]{
 	audit.NewNeeds(CheckCacheKeyVault, "artifact cache: the credential set's identity may read its Key Vault secrets", needsVaultRoles, checkCacheKeyVault),
 }
 
+func init() { audit.RegisterCacheChecks(CheckCacheCredSet, CheckCacheKeyVault) }
+
 // CheckIDs lists the check ids in order.
 func CheckIDs() []string {
 	out := make([]string, len(Checks))
