@@ -247,7 +247,41 @@ func groups(nodes []report.SweepNode) []report.SweepGroup {
 
 func divergence(r *report.SweepReport) report.SweepVerdict {
 	v := report.SweepVerdict{Status: verdict.StatusOK}
-	var failing, healthy []*report.SweepNode
+	failing, healthy := tally(r, &v)
+	for _, p := range r.Plan.EmptyPools {
+		v.Advice = append(v.Advice, fmt.Sprintf("Pool %s has no node (%s): it cannot be walked from until it scales up, which is exactly when it will fail; sweep again after a scale-up.", p.Pool, p.Source))
+	}
+	if len(failing) == 0 {
+		noneFails(r, &v, healthy)
+		return v
+	}
+	d := dominantFailure(failing)
+	v.Status, v.Code, v.Condition, v.Endpoint, v.Role = verdict.StatusFail, d.code, d.cond, d.host, d.role
+	if d.code != "" && d.code != verdict.Other {
+		v.Advice = append(verdict.Advise(d.code, d.host, d.role), v.Advice...)
+	}
+	if a := probeImageAdvice(r, failing); a != "" {
+		v.Advice = append([]string{a}, v.Advice...)
+	}
+	switch {
+	case len(healthy) == 0:
+		everyNodeFails(&v, d, failing)
+	default:
+		if !separatedBy(&v, d, failing, healthy) {
+			mixedFailure(&v, d, failing, healthy)
+		}
+		// the healthy side's OK may be a cache's: say so
+		if s, _ := hiddenUpstreamOf(r.Nodes, healthy); s != "" {
+			v.Summary += s
+		}
+	}
+	v.Next = nextSteps(r, failing)
+	return v
+}
+
+// tally counts the nodes by outcome into v and returns the failing and
+// the healthy ones.
+func tally(r *report.SweepReport, v *report.SweepVerdict) (failing, healthy []*report.SweepNode) {
 	for i := range r.Nodes {
 		n := &r.Nodes[i]
 		switch n.Status {
@@ -261,50 +295,66 @@ func divergence(r *report.SweepReport) report.SweepVerdict {
 			v.NoAnswer++
 		}
 	}
-	for _, p := range r.Plan.EmptyPools {
-		v.Advice = append(v.Advice, fmt.Sprintf("Pool %s has no node (%s): it cannot be walked from until it scales up, which is exactly when it will fail; sweep again after a scale-up.", p.Pool, p.Source))
-	}
-	groupsOf := func(ns []*report.SweepNode) int {
-		set := map[string]bool{}
-		for _, n := range ns {
-			set[n.Group] = true
-		}
-		return len(set)
-	}
-	if len(failing) == 0 {
-		if v.NoAnswer > 0 {
-			v.Status, v.Pattern = verdict.StatusFail, "no-answer"
-			v.Summary = fmt.Sprintf("%d node(s) gave no answer; the %d that answered pull fully.", v.NoAnswer, v.OK)
-			if v.OK == 0 {
-				v.Summary = fmt.Sprintf("No node answered (%d node(s)): see each node's message.", v.NoAnswer)
-			}
-			return v
-		}
-		v.Pattern = "all-ok"
-		v.Summary = fmt.Sprintf("Every group pulls fully: %d node(s) in %d group(s).", v.OK, groupsOf(healthy))
-		if n := len(r.Plan.Skipped); n > 0 {
-			v.Summary += fmt.Sprintf(" %d node(s) skipped (see the plan).", n)
-		}
-		if s, a := hiddenUpstreamOf(r.Nodes, healthy); s != "" {
-			v.Summary += s
-			v.Advice = append(v.Advice, a)
-		}
-		return v
-	}
+	return failing, healthy
+}
 
-	// The dominant failure: the most nodes; ties to the order of
-	// verdict.Conditions, then the code's name.
-	type key struct {
-		code verdict.Code
-		cond verdict.Condition
-		host string
-		role verdict.Role
+// groupCount is how many groups the nodes come from.
+func groupCount(ns []*report.SweepNode) int {
+	set := map[string]bool{}
+	for _, n := range ns {
+		set[n.Group] = true
 	}
-	count := map[key]int{}
+	return len(set)
+}
+
+// noneFails is the verdict when no node failed: every answer pulls fully,
+// or some nodes gave no answer.
+func noneFails(r *report.SweepReport, v *report.SweepVerdict, healthy []*report.SweepNode) {
+	if v.NoAnswer > 0 {
+		v.Status, v.Pattern = verdict.StatusFail, "no-answer"
+		v.Summary = fmt.Sprintf("%d node(s) gave no answer; the %d that answered pull fully.", v.NoAnswer, v.OK)
+		if v.OK == 0 {
+			v.Summary = fmt.Sprintf("No node answered (%d node(s)): see each node's message.", v.NoAnswer)
+		}
+		return
+	}
+	v.Pattern = "all-ok"
+	v.Summary = fmt.Sprintf("Every group pulls fully: %d node(s) in %d group(s).", v.OK, groupCount(healthy))
+	if n := len(r.Plan.Skipped); n > 0 {
+		v.Summary += fmt.Sprintf(" %d node(s) skipped (see the plan).", n)
+	}
+	if s, a := hiddenUpstreamOf(r.Nodes, healthy); s != "" {
+		v.Summary += s
+		v.Advice = append(v.Advice, a)
+	}
+}
+
+// failureKey is one way of failing: the code, its condition, the host
+// and its role.
+type failureKey struct {
+	code verdict.Code
+	cond verdict.Condition
+	host string
+	role verdict.Role
+}
+
+// dominant is the failure most nodes share, with the words the verdict
+// uses for it and for the others.
+type dominant struct {
+	failureKey
+	what  string // the code, and the host by its role
+	other string // " Other failures: ..." when the nodes fail in several ways
+	alike bool   // every failing node fails this way
+}
+
+// dominantFailure picks the failure of the most nodes; ties go to the
+// order of verdict.Conditions, then the code's name.
+func dominantFailure(failing []*report.SweepNode) dominant {
+	count := map[failureKey]int{}
 	for _, n := range failing {
-		count[key{n.Verdict.Code, n.Verdict.Condition, n.Verdict.Endpoint, n.Verdict.Role}]++
+		count[failureKey{n.Verdict.Code, n.Verdict.Condition, n.Verdict.Endpoint, n.Verdict.Role}]++
 	}
-	keys := make([]key, 0, len(count))
+	keys := make([]failureKey, 0, len(count))
 	for k := range count {
 		keys = append(keys, k)
 	}
@@ -322,51 +372,55 @@ func divergence(r *report.SweepReport) report.SweepVerdict {
 		}
 		return a.code+verdict.Code(a.host) < b.code+verdict.Code(b.host)
 	})
-	dom := keys[0]
-	v.Status, v.Code, v.Condition, v.Endpoint, v.Role = verdict.StatusFail, dom.code, dom.cond, dom.host, dom.role
-	what := string(dom.code)
-	if dom.host != "" {
-		what += " to the " + roleName(dom.role) + dom.host
+	d := dominant{failureKey: keys[0], what: string(keys[0].code), alike: len(keys) == 1}
+	if d.host != "" {
+		d.what += " to the " + roleName(d.role) + d.host
 	}
-	alike := len(keys) == 1
-	other := ""
-	if !alike {
+	if !d.alike {
 		var rest []string
 		for _, k := range keys[1:] {
 			rest = append(rest, fmt.Sprintf("%s (%d)", k.code, count[k]))
 		}
-		other = " Other failures: " + strings.Join(rest, ", ") + "."
+		d.other = " Other failures: " + strings.Join(rest, ", ") + "."
 	}
-	if dom.code != "" && dom.code != verdict.Other {
-		v.Advice = append(verdict.Advise(dom.code, dom.host, dom.role), v.Advice...)
-	}
+	return d
+}
+
+// probeImageAdvice speaks for the nodes that could not pull pullpath's
+// own image: their verdict is the kubelet's, for that image's registry.
+func probeImageAdvice(r *report.SweepReport, failing []*report.SweepNode) string {
 	probeImage := 0
 	for _, n := range failing {
 		if n.Probe != nil && n.Probe.Source == report.SourceProbeEvents {
 			probeImage++
 		}
 	}
-	if probeImage > 0 {
-		v.Advice = append([]string{fmt.Sprintf("%d node(s) could not pull pullpath's own image (%s): their verdict is the kubelet's, for that image's registry. Mirror it where these nodes pull from (crane copy) and pass --image-for-probe, to walk the target image's path too.", probeImage, r.ProbeImage)}, v.Advice...)
+	if probeImage == 0 {
+		return ""
 	}
+	return fmt.Sprintf("%d node(s) could not pull pullpath's own image (%s): their verdict is the kubelet's, for that image's registry. Mirror it where these nodes pull from (crane copy) and pass --image-for-probe, to walk the target image's path too.", probeImage, r.ProbeImage)
+}
 
-	if len(healthy) == 0 {
-		v.Pattern = "all-nodes"
-		switch dom.cond {
-		case verdict.ConditionTLSIdentity, verdict.ConditionImage, verdict.ConditionRegistry:
-			if alike {
-				v.Summary = fmt.Sprintf("Every node fails the same way (%d node(s) in %d group(s)): %s. Identity or the registry, not the network: one cause for all groups.", len(failing), groupsOf(failing), what)
-			} else {
-				v.Summary = fmt.Sprintf("Every node fails (%d node(s) in %d group(s)), most with %s: identity or the registry, not the network.%s", len(failing), groupsOf(failing), what, other)
-			}
-		default:
-			v.Summary = fmt.Sprintf("Every node fails (%d node(s) in %d group(s)) with %s: a path common to every node (the whole VPC/VNet, its DNS, or the registry side), not one subnet.%s", len(failing), groupsOf(failing), what, other)
+// everyNodeFails is the verdict when no node pulls: a cause common to
+// every node.
+func everyNodeFails(v *report.SweepVerdict, d dominant, failing []*report.SweepNode) {
+	v.Pattern = "all-nodes"
+	switch d.cond {
+	case verdict.ConditionTLSIdentity, verdict.ConditionImage, verdict.ConditionRegistry:
+		if d.alike {
+			v.Summary = fmt.Sprintf("Every node fails the same way (%d node(s) in %d group(s)): %s. Identity or the registry, not the network: one cause for all groups.", len(failing), groupCount(failing), d.what)
+		} else {
+			v.Summary = fmt.Sprintf("Every node fails (%d node(s) in %d group(s)), most with %s: identity or the registry, not the network.%s", len(failing), groupCount(failing), d.what, d.other)
 		}
-		v.Next = nextSteps(r, failing)
-		return v
+	default:
+		v.Summary = fmt.Sprintf("Every node fails (%d node(s) in %d group(s)) with %s: a path common to every node (the whole VPC/VNet, its DNS, or the registry side), not one subnet.%s", len(failing), groupCount(failing), d.what, d.other)
 	}
+}
 
-	// Which dimension separates failing nodes from healthy ones?
+// separatedBy finds the first of subnet, zone and pool whose values on
+// the failing nodes are none of the healthy nodes' (every node's known),
+// and says so; false when none separates them.
+func separatedBy(v *report.SweepVerdict, d dominant, failing, healthy []*report.SweepNode) bool {
 	dims := []struct {
 		name string
 		of   func(*report.SweepNode) string
@@ -375,37 +429,16 @@ func divergence(r *report.SweepReport) report.SweepVerdict {
 		{"zone", func(n *report.SweepNode) string { return n.Zone }},
 		{"pool", func(n *report.SweepNode) string { return n.Pool }},
 	}
-	for _, d := range dims {
-		fv, hv := map[string]bool{}, map[string]bool{}
-		known := true
-		for _, n := range failing {
-			if d.of(n) == "" {
-				known = false
-			}
-			fv[d.of(n)] = true
-		}
-		for _, n := range healthy {
-			if d.of(n) == "" {
-				known = false
-			}
-			hv[d.of(n)] = true
-		}
-		if !known {
+	for _, dim := range dims {
+		fv, fknown := valuesOf(failing, dim.of)
+		hv, hknown := valuesOf(healthy, dim.of)
+		if !fknown || !hknown || overlaps(fv, hv) {
 			continue
 		}
-		overlap := false
-		for x := range fv {
-			if hv[x] {
-				overlap = true
-			}
-		}
-		if overlap {
-			continue
-		}
-		v.Pattern = d.name
+		v.Pattern = dim.name
 		v.Summary = fmt.Sprintf("Every node of %s %s fails %s; the other %d group(s) (%s %s) pull fully.%s",
-			d.name, joinSet(fv), what, groupsOf(healthy), d.name, joinSet(hv), other)
-		v.Advice = append([]string{separationAdvice(d.name)}, v.Advice...)
+			dim.name, joinSet(fv), d.what, groupCount(healthy), dim.name, joinSet(hv), d.other)
+		v.Advice = append([]string{separationAdvice(dim.name)}, v.Advice...)
 		if m := mirrorDivergence(failing, healthy); m != "" {
 			v.Advice = append([]string{m}, v.Advice...)
 		}
@@ -417,15 +450,39 @@ func divergence(r *report.SweepReport) report.SweepVerdict {
 			v.Summary += runtimeSeparates(failing, healthy)
 			v.Advice = append([]string{m}, v.Advice...)
 		}
-		// the healthy side's OK may be a cache's: say so
-		if s, _ := hiddenUpstreamOf(r.Nodes, healthy); s != "" {
-			v.Summary += s
-		}
-		v.Next = nextSteps(r, failing)
-		return v
+		return true
 	}
+	return false
+}
+
+// valuesOf is the set of one dimension's values, and whether every node
+// has one.
+func valuesOf(ns []*report.SweepNode, of func(*report.SweepNode) string) (map[string]bool, bool) {
+	set, known := map[string]bool{}, true
+	for _, n := range ns {
+		if of(n) == "" {
+			known = false
+		}
+		set[of(n)] = true
+	}
+	return set, known
+}
+
+func overlaps(a, b map[string]bool) bool {
+	for x := range a {
+		if b[x] {
+			return true
+		}
+	}
+	return false
+}
+
+// mixedFailure is the verdict when failing and healthy nodes share
+// subnets, zones and pools: the nodes themselves differ (their mirrors,
+// proxy or runtime configuration, when the sweep saw it).
+func mixedFailure(v *report.SweepVerdict, d dominant, failing, healthy []*report.SweepNode) {
 	v.Pattern = "mixed"
-	v.Summary = fmt.Sprintf("%d node(s) fail with %s and %d pull fully, in the same subnets, zones and pools: look at the failing nodes themselves (hand fixes, hosts-file entries, runtime config).%s", len(failing), what, len(healthy), other)
+	v.Summary = fmt.Sprintf("%d node(s) fail with %s and %d pull fully, in the same subnets, zones and pools: look at the failing nodes themselves (hand fixes, hosts-file entries, runtime config).%s", len(failing), d.what, len(healthy), d.other)
 	if m := mirrorDivergence(failing, healthy); m != "" {
 		v.Pattern = "mirror"
 		v.Advice = append([]string{m}, v.Advice...)
@@ -440,11 +497,6 @@ func divergence(r *report.SweepReport) report.SweepVerdict {
 		v.Summary += runtimeSeparates(failing, healthy)
 		v.Advice = append([]string{m}, v.Advice...)
 	}
-	if s, _ := hiddenUpstreamOf(r.Nodes, healthy); s != "" {
-		v.Summary += s
-	}
-	v.Next = nextSteps(r, failing)
-	return v
 }
 
 func roleName(r verdict.Role) string {
