@@ -29,126 +29,162 @@ func checkPeering(m *Model, n *nodeSubnet) report.CheckResult {
 		c.Summary = "the cluster VNet has no peerings: the path crosses none"
 		return c
 	}
-	var bad *finding
-	crossed := map[string]*armnetwork.VirtualNetworkPeering{}
+	w := &peeringWalk{m: m, n: n, c: &c, crossed: map[string]*armnetwork.VirtualNetworkPeering{}}
 	for _, h := range n.Hosts {
 		for _, a := range h.peAddrs() {
-			r, ok := n.Routes.Lookup(a)
-			hop := ""
-			if ok {
-				hop = r.NextHop
-			}
-			switch hop {
-			case hopVnetLocal:
-				continue
-			case hopPeering, hopGlobalPeer:
-				p := m.peeringFor(a)
-				if p == nil {
-					c.Evidence = append(c.Evidence, fmt.Sprintf("%s (%s): next hop %s, but no listed peering's remote address space holds it", a, h.Name, hop))
-					continue
-				}
-				crossed[idKey(str(p.ID))] = p
-				bad = first(bad, peeringState(p, h.Name, a))
-			case hopGateway:
-				var gw []*armnetwork.VirtualNetworkPeering
-				for _, p := range m.Peerings {
-					if p != nil && p.Properties != nil && boolv(p.Properties.UseRemoteGateways) {
-						gw = append(gw, p)
-						crossed[idKey(str(p.ID))] = p
-					}
-				}
-				if len(gw) == 0 {
-					c.Evidence = append(c.Evidence, fmt.Sprintf("%s (%s) goes through the VNet's own gateway (no peering uses a remote gateway)", a, h.Name))
-				}
-				for _, p := range gw {
-					bad = first(bad, peeringState(p, h.Name, a))
-				}
-			case hopAppliance:
-				if len(r.NextHopIPs) == 0 {
-					continue
-				}
-				ip, err := netip.ParseAddr(r.NextHopIPs[0])
-				if err != nil {
-					continue
-				}
-				p := m.peeringFor(ip)
-				if p == nil {
-					continue // the appliance is in the cluster VNet
-				}
-				crossed[idKey(str(p.ID))] = p
-				bad = first(bad, peeringState(p, h.Name, a))
-				if !boolv(p.Properties.AllowForwardedTraffic) {
-					pid := str(p.ID)
-					bad = first(bad, &finding{host: h.Name,
-						summary:   fmt.Sprintf("peering %s has allowForwardedTraffic: false: the replies appliance %s forwards from %s (%s) are dropped on their way into the cluster VNet", lastName(pid), ip, a, h.Name),
-						resources: []string{pid},
-						changes: []report.Change{{Resource: pid, Kind: "Microsoft.Network/virtualNetworks/virtualNetworkPeerings",
-							Action:  "allow forwarded traffic on the cluster side of the peering, so the appliance's replies enter the cluster VNet",
-							Command: peeringUpdate(pid, "allowForwardedTraffic=true")}},
-					})
-				}
-			default: // None or Internet: is the path beyond a gateway the VNet does not use?
-				if p := m.peeringFor(a); p != nil {
-					crossed[idKey(str(p.ID))] = p
-					bad = first(bad, peeringState(p, h.Name, a))
-					continue
-				}
-				var gw, nogw []*armnetwork.VirtualNetworkPeering
-				for _, p := range m.Peerings {
-					if p == nil || p.Properties == nil {
-						continue
-					}
-					if boolv(p.Properties.UseRemoteGateways) {
-						gw = append(gw, p)
-					} else {
-						nogw = append(nogw, p)
-					}
-				}
-				if len(gw) > 0 {
-					for _, p := range gw {
-						crossed[idKey(str(p.ID))] = p
-						bad = first(bad, peeringState(p, h.Name, a))
-					}
-					c.Evidence = append(c.Evidence, fmt.Sprintf("%s (%s) is beyond the hub: gateway transit is on, so its routes must come over BGP (see the route check)", a, h.Name))
-					continue
-				}
-				p := nogw[0]
-				pid := str(p.ID)
-				crossed[idKey(pid)] = p
-				var names []string
-				for _, q := range nogw {
-					names = append(names, lastName(str(q.ID)))
-				}
-				bad = first(bad, &finding{host: h.Name,
-					summary:   fmt.Sprintf("%s sits beyond the VNet and its peers, and no peering uses the remote VPN gateway (useRemoteGateways: false on %s): %s has no path to it", a, strings.Join(names, ", "), n.poolsString()),
-					evidence:  []string{fmt.Sprintf("the hub side (%s's peering back to the cluster VNet) must have allowGatewayTransit: true before useRemoteGateways can be set", remoteName(p))},
-					resources: []string{pid},
-					changes: []report.Change{{Resource: pid, Kind: "Microsoft.Network/virtualNetworks/virtualNetworkPeerings",
-						Action:  fmt.Sprintf("use the hub's VPN gateway from the cluster VNet (useRemoteGateways: true; the hub side %s needs allowGatewayTransit: true first)", remoteName(p)),
-						Command: peeringUpdate(pid, "useRemoteGateways=true")}},
-				})
-			}
+			w.address(h, a)
 		}
 	}
-	for _, k := range sortedKeys(crossed) {
-		p := crossed[k]
+	for _, k := range sortedKeys(w.crossed) {
+		p := w.crossed[k]
 		c.Resources = appendUnique(c.Resources, str(p.ID))
 		c.Evidence = append(c.Evidence, peeringLine(p))
 		c.Evidence = append(c.Evidence, fmt.Sprintf("outside the contract, check too: the hub side (%s's peering back to %s: Connected, allowGatewayTransit: true if the cluster uses its gateway) and the far side's return route to %s (the on-premises network or the registry's VNet must route the node subnet back through the same gateway)", remoteName(p), lastName(parentID(n.ID)), n.cidr()))
 	}
 	switch {
-	case bad != nil:
-		c.Status, c.Host, c.Summary, c.Changes = report.CheckFail, bad.host, bad.summary, bad.changes
-		c.Resources = append(bad.resources, c.Resources...)
-		c.Evidence = append(bad.evidence, c.Evidence...)
-	case len(crossed) == 0:
+	case w.bad != nil:
+		c.Status, c.Host, c.Summary, c.Changes = report.CheckFail, w.bad.host, w.bad.summary, w.bad.changes
+		c.Resources = append(w.bad.resources, c.Resources...)
+		c.Evidence = append(w.bad.evidence, c.Evidence...)
+	case len(w.crossed) == 0:
 		c.Status = report.CheckSkip
 		c.Summary = "the path to the registry crosses no peering"
 	default:
 		c.Status = report.CheckPass
-		c.Summary = fmt.Sprintf("the cluster side of every peering on the path is Connected with the settings the path needs (%d peering(s))", len(crossed))
+		c.Summary = fmt.Sprintf("the cluster side of every peering on the path is Connected with the settings the path needs (%d peering(s))", len(w.crossed))
 	}
 	return c
+}
+
+// peeringWalk follows each address of the pull through the subnet's
+// routes, collecting the peerings it crosses and the first finding.
+type peeringWalk struct {
+	m       *Model
+	n       *nodeSubnet
+	c       *report.CheckResult
+	crossed map[string]*armnetwork.VirtualNetworkPeering
+	bad     *finding
+}
+
+// cross records a peering on the path and its state.
+func (w *peeringWalk) cross(p *armnetwork.VirtualNetworkPeering, h *pullHost, a netip.Addr) {
+	w.crossed[idKey(str(p.ID))] = p
+	w.bad = first(w.bad, peeringState(p, h.Name, a))
+}
+
+// address follows one address by its route's next hop.
+func (w *peeringWalk) address(h *pullHost, a netip.Addr) {
+	r, ok := w.n.Routes.Lookup(a)
+	hop := ""
+	if ok {
+		hop = r.NextHop
+	}
+	switch hop {
+	case hopVnetLocal:
+	case hopPeering, hopGlobalPeer:
+		p := w.m.peeringFor(a)
+		if p == nil {
+			w.c.Evidence = append(w.c.Evidence, fmt.Sprintf("%s (%s): next hop %s, but no listed peering's remote address space holds it", a, h.Name, hop))
+			return
+		}
+		w.cross(p, h, a)
+	case hopGateway:
+		w.viaGateway(h, a)
+	case hopAppliance:
+		w.viaAppliance(h, a, r)
+	default: // None or Internet: is the path beyond a gateway the VNet does not use?
+		w.beyond(h, a)
+	}
+}
+
+// viaGateway: the VNet's gateway, or a hub's through the peerings that
+// use remote gateways.
+func (w *peeringWalk) viaGateway(h *pullHost, a netip.Addr) {
+	var gw []*armnetwork.VirtualNetworkPeering
+	for _, p := range w.m.Peerings {
+		if p != nil && p.Properties != nil && boolv(p.Properties.UseRemoteGateways) {
+			gw = append(gw, p)
+		}
+	}
+	if len(gw) == 0 {
+		w.c.Evidence = append(w.c.Evidence, fmt.Sprintf("%s (%s) goes through the VNet's own gateway (no peering uses a remote gateway)", a, h.Name))
+	}
+	for _, p := range gw {
+		w.cross(p, h, a)
+	}
+}
+
+// viaAppliance: an appliance in a peered VNet forwards the traffic, so
+// the peering must allow forwarded traffic for its replies.
+func (w *peeringWalk) viaAppliance(h *pullHost, a netip.Addr, r route) {
+	if len(r.NextHopIPs) == 0 {
+		return
+	}
+	ip, err := netip.ParseAddr(r.NextHopIPs[0])
+	if err != nil {
+		return
+	}
+	p := w.m.peeringFor(ip)
+	if p == nil {
+		return // the appliance is in the cluster VNet
+	}
+	w.cross(p, h, a)
+	if !boolv(p.Properties.AllowForwardedTraffic) {
+		pid := str(p.ID)
+		w.bad = first(w.bad, &finding{host: h.Name,
+			summary:   fmt.Sprintf("peering %s has allowForwardedTraffic: false: the replies appliance %s forwards from %s (%s) are dropped on their way into the cluster VNet", lastName(pid), ip, a, h.Name),
+			resources: []string{pid},
+			changes: []report.Change{{Resource: pid, Kind: "Microsoft.Network/virtualNetworks/virtualNetworkPeerings",
+				Action:  "allow forwarded traffic on the cluster side of the peering, so the appliance's replies enter the cluster VNet",
+				Command: peeringUpdate(pid, "allowForwardedTraffic=true")}},
+		})
+	}
+}
+
+// beyond: an address with no route through a peering: in a peer's space,
+// beyond a hub whose gateway the VNet uses, or out of reach because no
+// peering uses the remote gateway.
+func (w *peeringWalk) beyond(h *pullHost, a netip.Addr) {
+	if p := w.m.peeringFor(a); p != nil {
+		w.cross(p, h, a)
+		return
+	}
+	var gw, nogw []*armnetwork.VirtualNetworkPeering
+	for _, p := range w.m.Peerings {
+		if p == nil || p.Properties == nil {
+			continue
+		}
+		if boolv(p.Properties.UseRemoteGateways) {
+			gw = append(gw, p)
+		} else {
+			nogw = append(nogw, p)
+		}
+	}
+	if len(gw) > 0 {
+		for _, p := range gw {
+			w.cross(p, h, a)
+		}
+		w.c.Evidence = append(w.c.Evidence, fmt.Sprintf("%s (%s) is beyond the hub: gateway transit is on, so its routes must come over BGP (see the route check)", a, h.Name))
+		return
+	}
+	if len(nogw) == 0 {
+		return // no peering with properties: nothing to name
+	}
+	p := nogw[0]
+	pid := str(p.ID)
+	w.crossed[idKey(pid)] = p
+	var names []string
+	for _, q := range nogw {
+		names = append(names, lastName(str(q.ID)))
+	}
+	w.bad = first(w.bad, &finding{host: h.Name,
+		summary:   fmt.Sprintf("%s sits beyond the VNet and its peers, and no peering uses the remote VPN gateway (useRemoteGateways: false on %s): %s has no path to it", a, strings.Join(names, ", "), w.n.poolsString()),
+		evidence:  []string{fmt.Sprintf("the hub side (%s's peering back to the cluster VNet) must have allowGatewayTransit: true before useRemoteGateways can be set", remoteName(p))},
+		resources: []string{pid},
+		changes: []report.Change{{Resource: pid, Kind: "Microsoft.Network/virtualNetworks/virtualNetworkPeerings",
+			Action:  fmt.Sprintf("use the hub's VPN gateway from the cluster VNet (useRemoteGateways: true; the hub side %s needs allowGatewayTransit: true first)", remoteName(p)),
+			Command: peeringUpdate(pid, "useRemoteGateways=true")}},
+	})
 }
 
 func peeringState(p *armnetwork.VirtualNetworkPeering, host string, a netip.Addr) *finding {
