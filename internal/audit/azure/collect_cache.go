@@ -31,15 +31,13 @@ func (c *collector) cache(ctx context.Context, reg armcontainerregistry.Registry
 	if err != nil {
 		return err
 	}
-	var rules []*armcontainerregistry.CacheRule
-	pager := af.NewCacheRulesClient().NewListPager(resourceGroupOf(regID), name, nil)
-	for pager.More() {
-		page, err := pager.NextPage(ctx)
-		if err != nil {
-			c.warn("az acr cache list: "+armError(err), FileCacheRules, cmdCacheRules(name))
-			return nil
-		}
-		rules = append(rules, page.Value...)
+	rules, err := allPages(ctx, af.NewCacheRulesClient().NewListPager(resourceGroupOf(regID), name, nil),
+		func(p armcontainerregistry.CacheRulesClientListResponse) []*armcontainerregistry.CacheRule {
+			return p.Value
+		})
+	if err != nil {
+		c.warn("az acr cache list: "+armError(err), FileCacheRules, cmdCacheRules(name))
+		return nil
 	}
 	if err := c.put(FileCacheRules, rules); err != nil {
 		return err
@@ -48,15 +46,13 @@ func (c *collector) cache(ctx context.Context, reg armcontainerregistry.Registry
 	if rule == nil || str(rule.Properties.CredentialSetResourceID) == "" {
 		return nil
 	}
-	var sets []*armcontainerregistry.CredentialSet
-	sp := af.NewCredentialSetsClient().NewListPager(resourceGroupOf(regID), name, nil)
-	for sp.More() {
-		page, err := sp.NextPage(ctx)
-		if err != nil {
-			c.warn("az acr credential-set list: "+armError(err), FileCredSets, cmdCredSets(name))
-			return nil
-		}
-		sets = append(sets, page.Value...)
+	sets, err := allPages(ctx, af.NewCredentialSetsClient().NewListPager(resourceGroupOf(regID), name, nil),
+		func(p armcontainerregistry.CredentialSetsClientListResponse) []*armcontainerregistry.CredentialSet {
+			return p.Value
+		})
+	if err != nil {
+		c.warn("az acr credential-set list: "+armError(err), FileCredSets, cmdCredSets(name))
+		return nil
 	}
 	if err := c.put(FileCredSets, sets); err != nil {
 		return err
@@ -155,4 +151,17 @@ func (c *collector) roleList(ctx context.Context, file, scope, principal string)
 	if data, err := c.roleItems(ctx, f, ras); err == nil {
 		c.files[file] = data
 	}
+}
+
+// allPages is every item of an SDK pager's pages.
+func allPages[P, T any](ctx context.Context, pager *runtime.Pager[P], items func(P) []T) ([]T, error) {
+	var out []T
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, items(page)...)
+	}
+	return out, nil
 }

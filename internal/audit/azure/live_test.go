@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pullpath/pullpath/internal/audit"
+	"github.com/pullpath/pullpath/internal/audit/audittest"
 	azaudit "github.com/pullpath/pullpath/internal/audit/azure"
 	"github.com/pullpath/pullpath/internal/audit/azure/armfake"
 	"github.com/pullpath/pullpath/internal/audit/azure/synth"
@@ -27,18 +28,7 @@ func loadDir(t *testing.T, dir string) *azaudit.Model {
 }
 
 // verdicts is the part of a report both modes must agree on.
-func verdicts(r *report.AuditReport) map[string]string {
-	out := map[string]string{"verdict": string(r.Verdict.Status) + " " + string(r.Verdict.Condition) + " " + r.Verdict.Scope}
-	for _, s := range r.Subnets {
-		for _, c := range s.Checks {
-			out[s.ID+" "+c.ID] = string(c.Status) + ": " + c.Summary
-		}
-	}
-	for _, c := range r.Changes {
-		out["change "+c.Resource+" "+c.Check] = c.Command
-	}
-	return out
-}
+func verdicts(r *report.AuditReport) map[string]string { return audittest.Verdicts(r) }
 
 func liveOptions(srv *armfake.Server, m *azaudit.Model, registry string) azaudit.LiveOptions {
 	id := *m.Cluster.ID

@@ -202,16 +202,22 @@ func (s *Server) serveEKS(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// REST-JSON timestamps are epoch seconds on the wire.
-	doc = epochTimes(doc)
+	doc = epochTimes(doc, eksTimes)
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(doc)
 }
 
-func epochTimes(v any) any {
+// eksTimes are EKS's timestamp members.
+var eksTimes = map[string]bool{"createdAt": true, "modifiedAt": true}
+
+// epochTimes rewrites the timestamp members (RFC 3339, or placebo's
+// boto3 datetime objects) as epoch seconds, as the REST-JSON and JSON
+// protocols carry them.
+func epochTimes(v any, members map[string]bool) any {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, e := range x {
-			if s, ok := e.(string); ok && (k == "createdAt" || k == "modifiedAt") {
+			if s, ok := e.(string); ok && members[k] {
 				if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
 					x[k] = float64(t.UnixMicro()) / 1e6
 					continue
@@ -224,11 +230,11 @@ func epochTimes(v any) any {
 				x[k] = float64(t.UnixMicro()) / 1e6
 				continue
 			}
-			x[k] = epochTimes(e)
+			x[k] = epochTimes(e, members)
 		}
 	case []any:
 		for i, e := range x {
-			x[i] = epochTimes(e)
+			x[i] = epochTimes(e, members)
 		}
 	}
 	return v

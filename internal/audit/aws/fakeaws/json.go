@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	awsaudit "github.com/pullpath/pullpath/internal/audit/aws"
 )
@@ -69,7 +68,7 @@ func (s *Server) serveJSON(w http.ResponseWriter, r *http.Request, target string
 	}
 	delete(doc, "ResponseMetadata")
 	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
-	_ = json.NewEncoder(w).Encode(jsonTimes(doc))
+	_ = json.NewEncoder(w).Encode(epochTimes(doc, timeMembers))
 }
 
 // jsonNone is the answer of an account without the file: no rules, no
@@ -104,23 +103,3 @@ func jsonError(w http.ResponseWriter, status int, code, msg string) {
 // seconds on the wire), as ECR's and Secrets Manager's models name them.
 var timeMembers = map[string]bool{"createdAt": true, "updatedAt": true, "CreatedDate": true, "LastChangedDate": true,
 	"LastAccessedDate": true, "LastRotatedDate": true, "DeletedDate": true, "NextRotationDate": true}
-
-func jsonTimes(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			if s, ok := e.(string); ok && timeMembers[k] {
-				if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-					x[k] = float64(t.UnixMicro()) / 1e6
-					continue
-				}
-			}
-			x[k] = jsonTimes(e)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = jsonTimes(e)
-		}
-	}
-	return v
-}

@@ -18,10 +18,11 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -152,12 +153,12 @@ func (s *Server) load(m *azaudit.Model) {
 		s.lists[key(*r.ID+"/credentialSets")] = sets
 	}
 	var vaults []json.RawMessage
-	for _, v := range sortedKeys(m.Vaults) {
+	for _, v := range slices.Sorted(maps.Keys(m.Vaults)) {
 		vaults = append(vaults, raw(m.Vaults[v]))
 	}
 	s.lists[key("/subscriptions/"+sub+"/providers/Microsoft.KeyVault/vaults")] = vaults
 	all := append([]azaudit.RoleAssignment(nil), m.Roles...)
-	for _, v := range sortedKeys(m.VaultRoles) {
+	for _, v := range slices.Sorted(maps.Keys(m.VaultRoles)) {
 		all = append(all, m.VaultRoles[v]...)
 	}
 	seen := map[string]bool{}
@@ -354,15 +355,6 @@ func filterRoles(all []json.RawMessage, scope, filter string) []json.RawMessage 
 // related: one scope holds the other (or they are the same).
 func related(a, b string) bool {
 	return a == b || strings.HasPrefix(a, b+"/") || strings.HasPrefix(b, a+"/") || a == "/" || b == ""
-}
-
-func sortedKeys[V any](mp map[string]V) []string {
-	out := make([]string, 0, len(mp))
-	for k := range mp {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func writeJSON(w http.ResponseWriter, body []byte) {
