@@ -184,31 +184,44 @@ func TestAnswerProbeImageUnpullable(t *testing.T) {
 }
 
 // TestAnswerNamesThePath: the answer from a walk over a VPN names what the
-// probes learned past the node: the path MTU, the rate, and the hop where
-// a failing node's trace parts from a healthy one's (sweep --trace).
+// probes learned past the node: the path MTU, the rate of a pull the runtime
+// will abort, and the hop where a failing node's trace parts from a healthy
+// one's (sweep --trace).
 func TestAnswerNamesThePath(t *testing.T) {
 	const reg = "harbor.corp.example"
-	mtu := verdict.Verdict{Status: verdict.StatusFail, Code: verdict.PathMTUBlackHole, Condition: verdict.ConditionRoute, Cause: verdict.CauseTimeout, Endpoint: reg, Role: verdict.RoleRegistry,
-		Summary: "TCP to 172.16.5.10:443 (harbor.corp.example, registry) connects but the TLS handshake stalls: the server's answer never arrives. On new connections with the MSS clamped, 1360 completed and 1361 stalled: the path MTU toward 172.16.5.10 is 1400 bytes"}
-	ok := verdict.Verdict{Status: verdict.StatusOK, Code: verdict.OK}
 	finding := "--trace toward 172.16.5.10:443: the paths part at hop 2. 10.255.0.2 answers the healthy node node-b there and stays silent for node-a"
-	sw := &report.SweepReport{
-		Nodes: []report.SweepNode{
-			{PlannedNode: report.PlannedNode{Name: "node-a"}, Status: report.SweepFail, Verdict: mtu, Probe: &report.SweepResult{Status: report.SweepFail, Verdict: mtu}},
-			{PlannedNode: report.PlannedNode{Name: "node-b"}, Status: report.SweepOK, Verdict: ok},
-		},
-		Verdict: report.SweepVerdict{Status: verdict.StatusFail, Pattern: "subnet", Condition: verdict.ConditionRoute, Code: verdict.PathMTUBlackHole, Endpoint: reg, Role: verdict.RoleRegistry,
-			Summary: "every node of subnet nodes fails PATH_MTU_BLACKHOLE to the registry", Advice: []string{finding}, OK: 1, Failed: 1},
-		TraceCompare: &report.SweepTraceCompare{Destination: "172.16.5.10:443", Failing: "node-a", Healthy: "node-b", PartAt: 2, Finding: finding},
-	}
-	a := Answer(&report.DiagnoseReport{Image: reg + "/platform/api:3.2.0", Sweep: sw}, nil)
-	if a.Code != verdict.PathMTUBlackHole || !strings.Contains(a.Summary, "the path MTU toward 172.16.5.10 is 1400 bytes") {
-		t.Errorf("Answer = %s %q, want the path MTU named", a.Code, a.Summary)
-	}
-	if !strings.Contains(strings.Join(a.Look, "\n"), "the paths part at hop 2") {
-		t.Errorf("Look = %q, want the hop where the traces part", a.Look)
-	}
-	if a.Exit != 3 {
-		t.Errorf("Exit = %d, want 3 (route)", a.Exit)
+	for _, tc := range []struct {
+		code    verdict.Code
+		role    verdict.Role
+		summary string
+		want    string
+		exit    int
+	}{
+		{verdict.PathMTUBlackHole, verdict.RoleRegistry, "TCP to 172.16.5.10:443 (harbor.corp.example, registry) connects but the TLS handshake stalls: the server's answer never arrives. On new connections with the MSS clamped, 1360 completed and 1361 stalled: the path MTU toward 172.16.5.10 is 1400 bytes",
+			"the path MTU toward 172.16.5.10 is 1400 bytes", 3},
+		{verdict.PullProgressTimeout, verdict.RoleBlob, "no blob received a byte for 1m12s while downloading from harbor.corp.example (harbor.corp.example 0.02 MB/s): containerd 1.7.3 aborts a pull after 1m without progress (image_pull_progress_timeout), so the runtime aborts this pull, though every byte arrived in the end here",
+			"harbor.corp.example 0.02 MB/s", 3},
+	} {
+		v := verdict.Verdict{Status: verdict.StatusFail, Code: tc.code, Condition: verdict.ConditionRoute, Cause: verdict.CauseTimeout, Endpoint: reg, Role: tc.role, Summary: tc.summary}
+		ok := verdict.Verdict{Status: verdict.StatusOK, Code: verdict.OK}
+		sw := &report.SweepReport{
+			Nodes: []report.SweepNode{
+				{PlannedNode: report.PlannedNode{Name: "node-a"}, Status: report.SweepFail, Verdict: v, Probe: &report.SweepResult{Status: report.SweepFail, Verdict: v}},
+				{PlannedNode: report.PlannedNode{Name: "node-b"}, Status: report.SweepOK, Verdict: ok},
+			},
+			Verdict: report.SweepVerdict{Status: verdict.StatusFail, Pattern: "subnet", Condition: verdict.ConditionRoute, Code: tc.code, Endpoint: reg, Role: tc.role,
+				Summary: "every node of subnet nodes fails " + string(tc.code), Advice: []string{finding}, OK: 1, Failed: 1},
+			TraceCompare: &report.SweepTraceCompare{Destination: "172.16.5.10:443", Failing: "node-a", Healthy: "node-b", PartAt: 2, Finding: finding},
+		}
+		a := Answer(&report.DiagnoseReport{Image: reg + "/platform/api:3.2.0", Sweep: sw}, nil)
+		if a.Code != tc.code || !strings.Contains(a.Summary, tc.want) {
+			t.Errorf("%s: Answer = %s %q, want %q named", tc.code, a.Code, a.Summary, tc.want)
+		}
+		if !strings.Contains(strings.Join(a.Look, "\n"), "the paths part at hop 2") {
+			t.Errorf("%s: Look = %q, want the hop where the traces part", tc.code, a.Look)
+		}
+		if a.Exit != tc.exit {
+			t.Errorf("%s: Exit = %d, want %d (route)", tc.code, a.Exit, tc.exit)
+		}
 	}
 }
