@@ -29,6 +29,7 @@ import (
 	"github.com/pullpath/pullpath/internal/lab/labhook"
 	"github.com/pullpath/pullpath/internal/lab/scenario"
 	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/units"
 )
 
 // Config says what to run.
@@ -114,7 +115,7 @@ func Measure(ctx context.Context, cfg Config) (*Result, error) {
 				WithoutSec: without.Timings.ProbeMS / 1000, Without: string(without.Verdict.Code)}
 			for _, s := range with.Probe.Steps {
 				if s.Name == c.step {
-					row.StepSec, row.StepDetail = s.DurationMS/1000, oneLine(s.Detail)
+					row.StepSec, row.StepDetail = s.DurationMS/1000, units.OneLine(s.Detail)
 				}
 			}
 			if row.StepDetail == "" {
@@ -124,7 +125,7 @@ func Measure(ctx context.Context, cfg Config) (*Result, error) {
 			if err != nil {
 				return nil, err
 			}
-			row.RuntimeSec, row.RuntimeMsg, row.Timed = rt.DurationMS/1000, oneLine(rt.Message), rt.TimedOut
+			row.RuntimeSec, row.RuntimeMsg, row.Timed = rt.DurationMS/1000, units.OneLine(rt.Message), rt.TimedOut
 			logf("%s round %d: probe %.2fs (%s, %s step %.2fs) / without %.2fs (%s), containerd %.2fs", c.name, round, row.WithSec, row.WithCode, c.step, row.StepSec, row.WithoutSec, row.Without, row.RuntimeSec)
 			res.Costs = append(res.Costs, row)
 		}
@@ -197,8 +198,6 @@ func runtimeOf(r *report.LabRun, name string, round int) (*report.RuntimePull, e
 	}
 	return nil, fmt.Errorf("farpath: %s round %d: the containerd check did not run", name, round)
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // Markdown renders the summary and per-round tables.
 func (r *Result) Markdown() string {
