@@ -132,23 +132,10 @@ func StartStack(ctx context.Context, cfg StackConfig) (st *Stack, err error) {
 			_ = s.Close()
 		}
 	}()
-	nodeDir := filepath.Join(cfg.Dir, "node")
 	svcDir := filepath.Join(cfg.Dir, "svc")
-	s.Files = StackFiles{
-		NodeDir:      nodeDir,
-		ResolvConf:   filepath.Join(nodeDir, "resolv.conf"),
-		Hosts:        filepath.Join(nodeDir, "hosts"),
-		CAFile:       filepath.Join(nodeDir, "ca.crt"),
-		CertsDir:     filepath.Join(nodeDir, "certs.d"),
-		DockerConfig: filepath.Join(nodeDir, "config.json"),
-		StorageDir:   filepath.Join(cfg.Dir, "storage"),
+	if err := s.makeDirs(svcDir); err != nil {
+		return nil, err
 	}
-	for _, d := range []string{nodeDir, svcDir, s.Files.StorageDir} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, fmt.Errorf("stack: %w", err)
-		}
-	}
-
 	// 1. PKI and the image.
 	if s.CA, err = NewCA("pullpath lab CA"); err != nil {
 		return nil, err
@@ -159,66 +146,12 @@ func StartStack(ctx context.Context, cfg StackConfig) (st *Stack, err error) {
 	if s.Image, err = WriteImage(ctx, s.Files.StorageDir, cfg.Image); err != nil {
 		return nil, err
 	}
-
-	// 2. DNS: every lab name points at its loopback IP.
-	records := map[string][]DNSRecord{
-		RegistryHostName: {{Type: "A", Value: cfg.Addrs.Registry}},
-		AuthHostName:     {{Type: "A", Value: cfg.Addrs.Token}},
-		BlobHostName:     {{Type: "A", Value: cfg.Addrs.Blob}},
-		Blob2HostName:    {{Type: "A", Value: cfg.Addrs.Blob2}},
-	}
-	for name, recs := range cfg.DNSRecords {
-		records[name] = recs
-	}
-	if s.DNS, err = StartDNS(ctx, DNSConfig{Addr: net.JoinHostPort(cfg.Addrs.DNS, "0"), Zones: []string{LabZone}, Records: records, Behaviours: cfg.DNSBehaviours}); err != nil {
+	// 2.-4. DNS, the blob hosts, the registry's auth.
+	if err := s.startDNS(ctx); err != nil {
 		return nil, err
 	}
-	s.closers = append(s.closers, s.DNS.Close)
-
-	// 3. Blob hosts (the second hop first: the first must know its URL).
-	serviceCert := func(name string) (*tls.Certificate, error) {
-		leaf, err := s.CA.Issue(LeafOptions{DNSNames: []string{name}})
-		if err != nil {
-			return nil, err
-		}
-		c, err := leaf.TLSCertificate()
-		return &c, err
-	}
-	if cfg.SecondHop {
-		c, err := serviceCert(Blob2HostName)
-		if err != nil {
-			return nil, err
-		}
-		if s.Blob2, err = StartBlobHost(ctx, BlobHostConfig{Addr: net.JoinHostPort(cfg.Addrs.Blob2, "0"), RootDir: s.Files.StorageDir, Cert: c}); err != nil {
-			return nil, err
-		}
-		s.closers = append(s.closers, s.Blob2.Close)
-		cfg.BlobFaults.ExtraRedirectHost = "https://" + hostPort(Blob2HostName, s.Blob2.Addr())
-	}
-	if !cfg.NoRedirect {
-		if cfg.BlobHostDown {
-			port, err := unusedPort(cfg.Addrs.Blob)
-			if err != nil {
-				return nil, err
-			}
-			s.BlobURL = "https://" + net.JoinHostPort(BlobHostName, port)
-		} else {
-			c, err := serviceCert(BlobHostName)
-			if err != nil {
-				return nil, err
-			}
-			if s.Blob, err = StartBlobHost(ctx, BlobHostConfig{Addr: net.JoinHostPort(cfg.Addrs.Blob, "0"), RootDir: s.Files.StorageDir, Cert: c, Faults: cfg.BlobFaults}); err != nil {
-				return nil, err
-			}
-			s.closers = append(s.closers, s.Blob.Close)
-			s.BlobURL = "https://" + hostPort(BlobHostName, s.Blob.Addr())
-		}
-	}
-
-	// 4. Auth.
-	readable := []string{cfg.Image.Repository}
-	if cfg.UserCannotRead {
-		readable = []string{"other/*"}
+	if err := s.startBlobHosts(ctx); err != nil {
+		return nil, err
 	}
 	regCfg := RegistryConfig{
 		Addr:            net.JoinHostPort(cfg.Addrs.Registry, "0"),
@@ -227,45 +160,9 @@ func StartStack(ctx context.Context, cfg StackConfig) (st *Stack, err error) {
 		RedirectBaseURL: s.BlobURL,
 		Debug:           cfg.Debug,
 	}
-	switch cfg.Auth {
-	case AuthBasic:
-		if cfg.UserCannotRead {
-			return nil, errors.New("stack: UserCannotRead needs token auth: htpasswd has no per-repository access")
-		}
-		s.Files.Htpasswd = filepath.Join(svcDir, "htpasswd")
-		if err := WriteHtpasswd(s.Files.Htpasswd, map[string]string{cfg.Username: cfg.Password}); err != nil {
-			return nil, err
-		}
-		regCfg.HtpasswdFile = s.Files.Htpasswd
-		regCfg.BasicRealm = "pullpath-lab"
-	case AuthToken:
-		signer, err := NewTokenSigner()
-		if err != nil {
-			return nil, err
-		}
-		s.Files.JWKS = filepath.Join(svcDir, "jwks.json")
-		if err := signer.WriteJWKS(s.Files.JWKS); err != nil {
-			return nil, err
-		}
-		c, err := serviceCert(AuthHostName)
-		if err != nil {
-			return nil, err
-		}
-		if s.Token, err = StartTokenServer(ctx, TokenConfig{
-			Addr: net.JoinHostPort(cfg.Addrs.Token, "0"), Cert: c,
-			Issuer: "pullpath-lab-issuer", Service: RegistryHostName, Signer: signer,
-			Users:    map[string]User{cfg.Username: {Password: cfg.Password, Read: readable}},
-			DenyMode: cfg.DenyMode,
-		}); err != nil {
-			return nil, err
-		}
-		s.closers = append(s.closers, s.Token.Close)
-		regCfg.TokenRealm = "https://" + hostPort(AuthHostName, s.Token.Addr()) + "/token"
-		regCfg.TokenService = RegistryHostName
-		regCfg.TokenIssuer = "pullpath-lab-issuer"
-		regCfg.TokenJWKSFile = s.Files.JWKS
+	if err := s.startAuth(ctx, svcDir, &regCfg); err != nil {
+		return nil, err
 	}
-
 	// 5. The registry, with the chosen certificate.
 	if cfg.RegistryTLS != TLSNone {
 		if regCfg.Cert, err = s.registryCert(cfg.RegistryTLS); err != nil {
@@ -277,12 +174,151 @@ func StartStack(ctx context.Context, cfg StackConfig) (st *Stack, err error) {
 	}
 	s.closers = append(s.closers, s.Reg.Close)
 	s.RegistryHost = hostPort(RegistryHostName, s.Reg.Addr())
-
 	// 6. The node context.
 	if err := s.writeNodeFiles(); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// makeDirs names the stack's files and makes their folders (and svcDir,
+// the services' own files).
+func (s *Stack) makeDirs(svcDir string) error {
+	nodeDir := filepath.Join(s.Config.Dir, "node")
+	s.Files = StackFiles{
+		NodeDir:      nodeDir,
+		ResolvConf:   filepath.Join(nodeDir, "resolv.conf"),
+		Hosts:        filepath.Join(nodeDir, "hosts"),
+		CAFile:       filepath.Join(nodeDir, "ca.crt"),
+		CertsDir:     filepath.Join(nodeDir, "certs.d"),
+		DockerConfig: filepath.Join(nodeDir, "config.json"),
+		StorageDir:   filepath.Join(s.Config.Dir, "storage"),
+	}
+	for _, d := range []string{nodeDir, svcDir, s.Files.StorageDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("stack: %w", err)
+		}
+	}
+	return nil
+}
+
+// startDNS starts the DNS server: every lab name points at its loopback
+// IP, and the config's records are added.
+func (s *Stack) startDNS(ctx context.Context) (err error) {
+	cfg := s.Config
+	records := map[string][]DNSRecord{
+		RegistryHostName: {{Type: "A", Value: cfg.Addrs.Registry}},
+		AuthHostName:     {{Type: "A", Value: cfg.Addrs.Token}},
+		BlobHostName:     {{Type: "A", Value: cfg.Addrs.Blob}},
+		Blob2HostName:    {{Type: "A", Value: cfg.Addrs.Blob2}},
+	}
+	for name, recs := range cfg.DNSRecords {
+		records[name] = recs
+	}
+	if s.DNS, err = StartDNS(ctx, DNSConfig{Addr: net.JoinHostPort(cfg.Addrs.DNS, "0"), Zones: []string{LabZone}, Records: records, Behaviours: cfg.DNSBehaviours}); err != nil {
+		return err
+	}
+	s.closers = append(s.closers, s.DNS.Close)
+	return nil
+}
+
+// serviceCert is a certificate for the service host name, issued by the
+// stack's CA.
+func (s *Stack) serviceCert(name string) (*tls.Certificate, error) {
+	leaf, err := s.CA.Issue(LeafOptions{DNSNames: []string{name}})
+	if err != nil {
+		return nil, err
+	}
+	c, err := leaf.TLSCertificate()
+	return &c, err
+}
+
+// startBlobHosts starts the blob hosts the registry redirects to (the
+// second hop first: the first must know its URL) and sets BlobURL; with
+// BlobHostDown, BlobURL names a port nothing listens on.
+func (s *Stack) startBlobHosts(ctx context.Context) error {
+	cfg := s.Config
+	faults := cfg.BlobFaults
+	if cfg.SecondHop {
+		c, err := s.serviceCert(Blob2HostName)
+		if err != nil {
+			return err
+		}
+		if s.Blob2, err = StartBlobHost(ctx, BlobHostConfig{Addr: net.JoinHostPort(cfg.Addrs.Blob2, "0"), RootDir: s.Files.StorageDir, Cert: c}); err != nil {
+			return err
+		}
+		s.closers = append(s.closers, s.Blob2.Close)
+		faults.ExtraRedirectHost = "https://" + hostPort(Blob2HostName, s.Blob2.Addr())
+	}
+	switch {
+	case cfg.NoRedirect:
+	case cfg.BlobHostDown:
+		port, err := unusedPort(cfg.Addrs.Blob)
+		if err != nil {
+			return err
+		}
+		s.BlobURL = "https://" + net.JoinHostPort(BlobHostName, port)
+	default:
+		c, err := s.serviceCert(BlobHostName)
+		if err != nil {
+			return err
+		}
+		if s.Blob, err = StartBlobHost(ctx, BlobHostConfig{Addr: net.JoinHostPort(cfg.Addrs.Blob, "0"), RootDir: s.Files.StorageDir, Cert: c, Faults: faults}); err != nil {
+			return err
+		}
+		s.closers = append(s.closers, s.Blob.Close)
+		s.BlobURL = "https://" + hostPort(BlobHostName, s.Blob.Addr())
+	}
+	return nil
+}
+
+// startAuth sets up the registry's auth in regCfg: an htpasswd file for
+// basic auth, or the token server (started) and its keys for token auth.
+func (s *Stack) startAuth(ctx context.Context, svcDir string, regCfg *RegistryConfig) error {
+	cfg := s.Config
+	readable := []string{cfg.Image.Repository}
+	if cfg.UserCannotRead {
+		readable = []string{"other/*"}
+	}
+	switch cfg.Auth {
+	case AuthBasic:
+		if cfg.UserCannotRead {
+			return errors.New("stack: UserCannotRead needs token auth: htpasswd has no per-repository access")
+		}
+		s.Files.Htpasswd = filepath.Join(svcDir, "htpasswd")
+		if err := WriteHtpasswd(s.Files.Htpasswd, map[string]string{cfg.Username: cfg.Password}); err != nil {
+			return err
+		}
+		regCfg.HtpasswdFile = s.Files.Htpasswd
+		regCfg.BasicRealm = "pullpath-lab"
+	case AuthToken:
+		signer, err := NewTokenSigner()
+		if err != nil {
+			return err
+		}
+		s.Files.JWKS = filepath.Join(svcDir, "jwks.json")
+		if err := signer.WriteJWKS(s.Files.JWKS); err != nil {
+			return err
+		}
+		c, err := s.serviceCert(AuthHostName)
+		if err != nil {
+			return err
+		}
+		if s.Token, err = StartTokenServer(ctx, TokenConfig{
+			Addr: net.JoinHostPort(cfg.Addrs.Token, "0"), Cert: c,
+			Issuer: "pullpath-lab-issuer", Service: RegistryHostName, Signer: signer,
+			Users:    map[string]User{cfg.Username: {Password: cfg.Password, Read: readable}},
+			DenyMode: cfg.DenyMode,
+		}); err != nil {
+			return err
+		}
+		s.closers = append(s.closers, s.Token.Close)
+		regCfg.TokenRealm = "https://" + hostPort(AuthHostName, s.Token.Addr()) + "/token"
+		regCfg.TokenService = RegistryHostName
+		regCfg.TokenIssuer = "pullpath-lab-issuer"
+		regCfg.TokenJWKSFile = s.Files.JWKS
+	}
+	return nil
 }
 
 func (cfg StackConfig) withDefaults() StackConfig {
