@@ -316,7 +316,12 @@ func (rc *RuntimeConfig) choose(o RuntimeOptions) error {
 			rc.HowFound += fmt.Sprintf("; it runs in another mount namespace, so its files are read through %s", p.root)
 		}
 	default:
-		rc.HowFound = fmt.Sprintf("no running runtime seen; the %s layout on disk (%s)", c.Layout, c.ConfigFile)
+		// the file, or the mark that stood for it: "crio.conf.d, no crio.conf"
+		where := strings.TrimSuffix(strings.TrimPrefix(c.Seen, "on disk ("), ")")
+		if where == "on disk" {
+			where = c.ConfigFile
+		}
+		rc.HowFound = fmt.Sprintf("no running runtime seen; the %s layout on disk (%s)", c.Layout, where)
 	}
 	if c.Why == "" {
 		c.Why = rc.HowFound

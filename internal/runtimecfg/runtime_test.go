@@ -197,6 +197,9 @@ func TestDiscoverRuntimeCRIODropInsOnly(t *testing.T) {
 	if c := chosen(rc); !strings.Contains(c.Seen, "/etc/crio/crio.conf.d") {
 		t.Errorf("candidate seen %q, want the folder that marked it", c.Seen)
 	}
+	if want := "the cri-o layout on disk (/etc/crio/crio.conf.d, no crio.conf)"; !strings.Contains(rc.HowFound, want) {
+		t.Errorf("how found %q, want %q: the report must not claim a crio.conf the node lacks", rc.HowFound, want)
+	}
 }
 
 func TestDiscoverRuntimeProcessEnvironment(t *testing.T) {
