@@ -255,3 +255,38 @@ func TestAuditHelpGivesNothingChecked(t *testing.T) {
 		}
 	}
 }
+
+// Issue 39 through the CLI: collect IMAGE writes the artifact cache's
+// files (the rule, the credential sets, the vault and the set's identity's
+// roles on it), and audit IMAGE --from that folder and live agree: the
+// credential set's identity may not read its Key Vault secrets, exit 8
+// (registry), the change the role assignment on the vault.
+func TestAzureCollectThenAuditCacheRule(t *testing.T) {
+	const image = "contosoacr.azurecr.io/library/nginx:1.27"
+	m, err := azaudit.Load(os.DirFS(azureFixtures + "invalid-cache-keyvault-no-role"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := armfake.New(m)
+	defer srv.Close()
+	azureARM.options, azureARM.credential = srv.ClientOptions(), armfake.Credential{}
+	defer func() { azureARM.options, azureARM.credential = nil, nil }()
+
+	live := []string{"-g", "rg-aks", "-n", "aks-prod", "--subscription", "3f2b6c1e-8d4a-4b7e-9c1f-2a5d6e7f8a9b"}
+	dir := filepath.Join(t.TempDir(), "bundle")
+	code, out, errOut := runCLI(t, "", append([]string{"azure", "collect", image, "--out", dir}, live...)...)
+	if code != 0 || !strings.Contains(out, "wrote 21 files to "+dir) {
+		t.Fatalf("collect = exit %d, %q %q", code, out, errOut)
+	}
+	for _, f := range []string{azaudit.FileCacheRules, azaudit.FileCredSets, azaudit.FileVault("kv-contoso-acr"), azaudit.FileVaultRoles("kv-contoso-acr")} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("collect IMAGE did not write %s", f)
+		}
+	}
+	codeFrom, outFrom, _ := runCLI(t, "", "azure", "audit", image, "--from", dir)
+	codeLive, outLive, errLive := runCLI(t, "", append([]string{"azure", "audit", image}, live...)...)
+	const change = `az role assignment create --assignee-object-id 8c9d0e1f-2a3b-4c5d-9e6f-7a8b9c0d1e2f --assignee-principal-type ServicePrincipal --role "Key Vault Secrets User" --scope /subscriptions/3f2b6c1e-8d4a-4b7e-9c1f-2a5d6e7f8a9b/resourceGroups/rg-security/providers/Microsoft.KeyVault/vaults/kv-contoso-acr`
+	if codeFrom != 8 || codeLive != 8 || !strings.Contains(outFrom, change) || !strings.Contains(outLive, change) {
+		t.Fatalf("exit --from %d, live %d (%s); want 8 and 8 with %q:\n%s", codeFrom, codeLive, errLive, change, outFrom)
+	}
+}
