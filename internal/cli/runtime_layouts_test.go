@@ -67,7 +67,7 @@ func TestProbeNamesRuntimeAndFile(t *testing.T) {
 		}, "cri-o", "/etc/crio/crio.conf", "runtime: cri-o  /etc/crio/crio.conf\n    found: no running runtime seen; the cri-o layout on disk (/etc/crio/crio.conf.d, no crio.conf)"},
 	}
 	for _, tt := range tests {
-		root := nodeFS(t, tt.files)
+		root := testenv.NodeFS(t, tt.files)
 		for _, format := range []string{"text", "json"} {
 			t.Run(tt.name+"/"+format, func(t *testing.T) {
 				code, out, errOut := runCLI(t, "", "probe", st.Ref(), "--host-root", root, "--nameserver", st.Nameserver(), "--hosts-file", st.Files.Hosts,

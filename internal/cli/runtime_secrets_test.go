@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -38,7 +37,7 @@ func TestProbeInlineCredentialsNeverShow(t *testing.T) {
 		{"username and password", fmt.Sprintf("username = %q\n  password = %q", st.Username, pw)},
 		{"auth", fmt.Sprintf("auth = %q", encoded)},
 	} {
-		root := nodeFS(t, map[string]string{
+		root := testenv.NodeFS(t, map[string]string{
 			"/etc/containerd/certs.d/" + st.RegistryHost + "/ca.crt": string(ca),
 			"/etc/containerd/config.toml":                            fmt.Sprintf("version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".registry]\n  config_path = \"/etc/containerd/certs.d\"\n[plugins.\"io.containerd.grpc.v1.cri\".registry.configs.%q.auth]\n  %s\n", st.RegistryHost, form.auth),
 		})
@@ -73,20 +72,4 @@ func TestProbeInlineCredentialsNeverShow(t *testing.T) {
 			})
 		}
 	}
-}
-
-// nodeFS writes files (node path -> content) under a fresh node root.
-func nodeFS(t *testing.T, files map[string]string) string {
-	t.Helper()
-	root := t.TempDir()
-	for p, c := range files {
-		full := filepath.Join(root, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return root
 }

@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -24,6 +23,7 @@ import (
 	"github.com/pullpath/pullpath/internal/printers"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/runtimecfg"
+	"github.com/pullpath/pullpath/internal/testenv"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -90,15 +90,7 @@ func crioNode(t *testing.T, files map[string]string) (*runtimecfg.RuntimeConfig,
 	if _, ok := files["/etc/containers/policy.json"]; !ok {
 		files["/etc/containers/policy.json"] = `{"default": [{"type": "insecureAcceptAnything"}]}`
 	}
-	for p, c := range files {
-		full := filepath.Join(root, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testenv.WriteTree(t, root, files)
 	// step 0 as on a node whose crio is not seen running: the cri-o
 	// layout asked for, its files under root
 	rc, err := runtimecfg.DiscoverRuntime(runtimecfg.RuntimeOptions{Root: root, Runtime: runtimecfg.RuntimeCRIO, ProcRoot: filepath.Join(root, "proc")})

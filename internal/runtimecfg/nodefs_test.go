@@ -1,33 +1,16 @@
 package runtimecfg
 
 import (
+	"github.com/pullpath/pullpath/internal/testenv"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// nodeFS writes files under a fresh root: path -> content.
-func nodeFS(t testing.TB, files map[string]string) string {
-	t.Helper()
-	root := t.TempDir()
-	writeTree(t, root, files)
-	return root
-}
-
-// writeTree writes files (node path -> content) under root.
-func writeTree(t testing.TB, root string, files map[string]string) {
-	t.Helper()
-	for p, content := range files {
-		full := filepath.Join(root, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
+// nodeFS and writeTree lay a node's files (node path -> content) out
+// under a root (testenv's, shared with the cli and pull tests).
+var nodeFS, writeTree = testenv.NodeFS, testenv.WriteTree
 
 // fakeProc adds a process to root's /proc: comm, environ (NUL-separated),
 // its network namespace link and cgroup.
