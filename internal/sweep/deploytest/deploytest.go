@@ -16,6 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
+
+	"github.com/pullpath/pullpath/internal/testenv"
 )
 
 // Namespace and ServiceAccount user of deploy/sweep.
@@ -29,16 +31,11 @@ var Groups = []string{"system:serviceaccounts", "system:serviceaccounts:" + Name
 
 // Dir finds deploy/sweep by walking up from the working directory.
 func Dir() (string, error) {
-	d, err := os.Getwd()
+	root, err := testenv.ModuleRoot()
 	if err != nil {
 		return "", err
 	}
-	for ; d != filepath.Dir(d); d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return filepath.Join(d, "deploy", "sweep"), nil
-		}
-	}
-	return "", fmt.Errorf("no go.mod above %s", d)
+	return filepath.Join(root, "deploy", "sweep"), nil
 }
 
 // Apply creates every object of deploy/sweep/*.yaml (objects that exist
