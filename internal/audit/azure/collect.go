@@ -102,100 +102,153 @@ func (c *collector) warn(msg, file, cmd string) {
 }
 
 func (c *collector) run(ctx context.Context) error {
-	sub := c.o.Subscription
-	// 1. The cluster.
-	csf, err := c.csFactory(sub)
+	m, subnets, listed, err := c.cluster(ctx)
 	if err != nil {
 		return err
+	}
+	if len(subnets) > 0 {
+		if err := c.network(ctx, subnets, listed); err != nil {
+			return err
+		}
+	}
+	reg, err := c.registryFile(ctx, m)
+	if err != nil {
+		return err
+	}
+	if err := c.privateEndpoints(ctx, reg); err != nil {
+		return err
+	}
+	// Private DNS: zones, the ACR zone's links, and its A records for
+	// the registry's hosts (fetched by name).
+	if err := c.privateDNS(ctx, c.o.Subscription); err != nil {
+		return err
+	}
+	// Role assignments of the kubelet identity at the registry's scope and above.
+	c.roles(ctx, m.KubeletObjectID(), str(reg.ID))
+	// The artifact cache rule that serves the image, when one does.
+	if err := c.cache(ctx, reg); err != nil {
+		return err
+	}
+	// Effective routes of one node NIC per pool.
+	loaded, err := Load(c.files.FS())
+	if err != nil {
+		return err
+	}
+	for _, nic := range loaded.NodeNICs() {
+		c.effectiveRoutes(ctx, nic)
+	}
+	return nil
+}
+
+// cluster collects the managed cluster and finds its node subnets: the
+// pools' own, or (listed) an AKS-managed VNet's from the node resource
+// group's listing.
+func (c *collector) cluster(ctx context.Context) (m *Model, subnets []string, listed bool, err error) {
+	csf, err := c.csFactory(c.o.Subscription)
+	if err != nil {
+		return nil, nil, false, err
 	}
 	mc, err := csf.NewManagedClustersClient().Get(ctx, c.o.ResourceGroup, c.o.Cluster, nil)
 	if err != nil {
-		return deniedOr(err, "az aks show -g "+c.o.ResourceGroup+" -n "+c.o.Cluster, "Microsoft.ContainerService/managedClusters/read", "")
+		return nil, nil, false, deniedOr(err, "az aks show -g "+c.o.ResourceGroup+" -n "+c.o.Cluster, "Microsoft.ContainerService/managedClusters/read", "")
 	}
 	if err := c.put(FileAKS, mc.ManagedCluster); err != nil {
-		return err
+		return nil, nil, false, err
 	}
-	m := &Model{Cluster: &mc.ManagedCluster}
-	subnets := m.NodeSubnets()
-	listed := false // an AKS-managed VNet: the node resource group's listing holds it
+	m = &Model{Cluster: &mc.ManagedCluster}
+	subnets = m.NodeSubnets()
 	if len(subnets) == 0 {
 		if subnets, err = c.managedVNet(ctx, m); err != nil {
-			return err
+			return nil, nil, false, err
 		}
 		listed = len(subnets) > 0
 	}
+	return m, subnets, listed, nil
+}
 
-	// 2. The VNet, each node subnet, its route table and NSG.
-	var vnetID string
-	if len(subnets) > 0 {
-		vnetID = parentID(subnets[0])
-		nf, err := c.netFactory(subscriptionOf(vnetID))
-		if err != nil {
-			return err
-		}
-		if listed {
-			// the listing holds the VNet whole
-		} else if v, err := nf.NewVirtualNetworksClient().Get(ctx, resourceGroupOf(vnetID), lastName(vnetID), nil); err == nil {
+// network collects the VNet (unless the listing held it), each node
+// subnet with its route table and NSG, and the cluster side's peerings.
+func (c *collector) network(ctx context.Context, subnets []string, listed bool) error {
+	vnetID := parentID(subnets[0])
+	nf, err := c.netFactory(subscriptionOf(vnetID))
+	if err != nil {
+		return err
+	}
+	if !listed {
+		if v, err := nf.NewVirtualNetworksClient().Get(ctx, resourceGroupOf(vnetID), lastName(vnetID), nil); err == nil {
 			if err := c.put(FileVNet, v.VirtualNetwork); err != nil {
 				return err
 			}
 		} else {
 			c.warn("az network vnet show: "+armError(err), FileVNet, cmdVNet(resourceGroupOf(vnetID), lastName(vnetID)))
 		}
-		rts, nsgs := map[string]bool{}, map[string]bool{}
-		for _, id := range subnets {
-			nf, err := c.netFactory(subscriptionOf(id))
-			if err != nil {
-				return err
-			}
-			name := lastName(id)
-			s, err := nf.NewSubnetsClient().Get(ctx, resourceGroupOf(id), idSegment(id, "virtualNetworks"), name, nil)
-			if err != nil {
-				c.warn("az network vnet subnet show: "+armError(err), FileSubnet(name), cmdSubnet(resourceGroupOf(id), idSegment(id, "virtualNetworks"), name))
-				continue
-			}
-			if err := c.put(FileSubnet(name), s.Subnet); err != nil {
-				return err
-			}
-			if p := s.Properties; p != nil {
-				if p.RouteTable != nil && p.RouteTable.ID != nil && !rts[idKey(*p.RouteTable.ID)] {
-					rts[idKey(*p.RouteTable.ID)] = true
-					c.routeTable(ctx, *p.RouteTable.ID)
-				}
-				if p.NetworkSecurityGroup != nil && p.NetworkSecurityGroup.ID != nil && !nsgs[idKey(*p.NetworkSecurityGroup.ID)] {
-					nsgs[idKey(*p.NetworkSecurityGroup.ID)] = true
-					c.nsg(ctx, *p.NetworkSecurityGroup.ID)
-				}
-			}
-		}
-		// 3. The cluster side's peerings.
-		var peerings []*armnetwork.VirtualNetworkPeering
-		pager := nf.NewVirtualNetworkPeeringsClient().NewListPager(resourceGroupOf(vnetID), lastName(vnetID), nil)
-		ok := true
-		for pager.More() {
-			page, err := pager.NextPage(ctx)
-			if err != nil {
-				c.warn("az network vnet peering list: "+armError(err), FilePeerings, cmdPeerings(resourceGroupOf(vnetID), lastName(vnetID)))
-				ok = false
-				break
-			}
-			peerings = append(peerings, page.Value...)
-		}
-		if ok {
-			if err := c.put(FilePeerings, peerings); err != nil {
-				return err
-			}
+	}
+	rts, nsgs := map[string]bool{}, map[string]bool{}
+	for _, id := range subnets {
+		if err := c.subnet(ctx, id, rts, nsgs); err != nil {
+			return err
 		}
 	}
+	return c.peerings(ctx, nf, vnetID)
+}
 
-	// 4. The registry.
-	reg, extra, err := c.registry(ctx, m)
+// subnet collects one node subnet, and its route table and NSG the
+// first time one is seen.
+func (c *collector) subnet(ctx context.Context, id string, rts, nsgs map[string]bool) error {
+	nf, err := c.netFactory(subscriptionOf(id))
 	if err != nil {
 		return err
 	}
+	name := lastName(id)
+	s, err := nf.NewSubnetsClient().Get(ctx, resourceGroupOf(id), idSegment(id, "virtualNetworks"), name, nil)
+	if err != nil {
+		c.warn("az network vnet subnet show: "+armError(err), FileSubnet(name), cmdSubnet(resourceGroupOf(id), idSegment(id, "virtualNetworks"), name))
+		return nil
+	}
+	if err := c.put(FileSubnet(name), s.Subnet); err != nil {
+		return err
+	}
+	p := s.Properties
+	if p == nil {
+		return nil
+	}
+	if p.RouteTable != nil && p.RouteTable.ID != nil && !rts[idKey(*p.RouteTable.ID)] {
+		rts[idKey(*p.RouteTable.ID)] = true
+		c.routeTable(ctx, *p.RouteTable.ID)
+	}
+	if p.NetworkSecurityGroup != nil && p.NetworkSecurityGroup.ID != nil && !nsgs[idKey(*p.NetworkSecurityGroup.ID)] {
+		nsgs[idKey(*p.NetworkSecurityGroup.ID)] = true
+		c.nsg(ctx, *p.NetworkSecurityGroup.ID)
+	}
+	return nil
+}
+
+// peerings collects the cluster side's VNet peerings, every page; a
+// refused page leaves the file out with a warning.
+func (c *collector) peerings(ctx context.Context, nf *armnetwork.ClientFactory, vnetID string) error {
+	var peerings []*armnetwork.VirtualNetworkPeering
+	pager := nf.NewVirtualNetworkPeeringsClient().NewListPager(resourceGroupOf(vnetID), lastName(vnetID), nil)
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			c.warn("az network vnet peering list: "+armError(err), FilePeerings, cmdPeerings(resourceGroupOf(vnetID), lastName(vnetID)))
+			return nil
+		}
+		peerings = append(peerings, page.Value...)
+	}
+	return c.put(FilePeerings, peerings)
+}
+
+// registryFile collects the registry and writes it as the CLI shows it,
+// with the two fields the CLI adds.
+func (c *collector) registryFile(ctx context.Context, m *Model) (armcontainerregistry.Registry, error) {
+	reg, extra, err := c.registry(ctx, m)
+	if err != nil {
+		return reg, err
+	}
 	x, err := toCLI(reg)
 	if err != nil {
-		return fmt.Errorf("%s: %v", FileACR, err)
+		return reg, fmt.Errorf("%s: %v", FileACR, err)
 	}
 	if obj, ok := x.(map[string]any); ok {
 		if extra.Mode != "" {
@@ -206,47 +259,33 @@ func (c *collector) run(ctx context.Context) error {
 		}
 	}
 	if c.files[FileACR], err = encodeCLI(x); err != nil {
-		return fmt.Errorf("%s: %v", FileACR, err)
+		return reg, fmt.Errorf("%s: %v", FileACR, err)
 	}
-	// 5. Its private endpoints.
-	if reg.Properties != nil {
-		for _, pc := range reg.Properties.PrivateEndpointConnections {
-			if pc == nil || pc.Properties == nil || pc.Properties.PrivateEndpoint == nil || pc.Properties.PrivateEndpoint.ID == nil {
-				continue
-			}
-			id := *pc.Properties.PrivateEndpoint.ID
-			nf, err := c.netFactory(subscriptionOf(id))
-			if err != nil {
-				return err
-			}
-			pe, err := nf.NewPrivateEndpointsClient().Get(ctx, resourceGroupOf(id), lastName(id), nil)
-			if err != nil {
-				c.warn("az network private-endpoint show: "+armError(err), FilePE(lastName(id)), cmdPE(resourceGroupOf(id), lastName(id)))
-				continue
-			}
-			if err := c.put(FilePE(lastName(id)), pe.PrivateEndpoint); err != nil {
-				return err
-			}
+	return reg, nil
+}
+
+// privateEndpoints collects the registry's private endpoints.
+func (c *collector) privateEndpoints(ctx context.Context, reg armcontainerregistry.Registry) error {
+	if reg.Properties == nil {
+		return nil
+	}
+	for _, pc := range reg.Properties.PrivateEndpointConnections {
+		if pc == nil || pc.Properties == nil || pc.Properties.PrivateEndpoint == nil || pc.Properties.PrivateEndpoint.ID == nil {
+			continue
 		}
-	}
-	// 6. Private DNS: zones, the ACR zone's links, and its A records for
-	// the registry's hosts (fetched by name).
-	if err := c.privateDNS(ctx, sub); err != nil {
-		return err
-	}
-	// 7. Role assignments of the kubelet identity at the registry's scope and above.
-	c.roles(ctx, m.KubeletObjectID(), str(reg.ID))
-	// 7b. The artifact cache rule that serves the image, when one does.
-	if err := c.cache(ctx, reg); err != nil {
-		return err
-	}
-	// 8. Effective routes of one node NIC per pool.
-	loaded, err := Load(c.files.FS())
-	if err != nil {
-		return err
-	}
-	for _, nic := range loaded.NodeNICs() {
-		c.effectiveRoutes(ctx, nic)
+		id := *pc.Properties.PrivateEndpoint.ID
+		nf, err := c.netFactory(subscriptionOf(id))
+		if err != nil {
+			return err
+		}
+		pe, err := nf.NewPrivateEndpointsClient().Get(ctx, resourceGroupOf(id), lastName(id), nil)
+		if err != nil {
+			c.warn("az network private-endpoint show: "+armError(err), FilePE(lastName(id)), cmdPE(resourceGroupOf(id), lastName(id)))
+			continue
+		}
+		if err := c.put(FilePE(lastName(id)), pe.PrivateEndpoint); err != nil {
+			return err
+		}
 	}
 	return nil
 }
