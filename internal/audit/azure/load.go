@@ -66,25 +66,60 @@ func Load(fsys fs.FS) (*Model, error) {
 		Routes:           map[string][]*armnetwork.EffectiveRoute{},
 	}
 	m.given, m.cmds = map[string]bool{}, map[string]string{}
-	l := loader{fsys: fsys, m: m}
+	l := &loader{fsys: fsys, m: m}
 
-	// 1. The cluster: pools, their subnets, the kubelet identity.
-	var mc armcontainerservice.ManagedCluster
-	if _, err := l.object(FileAKS, typeAKS, "az aks show -g RG -n CLUSTER", &mc, true); err != nil {
+	subnets, managed, err := l.cluster()
+	if err != nil {
 		return nil, err
 	}
-	if mc.Properties == nil || len(mc.Properties.AgentPoolProfiles) == 0 {
-		return nil, &InputError{File: FileAKS, Msg: "no agentPoolProfiles: want the output of `az aks show -g RG -n CLUSTER`"}
+	reg, err := l.registry()
+	if err != nil {
+		return nil, err
 	}
-	m.Cluster = &mc
-	subnets := m.NodeSubnets()
-	var managed *armnetwork.VirtualNetwork
+	vnetID := ""
+	if len(subnets) > 0 {
+		vnetID = parentID(subnets[0])
+	}
+	l.network(vnetID, subnets, managed)
+	l.peerings(vnetID)
+	l.privateDNS()
+	l.privateEndpoints(reg)
+	// Role assignments at the registry's scope and above.
+	if ok := l.roles(cmdRoles(str(reg.ID))); ok {
+		m.RolesKnown = true
+	}
+	// The artifact cache, when its files are given (collect writes them
+	// for an image a cache rule serves).
+	l.cache()
+	// The effective routes of one node NIC per pool were read with the
+	// route tables; their warnings sort with the others.
+	sort.SliceStable(m.Warnings, func(i, j int) bool { return m.Warnings[i].File < m.Warnings[j].File })
+	return m, nil
+}
+
+// cluster reads the cluster: pools, their subnets, the kubelet identity;
+// on an AKS-managed VNet, the node resource group's listing.
+func (l *loader) cluster() (subnets []string, managed *armnetwork.VirtualNetwork, err error) {
+	var mc armcontainerservice.ManagedCluster
+	if _, err := l.object(FileAKS, typeAKS, "az aks show -g RG -n CLUSTER", &mc, true); err != nil {
+		return nil, nil, err
+	}
+	if mc.Properties == nil || len(mc.Properties.AgentPoolProfiles) == 0 {
+		return nil, nil, &InputError{File: FileAKS, Msg: "no agentPoolProfiles: want the output of `az aks show -g RG -n CLUSTER`"}
+	}
+	l.m.Cluster = &mc
+	subnets = l.m.NodeSubnets()
 	if len(subnets) == 0 {
 		managed = l.managedVNet()
-		subnets = m.NodeSubnets()
+		subnets = l.m.NodeSubnets()
 	}
+	return subnets, managed, nil
+}
 
-	// 2. The registry: login server, data endpoints, private endpoint connections.
+// registry reads the registry: login server, data endpoints, private
+// endpoint connections, and the two fields the CLI adds.
+func (l *loader) registry() (*armcontainerregistry.Registry, error) {
+	m := l.m
 	var reg armcontainerregistry.Registry
 	raw, err := l.object(FileACR, typeACR, "az acr show -n REGISTRY", &reg, true)
 	if err != nil {
@@ -105,12 +140,13 @@ func Load(fsys fs.FS) (*Model, error) {
 			m.EndpointProtocol = stringField(p, "endpointProtocol")
 		}
 	}
+	return &reg, nil
+}
 
-	// 3. The VNet of the node subnets, each subnet, its route table and NSG.
-	vnetID := ""
-	if len(subnets) > 0 {
-		vnetID = parentID(subnets[0])
-	}
+// network reads the VNet of the node subnets, each subnet, and (in
+// parallel) their route tables, NSGs and the nodes' effective routes.
+func (l *loader) network(vnetID string, subnets []string, managed *armnetwork.VirtualNetwork) {
+	m := l.m
 	var vnet armnetwork.VirtualNetwork
 	if managed != nil {
 		// the node resource group's listing holds the VNet whole
@@ -122,25 +158,36 @@ func Load(fsys fs.FS) (*Model, error) {
 		}
 	}
 	for _, id := range subnets {
-		name := lastName(id)
-		var sn armnetwork.Subnet
-		ok, _ := l.optional(FileSubnet(name), typeSubnet, cmdSubnet(resourceGroupOf(id), idSegment(id, "virtualNetworks"), name), &sn)
-		if !ok {
-			// the VNet's own copy of the subnet is as good, without ipConfigurations
-			if s := m.vnetSubnet(id); s != nil {
-				sn, ok = *s, true
-				m.fellBack(FileSubnet(name))
-			}
-		}
-		if ok {
-			if sn.ID == nil {
-				sn.ID = &id
-			}
-			m.Subnets[idKey(id)] = &sn
+		l.subnet(id)
+	}
+	runAll(l.tableJobs())
+}
+
+// subnet reads one node subnet, or falls back to the VNet's own copy
+// (without ipConfigurations).
+func (l *loader) subnet(id string) {
+	name := lastName(id)
+	var sn armnetwork.Subnet
+	ok, _ := l.optional(FileSubnet(name), typeSubnet, cmdSubnet(resourceGroupOf(id), idSegment(id, "virtualNetworks"), name), &sn)
+	if !ok {
+		if s := l.m.vnetSubnet(id); s != nil {
+			sn, ok = *s, true
+			l.m.fellBack(FileSubnet(name))
 		}
 	}
-	// the route tables and NSGs are the bulk of the input: read them two
-	// at a time per core (the SDK's UnmarshalJSON is the cost)
+	if ok {
+		if sn.ID == nil {
+			sn.ID = &id
+		}
+		l.m.Subnets[idKey(id)] = &sn
+	}
+}
+
+// tableJobs are the reads of the route tables, NSGs and effective
+// routes: the bulk of the input, read two at a time per core (the SDK's
+// UnmarshalJSON is the cost).
+func (l *loader) tableJobs() []func() {
+	m := l.m
 	var jobs []func()
 	seenRT, seenNSG := map[string]bool{}, map[string]bool{}
 	for _, k := range sortedKeys(m.Subnets) {
@@ -174,7 +221,6 @@ func Load(fsys fs.FS) (*Model, error) {
 		}
 	}
 	for _, nic := range m.NodeNICs() {
-		nic := nic
 		jobs = append(jobs, func() {
 			var res armnetwork.EffectiveRouteListResult
 			if ok, _ := l.routes(FileRoutes(nic.Name), cmdRoutes(nic.ResourceGroup, nic.Name), &res); ok {
@@ -184,9 +230,13 @@ func Load(fsys fs.FS) (*Model, error) {
 			}
 		})
 	}
-	runAll(jobs)
+	return jobs
+}
 
-	// 4. Peerings of the cluster's VNet (its side only).
+// peerings reads the cluster VNet's peerings (its side only), or the
+// VNet's own copy of them.
+func (l *loader) peerings(vnetID string) {
+	m := l.m
 	var peerings []*armnetwork.VirtualNetworkPeering
 	if ok, _ := l.list(FilePeerings, typePeering, cmdPeerings(resourceGroupOf(vnetID), lastName(vnetID)), reflect.TypeOf(peerings), &peerings); ok {
 		m.Peerings, m.PeeringsKnown = peerings, true
@@ -194,8 +244,12 @@ func Load(fsys fs.FS) (*Model, error) {
 		m.Peerings, m.PeeringsKnown = m.VNet.Properties.VirtualNetworkPeerings, true
 		m.fellBack(FilePeerings)
 	}
+}
 
-	// 5. Private DNS: the zones, the links and A records of privatelink.azurecr.io.
+// privateDNS reads the zones, and the links and A records of
+// privatelink.azurecr.io.
+func (l *loader) privateDNS() {
+	m := l.m
 	var zones []*armprivatedns.PrivateZone
 	if ok, _ := l.list(FileZones, typeZone, cmdZones(), reflect.TypeOf(zones), &zones); ok {
 		m.Zones, m.ZonesKnown = zones, true
@@ -215,8 +269,10 @@ func Load(fsys fs.FS) (*Model, error) {
 	if ok, _ := l.list(FileRecords(ACRZone), typeA, cmdRecords(zoneRG, ACRZone), reflect.TypeOf(recs), &recs); ok {
 		m.Records, m.RecordsKnown = recs, true
 	}
+}
 
-	// 6. The registry's private endpoints.
+// privateEndpoints reads the registry's private endpoints.
+func (l *loader) privateEndpoints(reg *armcontainerregistry.Registry) {
 	for _, c := range reg.Properties.PrivateEndpointConnections {
 		if c == nil || c.Properties == nil || c.Properties.PrivateEndpoint == nil || c.Properties.PrivateEndpoint.ID == nil {
 			continue
@@ -224,23 +280,9 @@ func Load(fsys fs.FS) (*Model, error) {
 		id := *c.Properties.PrivateEndpoint.ID
 		var pe armnetwork.PrivateEndpoint
 		if ok, _ := l.optional(FilePE(lastName(id)), typePE, cmdPE(resourceGroupOf(id), lastName(id)), &pe); ok {
-			m.PrivateEndpoints[idKey(id)] = &pe
+			l.m.PrivateEndpoints[idKey(id)] = &pe
 		}
 	}
-
-	// 7. Role assignments at the registry's scope and above.
-	if ok := l.roles(cmdRoles(str(reg.ID))); ok {
-		m.RolesKnown = true
-	}
-
-	// 7b. The artifact cache, when its files are given (collect writes
-	// them for an image a cache rule serves).
-	l.cache()
-
-	// 8. The effective routes of one node NIC per pool were read with the
-	// route tables; their warnings sort with the others.
-	sort.SliceStable(m.Warnings, func(i, j int) bool { return m.Warnings[i].File < m.Warnings[j].File })
-	return m, nil
 }
 
 // managedVNet finds the node subnet of an AKS-managed VNet (no pool has a
