@@ -82,6 +82,7 @@ func Audit(m *Model, source string, f audit.Focus) (*report.AuditReport, error) 
 	if m.Project == nil {
 		r.Warnings = append(r.Warnings, report.AuditWarning{Message: FileProject + " is missing: the registry project's number (perimeter membership) is unknown", File: FileProject, Command: cmdProject(t.Project)})
 	}
+	r.Warnings = append(r.Warnings, m.remoteWarnings()...)
 	for _, np := range m.nodeProjects() {
 		if np != t.Project && m.NodeProjects[np] == nil {
 			r.Warnings = append(r.Warnings, report.AuditWarning{Message: fmt.Sprintf("%s is missing: the nodes' project %s's number (perimeter membership) is known only from a node running as its default compute service account", FileNodeProject(np), np),

@@ -24,6 +24,8 @@ const (
 	CheckIdentity       = "identity-reader"
 	CheckVPCSC          = "vpc-sc"
 	CheckSubnetDescribe = "subnet-described"
+	CheckRemoteCreds    = "remote-upstream-credentials"
+	CheckRemoteVPCSC    = "remote-vpc-sc"
 )
 
 // Checks are the audit's checks, in report order.
@@ -38,6 +40,8 @@ var Checks = []audit.Check[*Model, *nodeSubnet]{
 	audit.NewNeeds(CheckScopes, "node access scopes carry a storage or cloud-platform scope", needsNone, checkScopes),
 	audit.NewNeeds(CheckIdentity, "node service account reads the repository", needsIdentity, checkIdentity),
 	audit.NewNeeds(CheckVPCSC, "VPC Service Controls perimeters let the nodes' project reach the registry's", needsFiles(FilePerimeters, FileProject), checkVPCSC),
+	audit.NewNeeds(CheckRemoteCreds, "a remote repository's upstream credentials: the Artifact Registry service agent reads their secret", needsRemoteCredentials, checkRemoteCredentials),
+	audit.NewNeeds(CheckRemoteVPCSC, "a remote repository inside a perimeter: the project's VPC-SC config allows its upstream", needsRemoteVPCSC, checkRemoteVPCSC),
 }
 
 // CheckIDs lists the check ids in order.

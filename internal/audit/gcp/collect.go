@@ -18,6 +18,7 @@ import (
 	dns "google.golang.org/api/dns/v1"
 	"google.golang.org/api/googleapi"
 	"google.golang.org/api/option"
+	secretmanager "google.golang.org/api/secretmanager/v1"
 
 	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/report"
@@ -34,7 +35,7 @@ type LiveOptions struct {
 	Image string
 	// Endpoint, when set, sends every API to this base URL (tests: a
 	// loopback server speaking the REST JSON), each service under its own
-	// prefix (/compute/v1/, /container/, /dns/, /artifactregistry/,
+	// prefix (/compute/v1/, /container/, /dns/, /artifactregistry/, /secretmanager/,
 	// /cloudresourcemanager/, /accesscontextmanager/).
 	Endpoint string
 	// ClientOptions are added to every client (tests: a static token);
@@ -359,6 +360,9 @@ func (c *collector) registry(ctx context.Context, t Target) error {
 		if err != nil {
 			return fmt.Errorf("google credentials: %s", units.Clip(err.Error(), 200))
 		}
+		if err := c.repository(ctx, ar, t); err != nil {
+			return err
+		}
 		p, err := ar.Projects.Locations.Repositories.GetIamPolicy(fmt.Sprintf("projects/%s/locations/%s/repositories/%s", t.Project, t.Location, t.Repo)).Context(ctx).Do()
 		switch {
 		case err == nil:
@@ -432,6 +436,50 @@ func (c *collector) registry(ctx context.Context, t Target) error {
 		}
 	}
 	return putList(c, FilePerimeters, perims)
+}
+
+// repository describes the audited repository; for a remote one, the
+// location's VPC-SC config and the IAM policy of its credentials' secret
+// (never the secret's value).
+func (c *collector) repository(ctx context.Context, ar *artifactregistry.Service, t Target) error {
+	name := fmt.Sprintf("projects/%s/locations/%s/repositories/%s", t.Project, t.Location, t.Repo)
+	r, err := ar.Projects.Locations.Repositories.Get(name).Context(ctx).Do()
+	switch {
+	case err == nil:
+		if err := c.put(FileRepo(t.Repo), r); err != nil {
+			return err
+		}
+	case t.Kind == KindGCR && isStatus(err, http.StatusNotFound):
+		return nil // a gcr.io image still in Container Registry has no repository
+	default:
+		c.warn("gcloud artifacts repositories describe: "+apiError(err), FileRepo(t.Repo), cmdRepo(t.Repo, t.Location, t.Project))
+		return nil
+	}
+	if r.Mode != modeRemote {
+		return nil
+	}
+	if v, err := ar.Projects.Locations.GetVpcscConfig(fmt.Sprintf("projects/%s/locations/%s/vpcscConfig", t.Project, t.Location)).Context(ctx).Do(); err == nil {
+		if err := c.put(FileVPCSCConfig, v); err != nil {
+			return err
+		}
+	} else {
+		c.warn("gcloud artifacts vpcsc-config describe: "+apiError(err), FileVPCSCConfig, cmdVPCSCConfig(t.Location, t.Project))
+	}
+	m := &Model{Repos: map[string]*artifactregistry.Repository{t.Repo: r}, target: t}
+	secret, sproj := m.upstreamSecret()
+	if secret == "" {
+		return nil
+	}
+	sm, err := secretmanager.NewService(ctx, c.opts("secretmanager/")...)
+	if err != nil {
+		return fmt.Errorf("google credentials: %s", units.Clip(err.Error(), 200))
+	}
+	p, err := sm.Projects.Secrets.GetIamPolicy("projects/" + sproj + "/secrets/" + secret).OptionsRequestedPolicyVersion(3).Context(ctx).Do()
+	if err != nil {
+		c.warn("gcloud secrets get-iam-policy: "+apiError(err), FileSecretPolicy(secret), cmdSecretPolicy(secret, sproj))
+		return nil
+	}
+	return c.put(FileSecretPolicy(secret), p)
 }
 
 func isStatus(err error, code int) bool {

@@ -24,6 +24,9 @@ const (
 	filePrefRecords    = "dns-record-sets-list-"
 	filePrefRepoPolicy = "artifacts-repositories-get-iam-policy-"
 	filePrefProject    = "projects-describe-"
+	filePrefRepo       = "artifacts-repositories-describe-"
+	filePrefSecretPol  = "secrets-get-iam-policy-"
+	FileVPCSCConfig    = "artifacts-vpcsc-config.json"
 	fileSuffix         = ".json"
 )
 
@@ -42,6 +45,14 @@ func FileRepoPolicy(repo string) string { return filePrefRepoPolicy + repo + fil
 // registry's (the cluster's; the network's host project with Shared VPC):
 // its number is how perimeters list it.
 func FileNodeProject(project string) string { return filePrefProject + project + fileSuffix }
+
+// FileRepo is the file of one Artifact Registry repository (its mode and,
+// for a remote repository, its upstream and credentials).
+func FileRepo(repo string) string { return filePrefRepo + repo + fileSuffix }
+
+// FileSecretPolicy is the IAM policy of the Secret Manager secret a remote
+// repository's upstream credentials live in (never the secret's value).
+func FileSecretPolicy(secret string) string { return filePrefSecretPol + secret + fileSuffix }
 
 // Commands that write each file, for warnings, changes and docs.
 func cmdCluster(cluster, location string) string {
@@ -77,6 +88,15 @@ func cmdDNSPolicies(project string) string {
 func cmdRepoPolicy(repo, location, project string) string {
 	return fmt.Sprintf("gcloud artifacts repositories get-iam-policy %s --location %s --project %s --format=json", repo, location, project)
 }
+func cmdRepo(repo, location, project string) string {
+	return fmt.Sprintf("gcloud artifacts repositories describe %s --location %s --project %s --format=json", repo, location, project)
+}
+func cmdSecretPolicy(secret, project string) string {
+	return fmt.Sprintf("gcloud secrets get-iam-policy %s --project %s --format=json", secret, project)
+}
+func cmdVPCSCConfig(location, project string) string {
+	return fmt.Sprintf("gcloud artifacts vpcsc-config describe --location %s --project %s --format=json", location, project)
+}
 func cmdProjectPolicy(project string) string {
 	return fmt.Sprintf("gcloud projects get-iam-policy %s --format=json", project)
 }
@@ -103,11 +123,14 @@ var Contract = []struct{ File, Command string }{
 	{FileZones, "gcloud dns managed-zones list"},
 	{FileRecords("ZONE"), "gcloud dns record-sets list --zone ZONE"},
 	{FileDNSPolicies, "gcloud dns policies list"},
+	{FileRepo("REPO"), "gcloud artifacts repositories describe REPO --location L --project REGISTRY_PROJECT"},
 	{FileRepoPolicy("REPO"), "gcloud artifacts repositories get-iam-policy REPO --location L --project REGISTRY_PROJECT"},
 	{FileProjectPolicy, "gcloud projects get-iam-policy REGISTRY_PROJECT"},
 	{FileProject, "gcloud projects describe REGISTRY_PROJECT"},
 	{FileNodeProject("PROJECT"), "gcloud projects describe PROJECT, for the cluster's project and the network's host project when they are not the registry's"},
 	{FilePerimeters, "gcloud access-context-manager perimeters list --policy POLICY"},
+	{FileSecretPolicy("SECRET"), "gcloud secrets get-iam-policy SECRET --project SECRET_PROJECT, for a remote repository's upstream credentials"},
+	{FileVPCSCConfig, "gcloud artifacts vpcsc-config describe --location L --project REGISTRY_PROJECT, for a remote repository"},
 }
 
 // lastSeg is the last path segment of a resource URL or name.

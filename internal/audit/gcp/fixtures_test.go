@@ -19,6 +19,7 @@ const (
 	imageGCR    = "gcr.io/shop-prod/web:1.4.2"
 	imageShared = "europe-west1-docker.pkg.dev/shared-artifacts/base/runtime:3.2"
 	imageOther  = "us-central1-docker.pkg.dev/shop-artifacts/apps/web:1.4.2"
+	imageRemote = "us-central1-docker.pkg.dev/shop-prod/dockerhub/library/nginx:1.27"
 )
 
 type fixture struct {
@@ -69,6 +70,11 @@ var fixtures = []fixture{
 	{dir: "invalid-dns-zone-not-bound", image: imageShared, want: map[string][]string{gcpaudit.CheckRoute: {"gke-team-a", "gke-team-a-batch"}, gcpaudit.CheckFirewall: {"gke-team-a", "gke-team-a-batch"}}, status: report.CheckFail, cond: verdict.ConditionRoute},
 	{dir: "invalid-dns-zone-not-bound-no-records", image: imageShared, want: map[string][]string{gcpaudit.CheckRoute: {"gke-team-a", "gke-team-a-batch"}, gcpaudit.CheckFirewall: {"gke-team-a", "gke-team-a-batch"}}, status: report.CheckFail, cond: verdict.ConditionRoute,
 		missing: []string{gcpaudit.FileRecords("pkg-dev")}},
+	{dir: "valid-remote-dockerhub", image: imageRemote},
+	{dir: "valid-remote-vpcsc-allow", image: imageRemote},
+	{dir: "invalid-remote-secret-no-accessor", image: imageRemote, want: map[string][]string{gcpaudit.CheckRemoteCreds: {"nodes-a", "nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionRegistry},
+	{dir: "warn-remote-secret-conditional", image: imageRemote, want: map[string][]string{gcpaudit.CheckRemoteCreds: {"nodes-a", "nodes-b"}}, status: report.CheckWarn},
+	{dir: "invalid-remote-vpcsc-deny", image: imageRemote, want: map[string][]string{gcpaudit.CheckRemoteVPCSC: {"nodes-a", "nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionRegistry},
 	{dir: "invalid-vpc-sc-outside-perimeter", image: imageOther, want: map[string][]string{gcpaudit.CheckVPCSC: {"nodes-a", "nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionTLSIdentity},
 }
 
@@ -313,5 +319,44 @@ func TestUnboundZoneChangeIsTheBinding(t *testing.T) {
 	r := auditFixture(t, fixture{dir: "invalid-dns-zone-not-bound", image: imageShared})
 	if !strings.Contains(r.Changes[0].Action, "199.36.153.8/30") {
 		t.Errorf("action %q does not say what the zone answers once bound", r.Changes[0].Action)
+	}
+}
+
+// Issue 39, remote repositories: the Artifact Registry service agent that
+// cannot read the upstream credentials' secret is named with the secret and
+// the grant; a perimeter with the project's VPC-SC config at DENY names the
+// config and `gcloud artifacts vpcsc-config allow`; a standard repository
+// skips both.
+func TestRemoteRepository(t *testing.T) {
+	result := func(dir, image, id string) report.CheckResult {
+		r := auditFixture(t, fixture{dir: dir, image: image})
+		for _, c := range r.Subnets[0].Checks {
+			if c.ID == id {
+				return c
+			}
+		}
+		t.Fatalf("%s: no %s", dir, id)
+		return report.CheckResult{}
+	}
+	c := result("invalid-remote-secret-no-accessor", imageRemote, gcpaudit.CheckRemoteCreds)
+	for _, want := range []string{"service-412345678901@gcp-sa-artifactregistry.iam.gserviceaccount.com", "secret dockerhub-token", "DOCKER_HUB", "shopbot", "upstream credentials are invalid"} {
+		if !strings.Contains(c.Summary, want) {
+			t.Errorf("secret: summary %q lacks %q", c.Summary, want)
+		}
+	}
+	if want := "gcloud secrets add-iam-policy-binding dockerhub-token --project shop-prod --member=serviceAccount:service-412345678901@gcp-sa-artifactregistry.iam.gserviceaccount.com --role=roles/secretmanager.secretAccessor"; len(c.Changes) != 1 || c.Changes[0].Command != want {
+		t.Errorf("secret: changes %+v, want %s", c.Changes, want)
+	}
+	c = result("invalid-remote-vpcsc-deny", imageRemote, gcpaudit.CheckRemoteVPCSC)
+	if !strings.Contains(c.Summary, "prod_perimeter") || !strings.Contains(c.Summary, "DENY") || len(c.Changes) != 1 || c.Changes[0].Command != "gcloud artifacts vpcsc-config allow --project shop-prod --location us-central1" {
+		t.Errorf("vpcsc: %q %+v", c.Summary, c.Changes)
+	}
+	if c := result("warn-remote-secret-conditional", imageRemote, gcpaudit.CheckRemoteCreds); !strings.Contains(c.Summary, "token-rotation-window") {
+		t.Errorf("conditional: %q", c.Summary)
+	}
+	for _, id := range []string{gcpaudit.CheckRemoteCreds, gcpaudit.CheckRemoteVPCSC} {
+		if c := result("valid-healthy", imageAR, id); c.Status != report.CheckSkip || !strings.Contains(c.Summary, "STANDARD_REPOSITORY") {
+			t.Errorf("standard repository: %s %s %q", id, c.Status, c.Summary)
+		}
 	}
 }

@@ -1,6 +1,9 @@
 package gcp
 
-import "strings"
+import (
+	"cmp"
+	"strings"
+)
 
 // Given says whether a contract file was given (audit.Files): a check
 // that states it needs a file not given never fails on its absence.
@@ -26,6 +29,8 @@ func (m *Model) Given(file string) bool {
 		return m.Project != nil
 	case FilePerimeters:
 		return m.PerimetersKnown
+	case FileVPCSCConfig:
+		return m.VPCSC != nil
 	}
 	base := strings.TrimSuffix(file, fileSuffix)
 	switch {
@@ -45,6 +50,12 @@ func (m *Model) Given(file string) bool {
 		return ok
 	case strings.HasPrefix(file, filePrefProject):
 		_, ok := m.NodeProjects[strings.TrimPrefix(base, filePrefProject)]
+		return ok
+	case strings.HasPrefix(file, filePrefRepo):
+		_, ok := m.Repos[strings.TrimPrefix(base, filePrefRepo)]
+		return ok
+	case strings.HasPrefix(file, filePrefSecretPol):
+		_, ok := m.SecretPolicies[strings.TrimPrefix(base, filePrefSecretPol)]
 		return ok
 	}
 	return true
@@ -85,6 +96,13 @@ func (m *Model) Collect(file string) string {
 		return cmdRecords(netProj, strings.TrimPrefix(base, filePrefRecords))
 	case strings.HasPrefix(file, filePrefProject):
 		return cmdProject(strings.TrimPrefix(base, filePrefProject))
+	case file == FileVPCSCConfig:
+		return cmdVPCSCConfig(cmp.Or(m.target.Location, "L"), reg)
+	case strings.HasPrefix(file, filePrefRepo):
+		return cmdRepo(strings.TrimPrefix(base, filePrefRepo), cmp.Or(m.target.Location, "L"), reg)
+	case strings.HasPrefix(file, filePrefSecretPol):
+		_, proj := m.upstreamSecret()
+		return cmdSecretPolicy(strings.TrimPrefix(base, filePrefSecretPol), cmp.Or(proj, "SECRET_PROJECT"))
 	case strings.HasPrefix(file, filePrefRepoPolicy):
 		loc := m.target.Location
 		if loc == "" {

@@ -13,6 +13,7 @@ import (
 	cloudresourcemanager "google.golang.org/api/cloudresourcemanager/v1"
 	compute "google.golang.org/api/compute/v1"
 	dns "google.golang.org/api/dns/v1"
+	secretmanager "google.golang.org/api/secretmanager/v1"
 
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/units"
@@ -29,7 +30,8 @@ const maxFile = 256 << 20
 // the file and what was expected.
 func Load(fsys fs.FS) (*Model, error) {
 	m := &Model{Subnets: map[string]*compute.Subnetwork{}, Records: map[string][]*dns.ResourceRecordSet{}, RepoPolicies: map[string]*artifactregistry.Policy{},
-		NodeProjects: map[string]*cloudresourcemanager.Project{}}
+		NodeProjects: map[string]*cloudresourcemanager.Project{}, Repos: map[string]*artifactregistry.Repository{},
+		SecretPolicies: map[string]*secretmanager.Policy{}}
 	if err := readObject(fsys, FileCluster, "gcloud container clusters describe CLUSTER --location L --format=json", &m.Cluster); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s: missing: the audit starts from the cluster (gcloud container clusters describe CLUSTER --location L --format=json)", FileCluster)
@@ -85,6 +87,9 @@ func Load(fsys fs.FS) (*Model, error) {
 	if err := readObject(fsys, FileProject, "gcloud projects describe REGISTRY_PROJECT --format=json", &m.Project); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
+	if err := readObject(fsys, FileVPCSCConfig, cmdVPCSCConfig("L", "REGISTRY_PROJECT"), &m.VPCSC); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
 	if m.PerimetersKnown, err = readList(fsys, FilePerimeters, cmdPerimeters(""), &m.Perimeters); err != nil {
 		return nil, err
 	} else if !m.PerimetersKnown {
@@ -123,6 +128,23 @@ func Load(fsys fs.FS) (*Model, error) {
 				return nil, err
 			}
 			m.RepoPolicies[strings.TrimPrefix(base, filePrefRepoPolicy)] = p
+		case strings.HasPrefix(name, filePrefRepo):
+			repo := strings.TrimPrefix(base, filePrefRepo)
+			var r *artifactregistry.Repository
+			if err := readObject(fsys, name, cmdRepo(repo, "L", "REGISTRY_PROJECT"), &r); err != nil {
+				return nil, err
+			}
+			if r == nil || r.Name == "" {
+				return nil, fmt.Errorf("%s: no name: want the output of %s", name, cmdRepo(repo, "L", "REGISTRY_PROJECT"))
+			}
+			m.Repos[repo] = r
+		case strings.HasPrefix(name, filePrefSecretPol):
+			secret := strings.TrimPrefix(base, filePrefSecretPol)
+			var p *secretmanager.Policy
+			if err := readObject(fsys, name, cmdSecretPolicy(secret, "SECRET_PROJECT"), &p); err != nil {
+				return nil, err
+			}
+			m.SecretPolicies[secret] = p
 		case strings.HasPrefix(name, filePrefProject):
 			id := strings.TrimPrefix(base, filePrefProject)
 			var p *cloudresourcemanager.Project

@@ -22,6 +22,7 @@ import (
 	compute "google.golang.org/api/compute/v1"
 	container "google.golang.org/api/container/v1"
 	dns "google.golang.org/api/dns/v1"
+	secretmanager "google.golang.org/api/secretmanager/v1"
 
 	"github.com/pullpath/pullpath/internal/report"
 )
@@ -50,9 +51,16 @@ type Model struct {
 	PolicyKnown bool
 
 	// RepoPolicies are the repositories' IAM policies, by repository name.
-	RepoPolicies  map[string]*artifactregistry.Policy
-	ProjectPolicy *cloudresourcemanager.Policy
-	Project       *cloudresourcemanager.Project
+	RepoPolicies map[string]*artifactregistry.Policy
+	// Repos are the repositories as described, by name; SecretPolicies
+	// the IAM policies of remote repositories' credential secrets, by
+	// secret name; VPCSC the registry project's VPC-SC config for remote
+	// repositories in the registry's location.
+	Repos          map[string]*artifactregistry.Repository
+	SecretPolicies map[string]*secretmanager.Policy
+	VPCSC          *artifactregistry.VPCSCConfig
+	ProjectPolicy  *cloudresourcemanager.Policy
+	Project        *cloudresourcemanager.Project
 	// NodeProjects are the nodes' projects other than the registry's (the
 	// cluster's, the network's host project), by project id.
 	NodeProjects    map[string]*cloudresourcemanager.Project

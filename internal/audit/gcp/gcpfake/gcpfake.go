@@ -148,6 +148,24 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.dns(w, r, parts[2:], q)
 		return
 	case "artifactregistry":
+		if r.Method == http.MethodGet && strings.HasSuffix(rest, "/vpcscConfig") {
+			s.count("artifactregistry vpcscConfig")
+			if s.m.VPCSC != nil && "v1/"+s.m.VPCSC.Name == rest {
+				writeJSON(w, s.m.VPCSC)
+				return
+			}
+			gerr(w, http.StatusNotFound, "NOT_FOUND", "Requested entity was not found.")
+			return
+		}
+		if r.Method == http.MethodGet && !strings.Contains(rest, ":") && strings.Contains(rest, "/repositories/") {
+			s.count("artifactregistry repositories")
+			if repo, ok := s.m.Repos[lastSeg(rest)]; ok && "v1/"+repo.Name == rest {
+				writeJSON(w, repo)
+				return
+			}
+			gerr(w, http.StatusNotFound, "NOT_FOUND", "Requested entity was not found.")
+			return
+		}
 		s.count("artifactregistry getIamPolicy")
 		if name, ok := strings.CutSuffix(rest, ":getIamPolicy"); ok && r.Method == http.MethodGet {
 			if p, ok := s.m.RepoPolicies[lastSeg(name)]; ok && strings.HasPrefix(name, "v1/projects/") {
@@ -155,6 +173,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			gerr(w, http.StatusNotFound, "NOT_FOUND", fmt.Sprintf("Requested entity was not found."))
+			return
+		}
+	case "secretmanager":
+		s.count("secretmanager getIamPolicy")
+		if name, ok := strings.CutSuffix(rest, ":getIamPolicy"); ok && r.Method == http.MethodGet {
+			if p, ok := s.m.SecretPolicies[lastSeg(name)]; ok && strings.HasPrefix(name, "v1/projects/") {
+				writeJSON(w, p)
+				return
+			}
+			gerr(w, http.StatusNotFound, "NOT_FOUND", "Secret ["+strings.TrimPrefix(name, "v1/")+"] not found or has no versions.")
 			return
 		}
 	case "cloudresourcemanager":

@@ -210,6 +210,18 @@ def iam(bindings, etag="BwYcX2b3Lk8=", version=None):
         d["version"] = version
     return d
 
+def repository(project, location, name, remote=None):
+    # gcloud artifacts repositories describe --format=json: the REST Repository
+    r = {"createTime": "2024-11-04T09:12:44.118270Z", "format": "DOCKER", "mode": "STANDARD_REPOSITORY",
+         "name": f"projects/{project}/locations/{location}/repositories/{name}", "satisfiesPzi": True, "sizeBytes": "1843921733",
+         "updateTime": "2025-02-10T16:02:11.501244Z", "vulnerabilityScanningConfig": {"enablementConfig": "INHERITED",
+         "enablementState": "SCANNING_DISABLED", "enablementStateReason": "API containerscanning.googleapis.com is not enabled."}}
+    if remote:
+        r["mode"] = "REMOTE_REPOSITORY"
+        r["remoteRepositoryConfig"] = remote
+        r["description"] = "Docker Hub through Artifact Registry"
+    return r
+
 def project(pid, number, org="301234567890"):
     return {"createTime": "2023-01-10T09:00:00.000Z", "lifecycleState": "ACTIVE", "name": pid, "parent": {"id": org, "type": "organization"},
             "projectId": pid, "projectNumber": number}
@@ -248,6 +260,7 @@ def healthy():
     f["dns-record-sets-list-googleapis.json"] = googleapis_records(PRIVATE_VIP)
     f["dns-policies-list.json"] = []
     f["artifacts-repositories-get-iam-policy-apps.json"] = iam([("roles/artifactregistry.reader", [f"serviceAccount:{w.sa}"])])
+    f["artifacts-repositories-describe-apps.json"] = repository("shop-prod", "us-central1", "apps")
     f["projects-get-iam-policy.json"] = iam([("roles/container.defaultNodeServiceAccount", [f"serviceAccount:{w.sa}"]),
                                              ("roles/owner", ["user:platform-admin@example.com"])], "BwYcX2b3Lk9=", 1)
     f["projects-describe.json"] = project("shop-prod", "412345678901")
@@ -296,6 +309,7 @@ def shared_vpc():
     f["dns-policies-list.json"] = [{"description": "inbound forwarding for on-premises", "enableInboundForwarding": True, "enableLogging": False,
                                     "id": nid(), "kind": "dns#policy", "name": "shared-vpc-inbound",
                                     "networks": [{"kind": "dns#policyNetwork", "networkUrl": w.net_url()}]}]
+    f["artifacts-repositories-describe-base.json"] = repository("shared-artifacts", "europe-west1", "base")
     f["artifacts-repositories-get-iam-policy-base.json"] = iam([("roles/artifactregistry.reader", [f"serviceAccount:{w.sa}", "group:platform@example.com"])])
     f["projects-get-iam-policy.json"] = iam([("roles/artifactregistry.admin", ["group:platform@example.com"])], "BwYd0a1Lk2c=", 1)
     f["projects-describe.json"] = project("shared-artifacts", "812345678905")
@@ -396,6 +410,7 @@ def issue39_fixtures(out, w, pools, f):
     x["projects-describe.json"] = project("shop-artifacts", "512345678902")
     x["projects-get-iam-policy.json"] = iam([("roles/owner", ["user:platform-admin@example.com"])], "BwYd1b2Lk3c=", 1)
     x["projects-describe-shop-prod.json"] = project("shop-prod", "412345678901")
+    x["artifacts-repositories-describe-apps.json"] = repository("shop-artifacts", "us-central1", "apps")
     perim = {"name": "accessPolicies/987654321098/servicePerimeters/artifacts_perimeter", "perimeterType": "PERIMETER_TYPE_REGULAR",
              "status": {"resources": ["projects/512345678902", "projects/412345678901"],
                         "restrictedServices": ["artifactregistry.googleapis.com", "storage.googleapis.com"], "vpcAccessibleServices": {}},
@@ -421,6 +436,7 @@ def main():
     # gcr.io images: the project grants the node account Storage Object Viewer (Container Registry's buckets)
     g = copy.deepcopy(f)
     del g["artifacts-repositories-get-iam-policy-apps.json"]  # optional for gcr.io
+    del g["artifacts-repositories-describe-apps.json"]
     g["projects-get-iam-policy.json"]["bindings"].append({"members": [f"serviceAccount:{w.sa}"], "role": "roles/storage.objectViewer"})
     out["valid-gcr"] = g  # audited with gcr.io/shop-prod/web:1.4.2
 
@@ -494,6 +510,7 @@ def main():
     x = copy.deepcopy(f)
     x["projects-describe.json"] = project("shop-artifacts", "512345678902")
     x["projects-describe-shop-prod.json"] = project("shop-prod", "412345678901")
+    x["artifacts-repositories-describe-apps.json"] = repository("shop-artifacts", "us-central1", "apps")
     x["projects-get-iam-policy.json"] = iam([("roles/owner", ["user:platform-admin@example.com"])], "BwYd1b2Lk3c=", 1)
     x["access-context-manager-perimeters-list.json"] = [{"name": "accessPolicies/987654321098/servicePerimeters/artifacts_perimeter",
         "perimeterType": "PERIMETER_TYPE_REGULAR", "status": {"resources": ["projects/512345678902"],
@@ -519,6 +536,45 @@ def main():
     y = copy.deepcopy(x)
     del y["dns-record-sets-list-pkg-dev.json"]
     out["invalid-dns-zone-not-bound-no-records"] = y
+    remote_fixtures(out, w, f)
+
+# --- Remote repositories (issue 39): us-central1-docker.pkg.dev/shop-prod/dockerhub is an Artifact
+# Registry remote repository caching Docker Hub with a username and a Secret Manager secret version;
+# the Artifact Registry service agent of shop-prod (412345678901) must read the secret, and inside a
+# perimeter the project's vpcsc-config for us-central1 must be ALLOW.
+AGENT = "service-412345678901@gcp-sa-artifactregistry.iam.gserviceaccount.com"
+def remote_fixtures(out, w, f):
+    r = copy.deepcopy(f)
+    del r["artifacts-repositories-get-iam-policy-apps.json"], r["artifacts-repositories-describe-apps.json"]
+    r["artifacts-repositories-get-iam-policy-dockerhub.json"] = iam([("roles/artifactregistry.reader", [f"serviceAccount:{w.sa}"])], "BwYe2c4Lm1A=")
+    r["artifacts-repositories-describe-dockerhub.json"] = repository("shop-prod", "us-central1", "dockerhub", remote={
+        "description": "Docker Hub", "dockerRepository": {"publicRepository": "DOCKER_HUB"},
+        "upstreamCredentials": {"usernamePasswordCredentials": {"passwordSecretVersion": "projects/shop-prod/secrets/dockerhub-token/versions/3",
+                                                                "username": "shopbot"}}})
+    r["secrets-get-iam-policy-dockerhub-token.json"] = iam([("roles/secretmanager.secretAccessor", [f"serviceAccount:{AGENT}"])], "BwYe2c4Lm2B=")
+    r["artifacts-vpcsc-config.json"] = {"name": "projects/shop-prod/locations/us-central1/vpcscConfig", "vpcscPolicy": "DENY"}
+    out["valid-remote-dockerhub"] = r
+    # the secret's policy names only its admin: the service agent cannot read the token
+    x = copy.deepcopy(r)
+    x["secrets-get-iam-policy-dockerhub-token.json"] = iam([("roles/secretmanager.admin", ["user:platform-admin@example.com"])], "BwYe2c4Lm3C=")
+    out["invalid-remote-secret-no-accessor"] = x
+    # the agent reads it only under a condition (policy version 3): undecided
+    x = copy.deepcopy(r)
+    pol = x["secrets-get-iam-policy-dockerhub-token.json"]
+    pol["version"] = 3
+    pol["bindings"][0]["condition"] = {"expression": "request.time < timestamp(\"2026-06-30T00:00:00Z\")", "title": "token-rotation-window"}
+    out["warn-remote-secret-conditional"] = x
+    # shop-prod inside a perimeter that restricts Artifact Registry, vpcsc-config DENY: the cache cannot
+    # reach Docker Hub; ALLOW: it can
+    x = copy.deepcopy(r)
+    x["access-context-manager-perimeters-list.json"] = [{"name": "accessPolicies/987654321098/servicePerimeters/prod_perimeter",
+        "perimeterType": "PERIMETER_TYPE_REGULAR", "status": {"resources": ["projects/412345678901"],
+        "restrictedServices": ["artifactregistry.googleapis.com", "storage.googleapis.com"], "vpcAccessibleServices": {}},
+        "title": "prod_perimeter"}]
+    out["invalid-remote-vpcsc-deny"] = x
+    y = copy.deepcopy(x)
+    y["artifacts-vpcsc-config.json"]["vpcscPolicy"] = "ALLOW"
+    out["valid-remote-vpcsc-allow"] = y
     for name, files in out.items():
         write(name, files)
 
