@@ -150,3 +150,21 @@ func TestLiveErrors(t *testing.T) {
 		t.Fatalf("Collect(missing cluster) = %v", err)
 	}
 }
+
+// Model.Files writes back every file Load read: each fixture's folder
+// round-trips to the same file names.
+func TestFilesWritesEveryFileLoadRead(t *testing.T) {
+	for _, f := range fixtures {
+		m := loadDir(t, f.dir)
+		files, err := m.Files()
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries, _ := os.ReadDir(filepath.Join("testdata", f.dir))
+		for _, e := range entries {
+			if _, ok := files[e.Name()]; !ok {
+				t.Errorf("%s: Files() does not write %s", f.dir, e.Name())
+			}
+		}
+	}
+}

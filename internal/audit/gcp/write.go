@@ -50,6 +50,26 @@ func (m *Model) Files() (audit.Files, error) {
 			return nil, err
 		}
 	}
+	for _, r := range sortedKeys(m.Repos) {
+		if err := c.put(FileRepo(r), m.Repos[r]); err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range sortedKeys(m.SecretPolicies) {
+		if err := c.put(FileSecretPolicy(s), m.SecretPolicies[s]); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range sortedKeys(m.NodeProjects) {
+		if err := c.put(FileNodeProject(p), m.NodeProjects[p]); err != nil {
+			return nil, err
+		}
+	}
+	if m.VPCSC != nil {
+		if err := c.put(FileVPCSCConfig, m.VPCSC); err != nil {
+			return nil, err
+		}
+	}
 	if m.ProjectPolicy != nil {
 		if err := c.put(FileProjectPolicy, m.ProjectPolicy); err != nil {
 			return nil, err
