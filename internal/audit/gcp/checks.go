@@ -44,6 +44,11 @@ var Checks = []audit.Check[*Model, *nodeSubnet]{
 	audit.NewNeeds(CheckRemoteVPCSC, "a remote repository inside a perimeter: the project's VPC-SC config allows its upstream", needsRemoteVPCSC, checkRemoteVPCSC),
 }
 
+// The remote repository's checks are the cache's (diagnose puts their
+// changes first on a CACHE_UPSTREAM_* pull and proves with an image not yet
+// cached).
+func init() { audit.RegisterCacheChecks(CheckRemoteCreds, CheckRemoteVPCSC) }
+
 // CheckIDs lists the check ids in order.
 func CheckIDs() []string {
 	out := make([]string, len(Checks))
