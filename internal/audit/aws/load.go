@@ -30,140 +30,40 @@ func LoadDir(dir string) (*Raw, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("--from %s: not a folder (want a folder of AWS CLI JSON outputs, see docs/aws.md)", dir)
 	}
-	raw := &Raw{}
-	found := 0
-	load := func(name string, into any) (bool, error) {
-		data, err := readFile(filepath.Join(dir, name))
-		if errors.Is(err, os.ErrNotExist) {
-			return false, nil
-		}
-		if err != nil {
-			return false, fmt.Errorf("%s: %w", filepath.Join(dir, name), unwrapPathErr(err))
-		}
-		found++
-		spec, ok := fileSpec(name)
-		if !ok {
-			return false, fmt.Errorf("%s: not a file of the contract (see docs/aws.md)", filepath.Join(dir, name))
-		}
-		truncated, err := decodePages(spec, bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), into)
-		var re *RecordedError
-		if errors.As(err, &re) && !spec.Required {
-			// the recorded call failed: the file is left out, as a live refusal
-			raw.noteFailed(name, re)
-			return false, nil
-		}
-		if err != nil {
-			return false, fmt.Errorf("%s: %w", filepath.Join(dir, name), err)
-		}
-		if truncated {
-			if raw.Truncated == nil {
-				raw.Truncated = map[string]bool{}
-			}
-			raw.Truncated[name] = true
-		}
-		return true, nil
-	}
-	var errs []error
-	try := func(name string, v any, assign func()) {
-		ok, err := load(name, v)
-		if err != nil {
-			errs = append(errs, err)
-			return
-		}
-		if ok {
-			assign()
-		}
-	}
-	{
-		v := &ClusterOutput{}
-		try(FileCluster, v, func() { raw.Cluster = v })
-	}
-	{
-		v := &ListNodegroupsOutput{}
-		try(FileNodegroups, v, func() { raw.Nodegroups = v })
-	}
+	d := &dirLoader{dir: dir, raw: &Raw{}}
+	raw := d.raw
+	loadInto(d, FileCluster, &raw.Cluster)
+	loadInto(d, FileNodegroups, &raw.Nodegroups)
 	ngFiles, _ := filepath.Glob(filepath.Join(dir, "eks-describe-nodegroup-*.json"))
 	sort.Strings(ngFiles)
 	for _, p := range ngFiles {
-		v := &NodegroupOutput{}
-		try(filepath.Base(p), v, func() { raw.NodegroupDetails = append(raw.NodegroupDetails, v) })
+		var v *NodegroupOutput
+		if loadInto(d, filepath.Base(p), &v) {
+			raw.NodegroupDetails = append(raw.NodegroupDetails, v)
+		}
 	}
-	{
-		v := &InstancesOutput{}
-		try(FileInstances, v, func() { raw.Instances = v })
+	loadInto(d, FileInstances, &raw.Instances)
+	loadInto(d, FileSubnets, &raw.Subnets)
+	loadInto(d, FileRouteTables, &raw.RouteTables)
+	loadInto(d, FileEndpoints, &raw.Endpoints)
+	loadInto(d, FileSecurityGroups, &raw.SecurityGroups)
+	loadInto(d, FileNetworkACLs, &raw.NetworkACLs)
+	loadInto(d, FileNATGateways, &raw.NATGateways)
+	loadInto(d, FilePrefixLists, &raw.PrefixLists)
+	loadInto(d, FileDNSSupport, &raw.DNSSupport)
+	loadInto(d, FileDNSHostnames, &raw.DNSHostnames)
+	loadInto(d, FileDHCPOptions, &raw.DHCPOptions)
+	loadInto(d, FileVPCs, &raw.VPCs)
+	loadInto(d, FileSimulate, &raw.Simulate)
+	loadInto(d, FileCacheRules, &raw.CacheRules)
+	loadInto(d, FileTemplates, &raw.Templates)
+	loadInto(d, FileRepositories, &raw.Repositories)
+	loadInto(d, FileRegistryPolicy, &raw.RegistryPolicy)
+	loadInto(d, FileSecret, &raw.Secret)
+	if len(d.errs) > 0 {
+		return nil, d.errs[0]
 	}
-	{
-		v := &SubnetsOutput{}
-		try(FileSubnets, v, func() { raw.Subnets = v })
-	}
-	{
-		v := &RouteTablesOutput{}
-		try(FileRouteTables, v, func() { raw.RouteTables = v })
-	}
-	{
-		v := &EndpointsOutput{}
-		try(FileEndpoints, v, func() { raw.Endpoints = v })
-	}
-	{
-		v := &SecurityGroupsOutput{}
-		try(FileSecurityGroups, v, func() { raw.SecurityGroups = v })
-	}
-	{
-		v := &NetworkACLsOutput{}
-		try(FileNetworkACLs, v, func() { raw.NetworkACLs = v })
-	}
-	{
-		v := &NATGatewaysOutput{}
-		try(FileNATGateways, v, func() { raw.NATGateways = v })
-	}
-	{
-		v := &PrefixListsOutput{}
-		try(FilePrefixLists, v, func() { raw.PrefixLists = v })
-	}
-	{
-		v := &VPCAttributeOutput{}
-		try(FileDNSSupport, v, func() { raw.DNSSupport = v })
-	}
-	{
-		v := &VPCAttributeOutput{}
-		try(FileDNSHostnames, v, func() { raw.DNSHostnames = v })
-	}
-	{
-		v := &DHCPOptionsOutput{}
-		try(FileDHCPOptions, v, func() { raw.DHCPOptions = v })
-	}
-	{
-		v := &VPCsOutput{}
-		try(FileVPCs, v, func() { raw.VPCs = v })
-	}
-	{
-		v := &SimulateOutput{}
-		try(FileSimulate, v, func() { raw.Simulate = v })
-	}
-	{
-		v := &CacheRulesOutput{}
-		try(FileCacheRules, v, func() { raw.CacheRules = v })
-	}
-	{
-		v := &TemplatesOutput{}
-		try(FileTemplates, v, func() { raw.Templates = v })
-	}
-	{
-		v := &RepositoriesOutput{}
-		try(FileRepositories, v, func() { raw.Repositories = v })
-	}
-	{
-		v := &RegistryPolicyOutput{}
-		try(FileRegistryPolicy, v, func() { raw.RegistryPolicy = v })
-	}
-	{
-		v := &SecretOutput{}
-		try(FileSecret, v, func() { raw.Secret = v })
-	}
-	if len(errs) > 0 {
-		return nil, errs[0]
-	}
-	if found == 0 {
+	if d.found == 0 {
 		return nil, fmt.Errorf("--from %s: no AWS CLI outputs in the folder (want %s, %s, ... see docs/aws.md)", dir, FileCluster, FileSubnets)
 	}
 	for _, f := range Files {
@@ -175,6 +75,67 @@ func LoadDir(dir string) (*Raw, error) {
 		}
 	}
 	return raw, nil
+}
+
+// dirLoader reads a folder's files one by one, counting those found and
+// keeping the errors in order.
+type dirLoader struct {
+	dir   string
+	raw   *Raw
+	found int
+	errs  []error
+}
+
+// loadInto reads the file name into a new T and sets *dst to it; false
+// when the file is absent, its recorded call failed, or it is bad (the
+// error kept).
+func loadInto[T any](d *dirLoader, name string, dst **T) bool {
+	v := new(T)
+	ok, err := d.load(name, v)
+	if err != nil {
+		d.errs = append(d.errs, err)
+		return false
+	}
+	if ok {
+		*dst = v
+	}
+	return ok
+}
+
+// load decodes one file of the contract in any shape decodePages reads;
+// a missing file is not an error, and an optional file whose recorded
+// call failed is left out as a live refusal would be.
+func (d *dirLoader) load(name string, into any) (bool, error) {
+	path := filepath.Join(d.dir, name)
+	data, err := readFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", path, unwrapPathErr(err))
+	}
+	d.found++
+	spec, ok := fileSpec(name)
+	if !ok {
+		return false, fmt.Errorf("%s: not a file of the contract (see docs/aws.md)", path)
+	}
+	truncated, err := decodePages(spec, bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), into)
+	var re *RecordedError
+	if errors.As(err, &re) && !spec.Required {
+		// the recorded call failed: the file is left out, as a live refusal
+		d.raw.noteFailed(name, re)
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", path, err)
+	}
+	if truncated {
+		if d.raw.Truncated == nil {
+			d.raw.Truncated = map[string]bool{}
+		}
+		d.raw.Truncated[name] = true
+	}
+	return true, nil
 }
 
 func readFile(path string) ([]byte, error) {
