@@ -81,6 +81,9 @@ func prepareMirrors(t *scenario.Scenario, p *pki, cfg func(host string) *ServeCo
 			}
 			ms.Cache = &labsvc.RegistryConfig{Addr: addr, RootDir: storage, CertFile: cf, KeyFile: kf,
 				ProxyRemoteURL: reg.BaseURL(), ProxyRemoteCAFile: upCA, ProxyRemoteAddr: upAddr}
+			if c := m.UpstreamCredentials; c != nil {
+				ms.Cache.ProxyUsername, ms.Cache.ProxyPassword = c.Username, c.Password
+			}
 			if m.Warm {
 				ms.Warm = &MirrorWarm{Repository: reg.Image.Repository, Tag: reg.Image.Tag, ServerName: m.Name, CAFile: caFile}
 			}

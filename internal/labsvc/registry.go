@@ -66,6 +66,10 @@ type RegistryConfig struct {
 	// process of its own host.
 	ProxyRemoteCAFile string `json:"proxyRemoteCAFile,omitempty"`
 	ProxyRemoteAddr   string `json:"proxyRemoteAddr,omitempty"`
+	// ProxyUsername and ProxyPassword are the credentials the cache
+	// gives its upstream (proxy.username, proxy.password).
+	ProxyUsername string `json:"proxyUsername,omitempty"`
+	ProxyPassword string `json:"proxyPassword,omitempty"`
 	// Debug lets distribution's logs through to stderr.
 	Debug bool `json:"debug,omitempty"`
 }
@@ -173,7 +177,7 @@ func (cfg RegistryConfig) distributionConfig() (*configuration.Configuration, er
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return nil, fmt.Errorf("registry: proxy remote URL %q, want http(s)://HOST[:PORT]", cfg.ProxyRemoteURL)
 		}
-		dc.Proxy = configuration.Proxy{RemoteURL: cfg.ProxyRemoteURL}
+		dc.Proxy = configuration.Proxy{RemoteURL: cfg.ProxyRemoteURL, Username: cfg.ProxyUsername, Password: cfg.ProxyPassword}
 		if err := setUpstreamTransport(u.Host, cfg.ProxyRemoteCAFile, cfg.ProxyRemoteAddr); err != nil {
 			return nil, fmt.Errorf("registry: proxy remote: %v", err)
 		}

@@ -43,6 +43,10 @@ type Mirror struct {
 	// Warm (cache only): the cache pulls the registry's image through
 	// itself once at start, so that it holds the tag.
 	Warm bool `json:"warm,omitempty"`
+	// UpstreamCredentials (cache only): the user name and password the
+	// cache gives its upstream (distribution's proxy.username/password),
+	// right or wrong; a cache of a registry with basic auth needs them.
+	UpstreamCredentials *Credentials `json:"upstreamCredentials,omitempty"`
 }
 
 // EffectiveCapabilities are the mirror's capabilities (default pull,
@@ -98,8 +102,11 @@ func (v *validator) mirrors(claim func(f string, s *Service)) {
 		if m.Warm && m.Kind != MirrorCache {
 			v.fail(f+".warm", "only a cache can be warmed, this mirror is %s", m.Kind)
 		}
-		if m.Kind == MirrorCache && v.t.Registry.Auth.Mode != "" && v.t.Registry.Auth.Mode != "none" {
-			v.fail(f+".kind", "a cache of a registry with auth %s is not supported in the lab: give the registry auth none", v.t.Registry.Auth.Mode)
+		if c := m.UpstreamCredentials; c != nil && (m.Kind != MirrorCache || c.Username == "" || c.Password == "") {
+			v.fail(f+".upstreamCredentials", "want a cache's username and password, got them on a %s mirror or one of them empty", m.Kind)
+		}
+		if mode := v.t.Registry.Auth.Mode; m.Kind == MirrorCache && mode != "" && mode != "none" && (mode != "basic" || m.UpstreamCredentials == nil) {
+			v.fail(f+".kind", "a cache of a registry with auth %s is not supported in the lab: give the registry auth none, or basic with the cache's upstreamCredentials", mode)
 		}
 	}
 	for i, r := range ms.UpstreamBreak {
