@@ -2,12 +2,10 @@ package gcp
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
-
-	artifactregistry "google.golang.org/api/artifactregistry/v1"
-	cloudresourcemanager "google.golang.org/api/cloudresourcemanager/v1"
 
 	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/report"
@@ -94,34 +92,34 @@ type binding struct {
 	Condition   string // the condition's title or expression
 }
 
-func repoBindings(p *artifactregistry.Policy, where string) []binding {
-	var out []binding
-	if p == nil {
+// policyBindings reads the bindings of an IAM policy of any of Google's
+// clients (Artifact Registry's, Resource Manager's, Secret Manager's
+// Policy: the same JSON, one Go type each).
+func policyBindings(p any, where string) []binding {
+	data, err := json.Marshal(p)
+	if err != nil {
 		return nil
 	}
-	for _, b := range p.Bindings {
-		if b != nil {
-			out = append(out, binding{b.Role, where, b.Members, b.Condition != nil, ""})
-			if b.Condition != nil {
-				out[len(out)-1].Condition = cmp.Or(b.Condition.Title, b.Condition.Expression)
-			}
+	var pol struct {
+		Bindings []*struct {
+			Role      string
+			Members   []string
+			Condition *struct{ Title, Expression string }
 		}
 	}
-	return out
-}
-
-func projectBindings(p *cloudresourcemanager.Policy, where string) []binding {
-	var out []binding
-	if p == nil {
+	if json.Unmarshal(data, &pol) != nil {
 		return nil
 	}
-	for _, b := range p.Bindings {
-		if b != nil {
-			out = append(out, binding{b.Role, where, b.Members, b.Condition != nil, ""})
-			if b.Condition != nil {
-				out[len(out)-1].Condition = cmp.Or(b.Condition.Title, b.Condition.Expression)
-			}
+	var out []binding
+	for _, b := range pol.Bindings {
+		if b == nil {
+			continue
 		}
+		x := binding{Role: b.Role, Where: where, Members: b.Members, Conditional: b.Condition != nil}
+		if b.Condition != nil {
+			x.Condition = cmp.Or(b.Condition.Title, b.Condition.Expression)
+		}
+		out = append(out, x)
 	}
 	return out
 }
@@ -145,8 +143,8 @@ func checkIdentity(m *Model, ns *nodeSubnet) report.CheckResult {
 		roles = append(append([]string(nil), arReaderRoles...), gcsReaderRoles...)
 	}
 	var bs []binding
-	bs = append(bs, repoBindings(repoPolicy, "repository "+t.Repo)...)
-	bs = append(bs, projectBindings(m.ProjectPolicy, "project "+t.Project)...)
+	bs = append(bs, policyBindings(repoPolicy, "repository "+t.Repo)...)
+	bs = append(bs, policyBindings(m.ProjectPolicy, "project "+t.Project)...)
 	var ok []string
 	var warn *report.CheckResult
 	seen := map[string]bool{}

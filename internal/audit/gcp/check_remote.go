@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	artifactregistry "google.golang.org/api/artifactregistry/v1"
-	secretmanager "google.golang.org/api/secretmanager/v1"
 
 	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/report"
@@ -101,22 +100,6 @@ func modeName(mode string) string {
 	return mode
 }
 
-func secretBindings(p *secretmanager.Policy, where string) []binding {
-	var out []binding
-	if p == nil {
-		return nil
-	}
-	for _, b := range p.Bindings {
-		if b != nil {
-			out = append(out, binding{Role: b.Role, Where: where, Members: b.Members, Conditional: b.Condition != nil})
-			if b.Condition != nil {
-				out[len(out)-1].Condition = b.Condition.Title + b.Condition.Expression
-			}
-		}
-	}
-	return out
-}
-
 // checkRemoteCredentials: a remote repository with upstream credentials
 // needs the Artifact Registry service agent to read their secret
 // (roles/secretmanager.secretAccessor on the secret, or on its project);
@@ -135,9 +118,9 @@ func checkRemoteCredentials(m *Model, _ *nodeSubnet) report.CheckResult {
 		return missing(FileProject, cmdProject(t.Project))
 	}
 	user := r.RemoteRepositoryConfig.UpstreamCredentials.UsernamePasswordCredentials.Username
-	bs := secretBindings(m.SecretPolicies[secret], "secret "+secret)
+	bs := policyBindings(m.SecretPolicies[secret], "secret "+secret)
 	if sproj == t.Project || sproj == m.projectNumber(t.Project) {
-		bs = append(bs, projectBindings(m.ProjectPolicy, "project "+t.Project)...)
+		bs = append(bs, policyBindings(m.ProjectPolicy, "project "+t.Project)...)
 	}
 	g := grantsOf(bs, secretReaderRoles, agent)
 	switch {

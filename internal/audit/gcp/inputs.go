@@ -42,23 +42,27 @@ func (m *Model) Given(file string) bool {
 			}
 		}
 		return false
-	case strings.HasPrefix(file, filePrefRecords):
-		_, ok := m.Records[strings.TrimPrefix(base, filePrefRecords)]
-		return ok
-	case strings.HasPrefix(file, filePrefRepoPolicy):
-		_, ok := m.RepoPolicies[strings.TrimPrefix(base, filePrefRepoPolicy)]
-		return ok
-	case strings.HasPrefix(file, filePrefProject):
-		_, ok := m.NodeProjects[strings.TrimPrefix(base, filePrefProject)]
-		return ok
-	case strings.HasPrefix(file, filePrefRepo):
-		_, ok := m.Repos[strings.TrimPrefix(base, filePrefRepo)]
-		return ok
-	case strings.HasPrefix(file, filePrefSecretPol):
-		_, ok := m.SecretPolicies[strings.TrimPrefix(base, filePrefSecretPol)]
-		return ok
+	}
+	for _, k := range []struct {
+		prefix string
+		has    func(key string) bool
+	}{
+		{filePrefRecords, func(k string) bool { return hasKey(m.Records, k) }},
+		{filePrefRepoPolicy, func(k string) bool { return hasKey(m.RepoPolicies, k) }},
+		{filePrefProject, func(k string) bool { return hasKey(m.NodeProjects, k) }},
+		{filePrefRepo, func(k string) bool { return hasKey(m.Repos, k) }},
+		{filePrefSecretPol, func(k string) bool { return hasKey(m.SecretPolicies, k) }},
+	} {
+		if key, ok := strings.CutPrefix(base, k.prefix); ok {
+			return k.has(key)
+		}
 	}
 	return true
+}
+
+func hasKey[V any](m map[string]V, k string) bool {
+	_, ok := m[k]
+	return ok
 }
 
 // Collect is the command that writes a contract file, with what is known

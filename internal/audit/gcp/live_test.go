@@ -12,24 +12,10 @@ import (
 	"time"
 
 	"github.com/pullpath/pullpath/internal/audit"
+	"github.com/pullpath/pullpath/internal/audit/audittest"
 	gcpaudit "github.com/pullpath/pullpath/internal/audit/gcp"
 	"github.com/pullpath/pullpath/internal/audit/gcp/gcpfake"
-	"github.com/pullpath/pullpath/internal/report"
 )
-
-// verdicts is the part of a report both modes must agree on.
-func verdicts(r *report.AuditReport) map[string]string {
-	out := map[string]string{"verdict": string(r.Verdict.Status) + " " + string(r.Verdict.Condition) + " " + r.Verdict.Scope + ": " + r.Verdict.Summary}
-	for _, s := range r.Subnets {
-		for _, c := range s.Checks {
-			out[s.ID+" "+c.ID] = string(c.Status) + ": " + c.Summary
-		}
-	}
-	for _, c := range r.Changes {
-		out["change "+c.Resource+" "+c.Check] = c.Command
-	}
-	return out
-}
 
 func collect(t *testing.T, srv *gcpfake.Server, m *gcpaudit.Model, image string, missing ...string) audit.Files {
 	t.Helper()
@@ -58,7 +44,7 @@ func TestLiveMatchesFrom(t *testing.T) {
 	for _, f := range fixtures {
 		t.Run(f.dir, func(t *testing.T) {
 			m := loadDir(t, f.dir)
-			want := verdicts(auditFixture(t, f))
+			want := audittest.Verdicts(auditFixture(t, f))
 			srv := gcpfake.New(m)
 			defer srv.Close()
 			files := collect(t, srv, m, f.image, f.missing...)
@@ -92,7 +78,7 @@ func TestLiveMatchesFrom(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := verdicts(lr); !reflect.DeepEqual(got, want) {
+			if got := audittest.Verdicts(lr); !reflect.DeepEqual(got, want) {
 				t.Errorf("live verdict differs from --from:\n%s", diff(got, want))
 			}
 			out := t.TempDir()
@@ -104,7 +90,7 @@ func TestLiveMatchesFrom(t *testing.T) {
 				t.Fatalf("Load(--out) = %v", err)
 			}
 			rr, _ := gcpaudit.Audit(rm, out, audit.Focus{Image: f.image})
-			if got := verdicts(rr); !reflect.DeepEqual(got, want) {
+			if got := audittest.Verdicts(rr); !reflect.DeepEqual(got, want) {
 				t.Errorf("collect -> audit --from differs:\n%s", diff(got, want))
 			}
 			data, _ := os.ReadFile(filepath.Join(out, gcpaudit.FileCluster))

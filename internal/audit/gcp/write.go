@@ -45,23 +45,9 @@ func (m *Model) Files() (audit.Files, error) {
 			return nil, err
 		}
 	}
-	for _, r := range sortedKeys(m.RepoPolicies) {
-		if err := c.put(FileRepoPolicy(r), m.RepoPolicies[r]); err != nil {
-			return nil, err
-		}
-	}
-	for _, r := range sortedKeys(m.Repos) {
-		if err := c.put(FileRepo(r), m.Repos[r]); err != nil {
-			return nil, err
-		}
-	}
-	for _, s := range sortedKeys(m.SecretPolicies) {
-		if err := c.put(FileSecretPolicy(s), m.SecretPolicies[s]); err != nil {
-			return nil, err
-		}
-	}
-	for _, p := range sortedKeys(m.NodeProjects) {
-		if err := c.put(FileNodeProject(p), m.NodeProjects[p]); err != nil {
+	for _, err := range []error{putEach(c, m.RepoPolicies, FileRepoPolicy), putEach(c, m.Repos, FileRepo),
+		putEach(c, m.SecretPolicies, FileSecretPolicy), putEach(c, m.NodeProjects, FileNodeProject)} {
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -81,4 +67,14 @@ func (m *Model) Files() (audit.Files, error) {
 		}
 	}
 	return c.files, nil
+}
+
+// putEach writes one file per key of a keyed model field.
+func putEach[V any](c *collector, byKey map[string]V, file func(string) string) error {
+	for _, k := range sortedKeys(byKey) {
+		if err := c.put(file(k), byKey[k]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
