@@ -278,7 +278,7 @@ func LoadRegistriesConf(o RegistriesConfOptions) (*RegistriesConf, error) {
 	c := &RegistriesConf{Rules: o.Rules, Aliases: map[string]AliasEntry{}, root: o.Root, byPrefix: map[string]*RegistryConfEntry{}}
 	main, mainMustExist, dirs := c.searchPaths(&o)
 	if main != "" {
-		b, err := os.ReadFile(main)
+		b, err := readConfigFile(main)
 		switch {
 		case err == nil:
 			if err := c.apply(main, b, true); err != nil {
@@ -294,7 +294,7 @@ func LoadRegistriesConf(o RegistriesConfOptions) (*RegistriesConf, error) {
 		return nil, err
 	}
 	for _, f := range files {
-		b, err := os.ReadFile(f)
+		b, err := readConfigFile(f)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // removed since the listing: the library skips it too
 		}
