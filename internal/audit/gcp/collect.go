@@ -82,27 +82,67 @@ func Collect(ctx context.Context, o LiveOptions) (*audit.Collection, error) {
 }
 
 func (c *collector) run(ctx context.Context) error {
+	m, err := c.cluster(ctx)
+	if err != nil {
+		return err
+	}
+	if err := c.instances(ctx, m); err != nil {
+		return err
+	}
+	regions, err := c.network(ctx, m)
+	if err != nil {
+		return err
+	}
+	if err := c.networkLists(ctx, m, regions); err != nil {
+		return err
+	}
+	if err := c.dnsLists(ctx, m); err != nil {
+		return err
+	}
+	t, _ := m.guessTarget()
+	if c.o.Image != "" {
+		if t, err = ParseImage(c.o.Image); err != nil {
+			return err
+		}
+	}
+	// The record sets the pull's names need, by name.
+	if err := c.records(ctx, m, t); err != nil {
+		return err
+	}
+	// The registry's IAM policies and project, and the perimeters.
+	if err := c.registry(ctx, t); err != nil {
+		return err
+	}
+	// The nodes' own projects (their numbers are how perimeters list them).
+	return c.nodeProjects(ctx, m, t)
+}
+
+// cluster collects the cluster and opens the Compute service.
+func (c *collector) cluster(ctx context.Context) (*Model, error) {
 	o := c.o
-	// 1. The cluster.
 	cs, err := container.NewService(ctx, c.opts("container/")...)
 	if err != nil {
-		return fmt.Errorf("google credentials: %s", units.Clip(err.Error(), 200))
+		return nil, fmt.Errorf("google credentials: %s", units.Clip(err.Error(), 200))
 	}
 	cl, err := cs.Projects.Locations.Clusters.Get(fmt.Sprintf("projects/%s/locations/%s/clusters/%s", o.Project, o.Location, o.Cluster)).Context(ctx).Do()
 	if err != nil {
-		return callError(err, cmdCluster(o.Cluster, o.Location), "container.clusters.get")
+		return nil, callError(err, cmdCluster(o.Cluster, o.Location), "container.clusters.get")
 	}
 	if err := c.put(FileCluster, cl); err != nil {
-		return err
+		return nil, err
 	}
 	m := &Model{Cluster: cl, Subnets: map[string]*compute.Subnetwork{}, Records: map[string][]*dns.ResourceRecordSet{}}
-	netProj, net := m.NetworkProject(), m.NetworkName()
 	if c.compute, err = compute.NewService(ctx, c.opts("compute/v1/")...); err != nil {
-		return fmt.Errorf("google credentials: %s", units.Clip(err.Error(), 200))
+		return nil, fmt.Errorf("google credentials: %s", units.Clip(err.Error(), 200))
 	}
-	// 2. The nodes as they are.
+	return m, nil
+}
+
+// instances collects the nodes as they are: the cluster's labelled VMs.
+func (c *collector) instances(ctx context.Context, m *Model) error {
+	o := c.o
 	var ins []*compute.Instance
-	err = c.compute.Instances.AggregatedList(o.Project).Filter("labels.goog-k8s-cluster-name="+o.Cluster).MaxResults(pageSize).
+	err := c.compute.Instances.AggregatedList(o.Project).Filter("labels.goog-k8s-cluster-name="+o.Cluster).MaxResults(pageSize).
 		ReturnPartialSuccess(true).Pages(ctx, func(l *compute.InstanceAggregatedList) error {
 		for _, scope := range sortedKeys(l.Items) {
 			for _, in := range l.Items[scope].Instances {
@@ -113,18 +153,21 @@ func (c *collector) run(ctx context.Context) error {
 		}
 		return nil
 	})
-	if err == nil {
-		m.Instances, m.InstancesKnown = ins, true
-		if err := putList(c, FileInstances, ins); err != nil {
-			return err
-		}
-	} else {
+	if err != nil {
 		c.warn("gcloud compute instances list: "+apiError(err), FileInstances, cmdInstances(o.Project, o.Cluster))
+		return nil
 	}
-	// 3. The network and each node subnet (in the host project with Shared VPC).
+	m.Instances, m.InstancesKnown = ins, true
+	return putList(c, FileInstances, ins)
+}
+
+// network collects the network and each node subnet (in the host project
+// with Shared VPC); it returns the subnets' regions.
+func (c *collector) network(ctx context.Context, m *Model) (map[string]bool, error) {
+	netProj, net := m.NetworkProject(), m.NetworkName()
 	if n, err := c.compute.Networks.Get(netProj, net).Context(ctx).Do(); err == nil {
 		if err := c.put(FileNetwork, n); err != nil {
-			return err
+			return nil, err
 		}
 	} else {
 		c.warn("gcloud compute networks describe: "+apiError(err), FileNetwork, cmdNetwork(netProj, net))
@@ -139,10 +182,16 @@ func (c *collector) run(ctx context.Context) error {
 			continue
 		}
 		if err := c.put(FileSubnet(name), s); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	// 4. Routes, firewall rules and routers of the network.
+	return regions, nil
+}
+
+// networkLists collects the network's routes, firewall rules and the
+// routers of the subnets' regions.
+func (c *collector) networkLists(ctx context.Context, m *Model, regions map[string]bool) error {
+	netProj, net := m.NetworkProject(), m.NetworkName()
 	netFilter := fmt.Sprintf("network=%q", "https://www.googleapis.com/compute/v1/"+m.NetworkPath())
 	var routes []*compute.Route
 	if err := c.compute.Routes.List(netProj).Filter(netFilter).MaxResults(pageSize).Pages(ctx, func(l *compute.RouteList) error {
@@ -171,7 +220,6 @@ func (c *collector) run(ctx context.Context) error {
 		return err
 	}
 	var routers []*compute.Router
-	routersOK := true
 	for _, region := range sortedKeys(regions) {
 		if err := c.compute.Routers.List(netProj, region).Filter(netFilter).MaxResults(pageSize).Pages(ctx, func(l *compute.RouterList) error {
 			for _, r := range l.Items {
@@ -182,17 +230,17 @@ func (c *collector) run(ctx context.Context) error {
 			return nil
 		}); err != nil {
 			c.warn("gcloud compute routers list: "+apiError(err), FileRouters, cmdRouters(netProj, net))
-			routersOK = false
-			break
+			return nil
 		}
 	}
-	if routersOK {
-		if err := putList(c, FileRouters, routers); err != nil {
-			return err
-		}
-	}
-	// 5. Cloud DNS: zones and server policies of the network's project, and
-	// the record sets the pull's names need, by name.
+	return putList(c, FileRouters, routers)
+}
+
+// dnsLists collects Cloud DNS's zones and server policies of the
+// network's project.
+func (c *collector) dnsLists(ctx context.Context, m *Model) error {
+	netProj := m.NetworkProject()
+	var err error
 	if c.dns, err = dns.NewService(ctx, c.opts("dns/")...); err != nil {
 		return fmt.Errorf("google credentials: %s", units.Clip(err.Error(), 200))
 	}
@@ -217,21 +265,7 @@ func (c *collector) run(ctx context.Context) error {
 	} else if err := putList(c, FileDNSPolicies, pols); err != nil {
 		return err
 	}
-	t, _ := m.guessTarget()
-	if o.Image != "" {
-		if t, err = ParseImage(o.Image); err != nil {
-			return err
-		}
-	}
-	if err := c.records(ctx, m, t); err != nil {
-		return err
-	}
-	// 6. The registry's IAM policies and project, and the perimeters.
-	if err := c.registry(ctx, t); err != nil {
-		return err
-	}
-	// 7. The nodes' own projects (their numbers are how perimeters list them).
-	return c.nodeProjects(ctx, m, t)
+	return nil
 }
 
 // nodeProjects describes the cluster's project and the network's host
