@@ -33,6 +33,9 @@ type MirrorServe struct {
 	Upstream       string `json:"upstream,omitempty"`
 	UpstreamCAFile string `json:"upstreamCAFile,omitempty"`
 	UpstreamAddr   string `json:"upstreamAddr,omitempty"`
+	// UpstreamFault (kind cache): 429 puts a labsvc front answering
+	// manifests 429 between the cache and the registry.
+	UpstreamFault string `json:"upstreamFault,omitempty"`
 	// Warm, when set, is pulled through the cache once before the host
 	// says it is ready.
 	Warm *MirrorWarm `json:"warm,omitempty"`
@@ -81,6 +84,9 @@ func prepareMirrors(t *scenario.Scenario, p *pki, cfg func(host string) *ServeCo
 			}
 			ms.Cache = &labsvc.RegistryConfig{Addr: addr, RootDir: storage, CertFile: cf, KeyFile: kf,
 				ProxyRemoteURL: reg.BaseURL(), ProxyRemoteCAFile: upCA, ProxyRemoteAddr: upAddr}
+			if m.UpstreamFault != "" {
+				ms.UpstreamFault, ms.Upstream, ms.UpstreamCAFile, ms.UpstreamAddr = m.UpstreamFault, reg.BaseURL(), upCA, upAddr
+			}
 			if c := m.UpstreamCredentials; c != nil {
 				ms.Cache.ProxyUsername, ms.Cache.ProxyPassword = c.Username, c.Password
 			}
@@ -161,6 +167,14 @@ func startMirrors(ctx context.Context, host string, ms []*MirrorServe, log io.Wr
 	var out []io.Closer
 	for _, m := range ms {
 		if m.Cache != nil {
+			if m.UpstreamFault != "" {
+				f, err := startUpstreamFault(ctx, m)
+				if err != nil {
+					return out, fmt.Errorf("mirror %s: upstream fault %s: %v", m.Name, m.UpstreamFault, err)
+				}
+				out = append(out, f)
+				fmt.Fprintf(log, "%s: cache %s reaches %s through a front answering manifests %s on %s\n", host, m.Name, m.Upstream, m.UpstreamFault, f.Addr())
+			}
 			// distribution's proxy asks its upstream at start (and refuses
 			// to start without an answer); the registry's own `lab serve`
 			// may start after this one.
@@ -204,6 +218,26 @@ func startMirrors(ctx context.Context, host string, ms []*MirrorServe, log io.Wr
 		fmt.Fprintf(log, "%s: %s mirror %s on %s\n", host, m.Kind, m.Name, s.Addr())
 	}
 	return out, nil
+}
+
+// startUpstreamFault starts, on the cache's host loopback, the front
+// between the cache and the registry (plain HTTP, manifests 429, the rest
+// forwarded) and points the cache's proxy.remoteurl at it.
+func startUpstreamFault(ctx context.Context, m *MirrorServe) (*labsvc.Mirror, error) {
+	mc := labsvc.MirrorConfig{Addr: "127.0.0.1:0", Behaviour: labsvc.MirrorManifestsTooMany, Upstream: m.Upstream, UpstreamAddr: m.UpstreamAddr}
+	if m.UpstreamCAFile != "" {
+		pool, err := caPool(m.UpstreamCAFile)
+		if err != nil {
+			return nil, err
+		}
+		mc.UpstreamTLS = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	}
+	f, err := labsvc.StartMirror(ctx, mc)
+	if err != nil {
+		return nil, err
+	}
+	m.Cache.ProxyRemoteURL, m.Cache.ProxyRemoteCAFile, m.Cache.ProxyRemoteAddr = "http://"+f.Addr(), "", f.Addr()
+	return f, nil
 }
 
 func warm(ctx context.Context, r *labsvc.Registry, m *MirrorServe) error {

@@ -30,6 +30,10 @@ const (
 	// MirrorTooMany answers 429 with the registry error TOOMANYREQUESTS, as
 	// a cache passing its upstream's rate limit through.
 	MirrorTooMany = "429"
+	// MirrorManifestsTooMany answers manifest requests 429 TOOMANYREQUESTS
+	// and forwards the rest to Upstream, as Docker Hub limits manifest
+	// GETs only: the rate-limited upstream of a lab cache.
+	MirrorManifestsTooMany = "manifests-429"
 )
 
 // MirrorConfig is one broken mirror.
@@ -37,7 +41,8 @@ type MirrorConfig struct {
 	Addr      string           // IP:PORT, port 0 picks one
 	Cert      *tls.Certificate // nil: plain HTTP
 	Behaviour string           // one of the Mirror* behaviours
-	// Upstream is the registry URL MirrorHeadNotFound forwards to;
+	// Upstream is the registry URL MirrorHeadNotFound and
+	// MirrorManifestsTooMany forward to;
 	// UpstreamTLS its client TLS settings (nil: the system's).
 	Upstream    string
 	UpstreamTLS *tls.Config
@@ -78,7 +83,7 @@ func StartMirror(ctx context.Context, cfg MirrorConfig) (*Mirror, error) {
 		h = http.HandlerFunc(m.html)
 	case MirrorTooMany:
 		h = http.HandlerFunc(m.tooMany)
-	case MirrorHeadNotFound:
+	case MirrorHeadNotFound, MirrorManifestsTooMany:
 		u, err := url.Parse(cfg.Upstream)
 		if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 			return nil, fmt.Errorf("mirror: upstream %q, want http(s)://HOST[:PORT]", cfg.Upstream)
@@ -86,9 +91,13 @@ func StartMirror(ctx context.Context, cfg MirrorConfig) (*Mirror, error) {
 		rp := httputil.NewSingleHostReverseProxy(u)
 		rp.Transport = &http.Transport{TLSClientConfig: cfg.UpstreamTLS, DialContext: dialAs(u.Host, cfg.UpstreamAddr)}
 		rp.ErrorLog = discardLogger()
-		h = m.headNotFound(rp)
+		if cfg.Behaviour == MirrorHeadNotFound {
+			h = m.headNotFound(rp)
+		} else {
+			h = m.manifestsTooMany(rp)
+		}
 	default:
-		return nil, fmt.Errorf("mirror: behaviour %q, want one of %s, %s, %s, %s, %s", cfg.Behaviour, MirrorSilent, MirrorHang, MirrorHeadNotFound, MirrorHTML, MirrorTooMany)
+		return nil, fmt.Errorf("mirror: behaviour %q, want one of %s, %s, %s, %s, %s, %s", cfg.Behaviour, MirrorSilent, MirrorHang, MirrorHeadNotFound, MirrorHTML, MirrorTooMany, MirrorManifestsTooMany)
 	}
 	var tlsConf *tls.Config
 	if cfg.Cert != nil {
@@ -186,6 +195,16 @@ func (m *Mirror) tooMany(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodHead {
 		_, _ = w.Write([]byte(`{"errors":[{"code":"TOOMANYREQUESTS","message":"You have reached your pull rate limit. You may increase the limit by authenticating and upgrading: https://www.docker.com/increase-rate-limit"}]}` + "\n"))
 	}
+}
+
+func (m *Mirror) manifestsTooMany(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.URL.Path, "/manifests/") {
+			m.tooMany(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 func (m *Mirror) headNotFound(next http.Handler) http.Handler {

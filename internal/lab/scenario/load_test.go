@@ -40,6 +40,7 @@ func TestLoadInvalid(t *testing.T) {
 		{"invalid-cluster-duplicate-node-name.yaml", `cluster.nodes.node2.name: node name "worker-1" is also the name of node host node`},
 		{"invalid-mirror-kind.yaml", `mirrors.hosts[0].kind: want one of cache, silent, hang, head-404, html, 429, got "harbor"`},
 		{"invalid-mirror-warm.yaml", "mirrors.hosts[0].warm: only a cache can be warmed, this mirror is html"},
+		{"invalid-mirror-upstream-fault.yaml", `mirrors.hosts[0].upstreamFault: want 429 on a cache, got "429" on a html mirror`},
 		{"invalid-mirror-upstream-credentials.yaml", "mirrors.hosts[0].upstreamCredentials: want a cache's username and password, got them on a html mirror or one of them empty"},
 		{"invalid-cluster-node-family.yaml", "cluster.nodes.node6: host node6's node address fd00:0:0:50::30 is IPv6 and control plane cp has no IPv6 address for its kubelet"},
 		{"invalid-cluster-pod-range.yaml", "cluster.podCIDR: 192.168.0.0/16 overlaps subnet lan (192.168.50.0/24)"},

@@ -47,6 +47,10 @@ type Mirror struct {
 	// cache gives its upstream (distribution's proxy.username/password),
 	// right or wrong; a cache of a registry with basic auth needs them.
 	UpstreamCredentials *Credentials `json:"upstreamCredentials,omitempty"`
+	// UpstreamFault (cache only): 429, the cache reaches its upstream
+	// through a front that answers every manifest request 429
+	// TOOMANYREQUESTS (Docker Hub's pull limit) and forwards the rest.
+	UpstreamFault string `json:"upstreamFault,omitempty"`
 }
 
 // EffectiveCapabilities are the mirror's capabilities (default pull,
@@ -104,6 +108,9 @@ func (v *validator) mirrors(claim func(f string, s *Service)) {
 		}
 		if c := m.UpstreamCredentials; c != nil && (m.Kind != MirrorCache || c.Username == "" || c.Password == "") {
 			v.fail(f+".upstreamCredentials", "want a cache's username and password, got them on a %s mirror or one of them empty", m.Kind)
+		}
+		if f0 := m.UpstreamFault; f0 != "" && (m.Kind != MirrorCache || f0 != "429") {
+			v.fail(f+".upstreamFault", "want 429 on a cache, got %q on a %s mirror", f0, m.Kind)
 		}
 		if mode := v.t.Registry.Auth.Mode; m.Kind == MirrorCache && mode != "" && mode != "none" && (mode != "basic" || m.UpstreamCredentials == nil) {
 			v.fail(f+".kind", "a cache of a registry with auth %s is not supported in the lab: give the registry auth none, or basic with the cache's upstreamCredentials", mode)
