@@ -60,28 +60,7 @@ func (c *Cluster) writeNodeFiles(n *clusterNode) error {
 	w := func(name, content string, mode os.FileMode) error {
 		return os.WriteFile(filepath.Join(n.dir, name), []byte(content), mode)
 	}
-	// resolver and hosts: the scenario's, per node where it says so
-	ns := t.Node.Nameservers
-	if len(spec.Nameservers) > 0 {
-		ns = spec.Nameservers
-	}
-	var rc strings.Builder
-	rc.WriteString("# written by pullpath lab for node " + n.name + "\n")
-	if len(t.Node.Search) > 0 {
-		rc.WriteString("search " + strings.Join(t.Node.Search, " ") + "\n")
-	}
-	for _, s := range ns {
-		rc.WriteString("nameserver " + s + "\n")
-	}
-	rc.WriteString("options timeout:1 attempts:1\n")
-	hosts := "127.0.0.1 localhost\n" + n.ip.String() + " " + n.name + "\n"
-	for _, l := range append(append([]string{}, t.Node.HostsEntries...), spec.HostsEntries...) {
-		hosts += strings.Join(strings.Fields(l), " ") + "\n"
-	}
-	if err := w("resolv.conf", rc.String(), 0o644); err != nil {
-		return err
-	}
-	if err := w("hosts", hosts, 0o644); err != nil {
+	if err := c.writeResolver(n, spec); err != nil {
 		return err
 	}
 	for _, s := range kubeletSysctls {
@@ -89,64 +68,10 @@ func (c *Cluster) writeNodeFiles(n *clusterNode) error {
 			return err
 		}
 	}
-	// certs.d (where the node's layout keeps it): the lab CA for the
-	// registry host, as the runtime hook does
-	lp := layoutPaths(n, spec)
-	if c.Env.CAFile != "" && t.Registry != nil {
-		host := t.RegistryKey()
-		b, err := os.ReadFile(c.Env.CAFile)
-		if err != nil {
-			return err
-		}
-		hd := filepath.Join(lp.certsReal, host)
-		if err := os.MkdirAll(hd, 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(hd, "ca.crt"), b, 0o644); err != nil {
-			return err
-		}
-		// the mirrors of its hosts.toml (cluster.nodes.HOST.mirrors), the
-		// CA named relative to the file, so that a sweep Pod mounting
-		// the node's /etc and /var/lib reads it too
-		if ms := t.NodeMirrors(n.host); len(ms) > 0 {
-			if err := os.WriteFile(filepath.Join(hd, "hosts.toml"), []byte(lab.MirrorsHostsToml(t, ms, "ca.crt")), 0o644); err != nil {
-				return err
-			}
-		}
-	}
-	// the kubelet's docker config: /var/lib/kubelet/config.json
-	if t.Node.Credentials != nil && (t.Cluster.Workload == nil || !t.Cluster.Workload.PullSecret) {
-		if err := w("var-lib/kubelet/config.json", string(lab.DockerConfig(t)), 0o600); err != nil {
-			return err
-		}
-	}
-	// world-readable, as distributions write it: the sweep's probe Pod
-	// (uid 65532) reads it to find the node's config_path
-	if err := os.MkdirAll(filepath.Dir(lp.configReal), 0o755); err != nil {
+	if err := c.writeRuntimeFiles(n, spec); err != nil {
 		return err
 	}
-	if err := os.WriteFile(lp.configReal, []byte(c.containerdConfig(n, lp.certsNode)), 0o644); err != nil {
-		return err
-	}
-	cni := map[string]any{
-		"cniVersion": "0.4.0", "name": "lab",
-		"plugins": []any{map[string]any{
-			"type": "bridge", "bridge": "cni0", "isGateway": true, "ipMasq": false,
-			// a route for the Service range only (through cni0, where
-			// kube-proxy's DNAT sends it on): pods reach ClusterIPs, and
-			// nothing else beyond their node, as before
-			"ipam": map[string]any{"type": "host-local", "ranges": [][]map[string]string{{{"subnet": n.podCIDR.String()}}},
-				"routes":  []map[string]string{{"dst": t.Cluster.ServiceRange().Masked().String()}},
-				"dataDir": filepath.Join(n.dir, "cni", "data")},
-		}},
-	}
-	if n.podCIDR.Addr().Is6() {
-		// an IPv6-only node's Pods: no route to the IPv4 Service range
-		// (an IPv6 cluster's Services are IPv6; the lab's are IPv4)
-		delete(cni["plugins"].([]any)[0].(map[string]any)["ipam"].(map[string]any), "routes")
-	}
-	b, _ := json.MarshalIndent(cni, "", "  ")
-	if err := w("cni/net.d/10-lab.conflist", string(b), 0o644); err != nil {
+	if err := w("cni/net.d/10-lab.conflist", c.cniConfig(n), 0o644); err != nil {
 		return err
 	}
 	// the kubelet's identity: system:node:NAME in system:nodes
@@ -176,6 +101,101 @@ func (c *Cluster) writeNodeFiles(n *clusterNode) error {
 		}
 	}
 	return w("start.sh", c.startScript(n), 0o755)
+}
+
+// writeResolver writes the node's resolv.conf and hosts: the scenario's,
+// per node where it says so.
+func (c *Cluster) writeResolver(n *clusterNode, spec *scenario.ClusterNode) error {
+	t := c.scen
+	ns := t.Node.Nameservers
+	if len(spec.Nameservers) > 0 {
+		ns = spec.Nameservers
+	}
+	var rc strings.Builder
+	rc.WriteString("# written by pullpath lab for node " + n.name + "\n")
+	if len(t.Node.Search) > 0 {
+		rc.WriteString("search " + strings.Join(t.Node.Search, " ") + "\n")
+	}
+	for _, s := range ns {
+		rc.WriteString("nameserver " + s + "\n")
+	}
+	rc.WriteString("options timeout:1 attempts:1\n")
+	hosts := "127.0.0.1 localhost\n" + n.ip.String() + " " + n.name + "\n"
+	for _, l := range append(append([]string{}, t.Node.HostsEntries...), spec.HostsEntries...) {
+		hosts += strings.Join(strings.Fields(l), " ") + "\n"
+	}
+	if err := os.WriteFile(filepath.Join(n.dir, "resolv.conf"), []byte(rc.String()), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(n.dir, "hosts"), []byte(hosts), 0o644)
+}
+
+// writeRuntimeFiles writes what the node's containerd reads, where its
+// layout keeps it: certs.d with the lab CA (and the node's mirrors) for
+// the registry host, as the runtime hook does; the kubelet's docker
+// config; containerd's config.toml.
+func (c *Cluster) writeRuntimeFiles(n *clusterNode, spec *scenario.ClusterNode) error {
+	t := c.scen
+	lp := layoutPaths(n, spec)
+	if c.Env.CAFile != "" && t.Registry != nil {
+		host := t.RegistryKey()
+		b, err := os.ReadFile(c.Env.CAFile)
+		if err != nil {
+			return err
+		}
+		hd := filepath.Join(lp.certsReal, host)
+		if err := os.MkdirAll(hd, 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(hd, "ca.crt"), b, 0o644); err != nil {
+			return err
+		}
+		// the mirrors of its hosts.toml (cluster.nodes.HOST.mirrors), the
+		// CA named relative to the file, so that a sweep Pod mounting
+		// the node's /etc and /var/lib reads it too
+		if ms := t.NodeMirrors(n.host); len(ms) > 0 {
+			if err := os.WriteFile(filepath.Join(hd, "hosts.toml"), []byte(lab.MirrorsHostsToml(t, ms, "ca.crt")), 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	// the kubelet's docker config: /var/lib/kubelet/config.json
+	if t.Node.Credentials != nil && (t.Cluster.Workload == nil || !t.Cluster.Workload.PullSecret) {
+		if err := os.WriteFile(filepath.Join(n.dir, "var-lib/kubelet/config.json"), lab.DockerConfig(t), 0o600); err != nil {
+			return err
+		}
+	}
+	// world-readable, as distributions write it: the sweep's probe Pod
+	// (uid 65532) reads it to find the node's config_path
+	if err := os.MkdirAll(filepath.Dir(lp.configReal), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(lp.configReal, []byte(c.containerdConfig(n, lp.certsNode)), 0o644)
+}
+
+// cniConfig is the node's bridge network: its Pod range, and a route for
+// the Service range only.
+func (c *Cluster) cniConfig(n *clusterNode) string {
+	t := c.scen
+	cni := map[string]any{
+		"cniVersion": "0.4.0", "name": "lab",
+		"plugins": []any{map[string]any{
+			"type": "bridge", "bridge": "cni0", "isGateway": true, "ipMasq": false,
+			// a route for the Service range only (through cni0, where
+			// kube-proxy's DNAT sends it on): pods reach ClusterIPs, and
+			// nothing else beyond their node, as before
+			"ipam": map[string]any{"type": "host-local", "ranges": [][]map[string]string{{{"subnet": n.podCIDR.String()}}},
+				"routes":  []map[string]string{{"dst": t.Cluster.ServiceRange().Masked().String()}},
+				"dataDir": filepath.Join(n.dir, "cni", "data")},
+		}},
+	}
+	if n.podCIDR.Addr().Is6() {
+		// an IPv6-only node's Pods: no route to the IPv4 Service range
+		// (an IPv6 cluster's Services are IPv6; the lab's are IPv4)
+		delete(cni["plugins"].([]any)[0].(map[string]any)["ipam"].(map[string]any), "routes")
+	}
+	b, _ := json.MarshalIndent(cni, "", "  ")
+	return string(b)
 }
 
 // internalServer is the apiserver's URL for node n: the control plane's
