@@ -41,63 +41,87 @@ func Load(fsys fs.FS) (*Model, error) {
 	if m.Cluster == nil || (m.Cluster.Name == "" && m.Cluster.SelfLink == "") {
 		return nil, fmt.Errorf("%s: no cluster name or selfLink: want the output of gcloud container clusters describe CLUSTER --location L --format=json", FileCluster)
 	}
-	proj, netProj, net := m.ClusterProject(), m.NetworkProject(), m.NetworkName()
-	warn := func(file, what, cmd string) {
-		m.Warnings = append(m.Warnings, report.AuditWarning{Message: fmt.Sprintf("%s is missing: %s", file, what), File: file, Command: cmd})
+	if err := m.loadLists(fsys); err != nil {
+		return nil, err
 	}
+	if err := m.loadNamed(fsys); err != nil {
+		return nil, err
+	}
+	m.warnUnknown()
+	return m, nil
+}
+
+// missing warns that file is missing and what cannot be known without it.
+func (m *Model) missing(file, what, cmd string) {
+	m.Warnings = append(m.Warnings, report.AuditWarning{Message: fmt.Sprintf("%s is missing: %s", file, what), File: file, Command: cmd})
+}
+
+// loadLists reads the files of fixed names: the nodes, the network's
+// lists, DNS, the registry project's policy and the perimeters.
+func (m *Model) loadLists(fsys fs.FS) error {
+	proj, netProj, net := m.ClusterProject(), m.NetworkProject(), m.NetworkName()
+	warn := m.missing
 	var err error
 	if m.InstancesKnown, err = readList(fsys, FileInstances, cmdInstances(proj, m.Cluster.Name), &m.Instances); err != nil {
-		return nil, err
+		return err
 	} else if !m.InstancesKnown {
 		warn(FileInstances, "the nodes' subnets, tags, service accounts and scopes come from the node pools' configuration instead", cmdInstances(proj, m.Cluster.Name))
 	}
 	if err := readObject(fsys, FileNetwork, cmdNetwork(netProj, net), &m.Network); errors.Is(err, fs.ErrNotExist) {
 		warn(FileNetwork, "the network is known by the cluster's name for it only", cmdNetwork(netProj, net))
 	} else if err != nil {
-		return nil, err
+		return err
 	}
 	if m.RoutesKnown, err = readList(fsys, FileRoutes, cmdRoutes(netProj, net), &m.Routes); err != nil {
-		return nil, err
+		return err
 	} else if !m.RoutesKnown {
 		warn(FileRoutes, "the route check cannot decide", cmdRoutes(netProj, net))
 	}
 	if m.FirewallsKnown, err = readList(fsys, FileFirewalls, cmdFirewalls(netProj, net), &m.Firewalls); err != nil {
-		return nil, err
+		return err
 	} else if !m.FirewallsKnown {
 		warn(FileFirewalls, "the egress firewall check cannot decide", cmdFirewalls(netProj, net))
 	}
 	if m.RoutersKnown, err = readList(fsys, FileRouters, cmdRouters(netProj, net), &m.Routers); err != nil {
-		return nil, err
+		return err
 	} else if !m.RoutersKnown {
 		warn(FileRouters, "Cloud NAT coverage cannot be decided", cmdRouters(netProj, net))
 	}
 	if m.ZonesKnown, err = readList(fsys, FileZones, cmdZones(netProj), &m.Zones); err != nil {
-		return nil, err
+		return err
 	} else if !m.ZonesKnown {
 		warn(FileZones, "the private zones bound to the network are unknown", cmdZones(netProj))
 	}
 	if m.PolicyKnown, err = readList(fsys, FileDNSPolicies, cmdDNSPolicies(netProj), &m.Policies); err != nil {
-		return nil, err
+		return err
 	} else if !m.PolicyKnown {
 		warn(FileDNSPolicies, "a server policy with alternative name servers cannot be seen", cmdDNSPolicies(netProj))
 	}
 	if err := readObject(fsys, FileProjectPolicy, "gcloud projects get-iam-policy REGISTRY_PROJECT --format=json", &m.ProjectPolicy); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
+		return err
 	}
 	if err := readObject(fsys, FileProject, "gcloud projects describe REGISTRY_PROJECT --format=json", &m.Project); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
+		return err
 	}
 	if err := readObject(fsys, FileVPCSCConfig, cmdVPCSCConfig("L", "REGISTRY_PROJECT"), &m.VPCSC); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
+		return err
 	}
 	if m.PerimetersKnown, err = readList(fsys, FilePerimeters, cmdPerimeters(""), &m.Perimeters); err != nil {
-		return nil, err
+		return err
 	} else if !m.PerimetersKnown {
 		warn(FilePerimeters, "VPC Service Controls perimeters cannot be decided", cmdPerimeters(""))
 	}
+	return nil
+}
+
+// loadNamed reads the files named after their object: node subnets, a
+// zone's records, repositories and their policies, secrets' policies,
+// projects.
+func (m *Model) loadNamed(fsys fs.FS) error {
+	netProj := m.NetworkProject()
 	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
-		return nil, fmt.Errorf("reading the folder: %v", err)
+		return fmt.Errorf("reading the folder: %v", err)
 	}
 	for _, e := range entries {
 		name := e.Name()
@@ -109,54 +133,61 @@ func Load(fsys fs.FS) (*Model, error) {
 		case strings.HasPrefix(name, filePrefSubnet):
 			var s *compute.Subnetwork
 			if err := readObject(fsys, name, cmdSubnet(netProj, "REGION", strings.TrimPrefix(base, filePrefSubnet)), &s); err != nil {
-				return nil, err
+				return err
 			}
 			if s == nil || s.SelfLink == "" {
-				return nil, fmt.Errorf("%s: no selfLink: want the output of gcloud compute networks subnets describe NAME --region R --format=json", name)
+				return fmt.Errorf("%s: no selfLink: want the output of gcloud compute networks subnets describe NAME --region R --format=json", name)
 			}
 			m.Subnets[strings.ToLower(resPath(s.SelfLink))] = s
 		case strings.HasPrefix(name, filePrefRecords):
 			zone := strings.TrimPrefix(base, filePrefRecords)
 			var rs []*dns.ResourceRecordSet
 			if _, err := readList(fsys, name, cmdRecords(netProj, zone), &rs); err != nil {
-				return nil, err
+				return err
 			}
 			m.Records[zone] = rs
 		case strings.HasPrefix(name, filePrefRepoPolicy):
 			var p *artifactregistry.Policy
 			if err := readObject(fsys, name, cmdRepoPolicy(strings.TrimPrefix(base, filePrefRepoPolicy), "L", "REGISTRY_PROJECT"), &p); err != nil {
-				return nil, err
+				return err
 			}
 			m.RepoPolicies[strings.TrimPrefix(base, filePrefRepoPolicy)] = p
 		case strings.HasPrefix(name, filePrefRepo):
 			repo := strings.TrimPrefix(base, filePrefRepo)
 			var r *artifactregistry.Repository
 			if err := readObject(fsys, name, cmdRepo(repo, "L", "REGISTRY_PROJECT"), &r); err != nil {
-				return nil, err
+				return err
 			}
 			if r == nil || r.Name == "" {
-				return nil, fmt.Errorf("%s: no name: want the output of %s", name, cmdRepo(repo, "L", "REGISTRY_PROJECT"))
+				return fmt.Errorf("%s: no name: want the output of %s", name, cmdRepo(repo, "L", "REGISTRY_PROJECT"))
 			}
 			m.Repos[repo] = r
 		case strings.HasPrefix(name, filePrefSecretPol):
 			secret := strings.TrimPrefix(base, filePrefSecretPol)
 			var p *secretmanager.Policy
 			if err := readObject(fsys, name, cmdSecretPolicy(secret, "SECRET_PROJECT"), &p); err != nil {
-				return nil, err
+				return err
 			}
 			m.SecretPolicies[secret] = p
 		case strings.HasPrefix(name, filePrefProject):
 			id := strings.TrimPrefix(base, filePrefProject)
 			var p *cloudresourcemanager.Project
 			if err := readObject(fsys, name, cmdProject(id), &p); err != nil {
-				return nil, err
+				return err
 			}
 			if p == nil || p.ProjectId == "" || p.ProjectNumber == 0 {
-				return nil, fmt.Errorf("%s: no projectId or projectNumber: want the output of %s", name, cmdProject(id))
+				return fmt.Errorf("%s: no projectId or projectNumber: want the output of %s", name, cmdProject(id))
 			}
 			m.NodeProjects[id] = p
 		}
 	}
+	return nil
+}
+
+// warnUnknown names the bound zones whose records and the node subnets
+// that were not given.
+func (m *Model) warnUnknown() {
+	netProj, warn := m.NetworkProject(), m.missing
 	for _, z := range m.boundZones() {
 		if _, ok := m.Records[z.Name]; !ok && z.ForwardingConfig == nil && z.PeeringConfig == nil {
 			warn(FileRecords(z.Name), fmt.Sprintf("the records of zone %s (%s), bound to the network, are unknown", z.Name, z.DnsName), cmdRecords(netProj, z.Name))
@@ -167,7 +198,6 @@ func Load(fsys fs.FS) (*Model, error) {
 			warn(FileSubnet(lastSeg(s)), "the node subnet "+lastSeg(s)+" is not described: its checks cannot decide", cmdSubnet(segment(s, "projects"), segment(s, "regions"), lastSeg(s)))
 		}
 	}
-	return m, nil
 }
 
 func readFile(fsys fs.FS, name string) ([]byte, error) {
