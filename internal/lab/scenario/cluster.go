@@ -342,18 +342,41 @@ func (t *Scenario) ProviderID(host string) string {
 
 // cluster checks the cluster section; called by Validate.
 func (v *validator) cluster() {
-	t := v.t
-	c := t.Cluster
+	c := v.t.Cluster
 	if c == nil {
 		return
 	}
+	if !v.clusterControlPlane() || !v.clusterRanges() {
+		return
+	}
+	if len(c.Nodes) == 0 {
+		v.fail("cluster.nodes", "want at least one node host")
+	}
+	names := map[string]string{}
+	first := 0
+	for _, h := range sortedKeys(c.Nodes) {
+		if v.clusterNode(h, names) && !c.Nodes[h].Later {
+			first++
+		}
+	}
+	if len(c.Nodes) > 0 && first == 0 {
+		v.fail("cluster.nodes", "every node is later: at least one must start with the cluster")
+	}
+	v.clusterMirrors()
+	v.clusterWorkload()
+}
+
+// clusterControlPlane checks the control plane's host and the provider;
+// false when there is no control plane to go on with.
+func (v *validator) clusterControlPlane() bool {
+	t, c := v.t, v.t.Cluster
 	if c.ControlPlane == "" {
 		v.fail("cluster.controlPlane", "a cluster needs a control plane: name the host that runs etcd and kube-apiserver (e.g. controlPlane: cp)")
-		return
+		return false
 	}
 	if _, ok := t.Hosts[c.ControlPlane]; !ok {
 		v.fail("cluster.controlPlane", "no such host %q", c.ControlPlane)
-		return
+		return false
 	}
 	if len(t.HostAddrs(c.ControlPlane)) == 0 {
 		v.fail("cluster.controlPlane", "host %s has no address for the apiserver", c.ControlPlane)
@@ -366,7 +389,14 @@ func (v *validator) cluster() {
 	default:
 		v.fail("cluster.provider", "want aws or azure, got %q", c.Provider)
 	}
-	ranges := map[string]netip.Prefix{}
+	return true
+}
+
+// clusterRanges checks the pod and service ranges: parsed, large enough,
+// apart from each other, the subnets and the lab's internet; false when
+// one does not parse.
+func (v *validator) clusterRanges() bool {
+	t, c := v.t, v.t.Cluster
 	for _, x := range []struct{ f, s string }{{"cluster.podCIDR", c.PodCIDR}, {"cluster.serviceCIDR", c.ServiceCIDR}} {
 		if x.s == "" {
 			continue
@@ -374,11 +404,10 @@ func (v *validator) cluster() {
 		p, err := netip.ParsePrefix(x.s)
 		if err != nil || !p.Addr().Is4() || p.Masked() != p {
 			v.fail(x.f, "want an IPv4 CIDR without host bits such as 10.244.0.0/16, got %q", x.s)
-			return
+			return false
 		}
 	}
-	ranges["cluster.podCIDR"] = c.PodRange()
-	ranges["cluster.serviceCIDR"] = c.ServiceRange()
+	ranges := map[string]netip.Prefix{"cluster.podCIDR": c.PodRange(), "cluster.serviceCIDR": c.ServiceRange()}
 	if c.PodRange().Bits() > 24-bitsFor(len(c.Nodes)) {
 		v.fail("cluster.podCIDR", "%s is too small for %d nodes of one /24 each", c.PodRange(), len(c.Nodes))
 	}
@@ -396,78 +425,77 @@ func (v *validator) cluster() {
 			v.fail(f, "%s overlaps the lab's internet ranges", p)
 		}
 	}
-	if len(c.Nodes) == 0 {
-		v.fail("cluster.nodes", "want at least one node host")
+	return true
+}
+
+// clusterNode checks one node host (names holds the node names seen);
+// false when the host cannot be a node at all.
+func (v *validator) clusterNode(h string, names map[string]string) bool {
+	t, c := v.t, v.t.Cluster
+	f := "cluster.nodes." + h
+	n := c.Nodes[h]
+	if n == nil {
+		n = &ClusterNode{}
+		c.Nodes[h] = n
 	}
-	names := map[string]string{}
-	first := 0
-	for _, h := range sortedKeys(c.Nodes) {
-		f := "cluster.nodes." + h
-		n := c.Nodes[h]
-		if n == nil {
-			n = &ClusterNode{}
-			c.Nodes[h] = n
+	if _, ok := t.Hosts[h]; !ok {
+		v.fail(f, "no such host %q", h)
+		return false
+	}
+	if h == c.ControlPlane {
+		v.fail(f, "host %s is the control plane; nodes need their own hosts", h)
+	}
+	if len(t.RoutedSubnets(h)) > 0 {
+		v.fail(f, "host %s routes subnets; a node is a host with interfaces only", h)
+	}
+	if len(t.Hosts[h].Interfaces) == 0 {
+		v.fail(f, "host %s has no interface", h)
+		return false
+	}
+	name := t.NodeName(h)
+	if n.Name != "" && (!nodeNameRE.MatchString(n.Name) || len(n.Name) > 63) {
+		v.fail(f+".name", "want a DNS-1123 name of at most 63 characters, got %q", n.Name)
+	}
+	if other, dup := names[name]; dup {
+		v.fail(f+".name", "node name %q is also the name of node host %s; node names must be unique", name, other)
+	}
+	names[name] = h
+	for k, val := range t.NodeLabels(h) {
+		if !labelKeyRE.MatchString(k) || len(k) > 253 {
+			v.fail(f+".labels", "label key %q is not a valid Kubernetes label key", k)
 		}
-		if _, ok := t.Hosts[h]; !ok {
-			v.fail(f, "no such host %q", h)
-			continue
+		if !labelValueRE.MatchString(val) || len(val) > 63 {
+			v.fail(f+".labels", "label %s: value %q is not a valid label value (63 letters, digits, -_.)", k, val)
 		}
-		if h == c.ControlPlane {
-			v.fail(f, "host %s is the control plane; nodes need their own hosts", h)
+	}
+	for i, ns := range n.Nameservers {
+		if a, err := netip.ParseAddr(ns); err != nil || !plainAddr(a) {
+			v.fail(fmt.Sprintf("%s.nameservers[%d]", f, i), "want an IPv4 or IPv6 address, got %q", ns)
 		}
-		if len(t.RoutedSubnets(h)) > 0 {
-			v.fail(f, "host %s routes subnets; a node is a host with interfaces only", h)
-		}
-		if len(t.Hosts[h].Interfaces) == 0 {
-			v.fail(f, "host %s has no interface", h)
-			continue
-		}
-		if !n.Later {
-			first++
-		}
-		name := t.NodeName(h)
-		if n.Name != "" && (!nodeNameRE.MatchString(n.Name) || len(n.Name) > 63) {
-			v.fail(f+".name", "want a DNS-1123 name of at most 63 characters, got %q", n.Name)
-		}
-		if other, dup := names[name]; dup {
-			v.fail(f+".name", "node name %q is also the name of node host %s; node names must be unique", name, other)
-		}
-		names[name] = h
-		for k, val := range t.NodeLabels(h) {
-			if !labelKeyRE.MatchString(k) || len(k) > 253 {
-				v.fail(f+".labels", "label key %q is not a valid Kubernetes label key", k)
-			}
-			if !labelValueRE.MatchString(val) || len(val) > 63 {
-				v.fail(f+".labels", "label %s: value %q is not a valid label value (63 letters, digits, -_.)", k, val)
-			}
-		}
-		for i, ns := range n.Nameservers {
-			if a, err := netip.ParseAddr(ns); err != nil || !plainAddr(a) {
-				v.fail(fmt.Sprintf("%s.nameservers[%d]", f, i), "want an IPv4 or IPv6 address, got %q", ns)
-			}
-		}
-		// the kubelet reaches the apiserver in its node address's family
-		if ip := t.NodeIP(h); ip.IsValid() && t.APIServerAddr(ip).Is4() != ip.Is4() {
-			v.fail(f, "host %s's node address %s is %s and control plane %s has no %s address for its kubelet", h, ip, familyName(ip), c.ControlPlane, familyName(ip))
-		}
-		if ip := t.NodeIP(h); ip.Is6() {
-			for _, sn := range sortedKeys(t.Subnets) {
-				if s := t.Subnets[sn]; s != nil && s.Prefix().IsValid() && s.Prefix().Overlaps(defaultPodCIDR6) {
-					v.fail(f, "IPv6-only node %s's pods take %s, which overlaps subnet %s (%s)", h, defaultPodCIDR6, sn, s.Prefix())
-				}
-			}
-		}
-		for i, line := range n.HostsEntries {
-			fs := strings.Fields(line)
-			if _, err := netip.ParseAddr(firstOr(fs)); len(fs) < 2 || err != nil {
-				v.fail(fmt.Sprintf("%s.hostsEntries[%d]", f, i), "want \"ADDRESS NAME...\", got %q", line)
+	}
+	// the kubelet reaches the apiserver in its node address's family
+	if ip := t.NodeIP(h); ip.IsValid() && t.APIServerAddr(ip).Is4() != ip.Is4() {
+		v.fail(f, "host %s's node address %s is %s and control plane %s has no %s address for its kubelet", h, ip, familyName(ip), c.ControlPlane, familyName(ip))
+	}
+	if ip := t.NodeIP(h); ip.Is6() {
+		for _, sn := range sortedKeys(t.Subnets) {
+			if s := t.Subnets[sn]; s != nil && s.Prefix().IsValid() && s.Prefix().Overlaps(defaultPodCIDR6) {
+				v.fail(f, "IPv6-only node %s's pods take %s, which overlaps subnet %s (%s)", h, defaultPodCIDR6, sn, s.Prefix())
 			}
 		}
 	}
-	if len(c.Nodes) > 0 && first == 0 {
-		v.fail("cluster.nodes", "every node is later: at least one must start with the cluster")
+	for i, line := range n.HostsEntries {
+		fs := strings.Fields(line)
+		if _, err := netip.ParseAddr(firstOr(fs)); len(fs) < 2 || err != nil {
+			v.fail(fmt.Sprintf("%s.hostsEntries[%d]", f, i), "want \"ADDRESS NAME...\", got %q", line)
+		}
 	}
-	v.clusterMirrors()
+	return true
+}
+
+// clusterWorkload checks the workload and the expectations on it.
+func (v *validator) clusterWorkload() {
+	t, c := v.t, v.t.Cluster
 	if w := c.Workload; w != nil {
 		if w.Name != "" && !nodeNameRE.MatchString(w.Name) {
 			v.fail("cluster.workload.name", "want a DNS-1123 name, got %q", w.Name)
