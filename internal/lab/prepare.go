@@ -84,123 +84,16 @@ func prepare(ctx context.Context, t *scenario.Scenario, n *Network, runDir strin
 
 	// the image, in the registry's filesystem storage
 	storage := filepath.Join(runDir, "storage")
-	im := reg.Image
-	layers := im.Layers
-	if layers == 0 {
-		layers = 2
-	}
-	size := im.LayerSize
-	if size == 0 {
-		size = 64 << 10
-	}
-	sizes := make([]int64, layers)
-	for i := range sizes {
-		sizes[i] = size + int64(i)*1024
-	}
-	spec := labsvc.ImageSpec{
-		Repository: im.Repository, Tag: im.Tag, Platforms: im.Platforms,
-		LayerSizes: sizes, Seed: scenario.Seed(t.Name + "/" + im.Repository),
-	}
-	if o.ImageBase != nil {
-		// a cluster runs the image (its first layer is the pause binary)
-		spec.BaseLayer, spec.Cmd = o.ImageBase, o.ImageCmd
-	}
-	written, err := labsvc.WriteImage(ctx, storage, spec)
-	if err != nil {
-		return nil, nil, fmt.Errorf("image: %v", err)
-	}
-
-	// the registry
-	addr, err := t.ListenAddrs(reg.Host, reg.Address, reg.EffectivePort())
-	if err != nil {
-		return nil, nil, fmt.Errorf("registry: %v", err)
-	}
-	cf, kf, err := p.leaf("registry", &reg.Service)
+	written, err := prepareImage(ctx, t, storage, o)
 	if err != nil {
 		return nil, nil, err
 	}
-	rc := &labsvc.RegistryConfig{Addr: addr, RootDir: storage, CertFile: cf, KeyFile: kf}
-	switch reg.Auth.Mode {
-	case "basic":
-		users := map[string]string{}
-		for _, u := range reg.Auth.Users {
-			users[u.Name] = u.Password
-		}
-		hp := filepath.Join(runDir, "pki", "htpasswd")
-		if err := labsvc.WriteHtpasswd(hp, users); err != nil {
-			return nil, nil, err
-		}
-		rc.Auth, rc.HtpasswdFile, rc.BasicRealm = labsvc.AuthBasic, hp, reg.BaseURL()
-	case "bearer":
-		signer, err := labsvc.NewTokenSigner()
-		if err != nil {
-			return nil, nil, err
-		}
-		keyFile := filepath.Join(runDir, "pki", "token-signing.key")
-		jwks := filepath.Join(runDir, "pki", "token.jwks")
-		if err := signer.WriteKeyFile(keyFile); err != nil {
-			return nil, nil, err
-		}
-		if err := signer.WriteJWKS(jwks); err != nil {
-			return nil, nil, err
-		}
-		tok := t.Token
-		rc.Auth = labsvc.AuthToken
-		rc.TokenRealm = tok.BaseURL() + "/token"
-		rc.TokenService = reg.Name
-		rc.TokenIssuer = tok.Name
-		rc.TokenJWKSFile = jwks
-		taddr, err := t.ListenAddrs(tok.Host, tok.Address, tok.EffectivePort())
-		if err != nil {
-			return nil, nil, fmt.Errorf("token: %v", err)
-		}
-		tcf, tkf, err := p.leaf("token", tok)
-		if err != nil {
-			return nil, nil, err
-		}
-		users := map[string]labsvc.User{}
-		for _, u := range reg.Auth.Users {
-			read := u.Repositories
-			if read == nil {
-				read = []string{"*"}
-			}
-			users[u.Name] = labsvc.User{Password: u.Password, Read: read}
-		}
-		deny := labsvc.DenyForbidden
-		if reg.Auth.Deny == "insufficient-scope" {
-			deny = labsvc.DenyEmpty
-		}
-		cfg(tok.Host).Token = &labsvc.TokenConfig{
-			Addr: taddr, CertFile: tcf, KeyFile: tkf,
-			Issuer: tok.Name, Service: reg.Name, SigningKeyFile: keyFile,
-			Users: users, DenyMode: deny,
-		}
+	rc, err := prepareRegistry(t, p, runDir, storage, cfg)
+	if err != nil {
+		return nil, nil, err
 	}
-	if t.Blob != nil {
-		b := t.Blob
-		rc.RedirectBaseURL = b.BaseURL()
-		baddr, err := t.ListenAddrs(b.Host, b.Address, b.EffectivePort())
-		if err != nil {
-			return nil, nil, fmt.Errorf("blob: %v", err)
-		}
-		bcf, bkf, err := p.leaf("blob", &b.Service)
-		if err != nil {
-			return nil, nil, err
-		}
-		bc := &labsvc.BlobHostConfig{Addr: baddr, RootDir: storage, CertFile: bcf, KeyFile: bkf}
-		switch b.Fault {
-		case "forbidden":
-			bc.Faults.Forbidden = true
-		case "corrupt":
-			bc.Faults.CorruptDigest = "*"
-		case "stall":
-			bc.Faults.Trickle = "*"
-		case "truncate":
-			bc.Faults.Truncate = "*"
-		case "pause":
-			bc.Faults.Pause, bc.Faults.PauseMS = "*", int(b.Pause.Milliseconds())
-		}
-		cfg(b.Host).Blob = bc
+	if err := prepareBlob(t, p, storage, rc, cfg); err != nil {
+		return nil, nil, err
 	}
 	cfg(reg.Host).Registry = rc
 	if err := prepareDNS(t, cfg); err != nil {
@@ -230,7 +123,7 @@ func prepare(ctx context.Context, t *scenario.Scenario, n *Network, runDir strin
 		return nil, nil, err
 	}
 	if t.Probe.ByDigest {
-		env.Image = strings.TrimSuffix(env.Image, ":"+im.Tag) + "@" + written.Top.Digest
+		env.Image = strings.TrimSuffix(env.Image, ":"+reg.Image.Tag) + "@" + written.Top.Digest
 	}
 	if err := prepareCRIO(t, runDir, env); err != nil {
 		return nil, nil, err
@@ -239,6 +132,151 @@ func prepare(ctx context.Context, t *scenario.Scenario, n *Network, runDir strin
 		return nil, nil, err
 	}
 	return env, configs, nil
+}
+
+// prepareImage writes the scenario's image into the registry's storage.
+func prepareImage(ctx context.Context, t *scenario.Scenario, storage string, o StartOptions) (*labsvc.Image, error) {
+	im := t.Registry.Image
+	layers := im.Layers
+	if layers == 0 {
+		layers = 2
+	}
+	size := im.LayerSize
+	if size == 0 {
+		size = 64 << 10
+	}
+	sizes := make([]int64, layers)
+	for i := range sizes {
+		sizes[i] = size + int64(i)*1024
+	}
+	spec := labsvc.ImageSpec{
+		Repository: im.Repository, Tag: im.Tag, Platforms: im.Platforms,
+		LayerSizes: sizes, Seed: scenario.Seed(t.Name + "/" + im.Repository),
+	}
+	if o.ImageBase != nil {
+		// a cluster runs the image (its first layer is the pause binary)
+		spec.BaseLayer, spec.Cmd = o.ImageBase, o.ImageCmd
+	}
+	written, err := labsvc.WriteImage(ctx, storage, spec)
+	if err != nil {
+		return nil, fmt.Errorf("image: %v", err)
+	}
+	return written, nil
+}
+
+// prepareRegistry configures the registry and its authentication: an
+// htpasswd file, or a token service on its own host.
+func prepareRegistry(t *scenario.Scenario, p *pki, runDir, storage string, cfg func(string) *ServeConfig) (*labsvc.RegistryConfig, error) {
+	reg := t.Registry
+	addr, err := t.ListenAddrs(reg.Host, reg.Address, reg.EffectivePort())
+	if err != nil {
+		return nil, fmt.Errorf("registry: %v", err)
+	}
+	cf, kf, err := p.leaf("registry", &reg.Service)
+	if err != nil {
+		return nil, err
+	}
+	rc := &labsvc.RegistryConfig{Addr: addr, RootDir: storage, CertFile: cf, KeyFile: kf}
+	switch reg.Auth.Mode {
+	case "basic":
+		users := map[string]string{}
+		for _, u := range reg.Auth.Users {
+			users[u.Name] = u.Password
+		}
+		hp := filepath.Join(runDir, "pki", "htpasswd")
+		if err := labsvc.WriteHtpasswd(hp, users); err != nil {
+			return nil, err
+		}
+		rc.Auth, rc.HtpasswdFile, rc.BasicRealm = labsvc.AuthBasic, hp, reg.BaseURL()
+	case "bearer":
+		if err := prepareToken(t, p, runDir, rc, cfg); err != nil {
+			return nil, err
+		}
+	}
+	return rc, nil
+}
+
+// prepareToken sets the registry's bearer authentication and configures
+// the token service that signs its tokens.
+func prepareToken(t *scenario.Scenario, p *pki, runDir string, rc *labsvc.RegistryConfig, cfg func(string) *ServeConfig) error {
+	reg := t.Registry
+	signer, err := labsvc.NewTokenSigner()
+	if err != nil {
+		return err
+	}
+	keyFile := filepath.Join(runDir, "pki", "token-signing.key")
+	jwks := filepath.Join(runDir, "pki", "token.jwks")
+	if err := signer.WriteKeyFile(keyFile); err != nil {
+		return err
+	}
+	if err := signer.WriteJWKS(jwks); err != nil {
+		return err
+	}
+	tok := t.Token
+	rc.Auth = labsvc.AuthToken
+	rc.TokenRealm = tok.BaseURL() + "/token"
+	rc.TokenService = reg.Name
+	rc.TokenIssuer = tok.Name
+	rc.TokenJWKSFile = jwks
+	taddr, err := t.ListenAddrs(tok.Host, tok.Address, tok.EffectivePort())
+	if err != nil {
+		return fmt.Errorf("token: %v", err)
+	}
+	tcf, tkf, err := p.leaf("token", tok)
+	if err != nil {
+		return err
+	}
+	users := map[string]labsvc.User{}
+	for _, u := range reg.Auth.Users {
+		read := u.Repositories
+		if read == nil {
+			read = []string{"*"}
+		}
+		users[u.Name] = labsvc.User{Password: u.Password, Read: read}
+	}
+	deny := labsvc.DenyForbidden
+	if reg.Auth.Deny == "insufficient-scope" {
+		deny = labsvc.DenyEmpty
+	}
+	cfg(tok.Host).Token = &labsvc.TokenConfig{
+		Addr: taddr, CertFile: tcf, KeyFile: tkf,
+		Issuer: tok.Name, Service: reg.Name, SigningKeyFile: keyFile,
+		Users: users, DenyMode: deny,
+	}
+	return nil
+}
+
+// prepareBlob configures the blob host the registry redirects layers to,
+// with its fault, when the scenario has one.
+func prepareBlob(t *scenario.Scenario, p *pki, storage string, rc *labsvc.RegistryConfig, cfg func(string) *ServeConfig) error {
+	b := t.Blob
+	if b == nil {
+		return nil
+	}
+	rc.RedirectBaseURL = b.BaseURL()
+	baddr, err := t.ListenAddrs(b.Host, b.Address, b.EffectivePort())
+	if err != nil {
+		return fmt.Errorf("blob: %v", err)
+	}
+	bcf, bkf, err := p.leaf("blob", &b.Service)
+	if err != nil {
+		return err
+	}
+	bc := &labsvc.BlobHostConfig{Addr: baddr, RootDir: storage, CertFile: bcf, KeyFile: bkf}
+	switch b.Fault {
+	case "forbidden":
+		bc.Faults.Forbidden = true
+	case "corrupt":
+		bc.Faults.CorruptDigest = "*"
+	case "stall":
+		bc.Faults.Trickle = "*"
+	case "truncate":
+		bc.Faults.Truncate = "*"
+	case "pause":
+		bc.Faults.Pause, bc.Faults.PauseMS = "*", int(b.Pause.Milliseconds())
+	}
+	cfg(b.Host).Blob = bc
+	return nil
 }
 
 // DockerConfig is the node's docker config.json: node.credentials for the
