@@ -139,12 +139,7 @@ func (p *envParser) key(c byte, newline bool) {
 		p.state = envPreValue
 		p.lastValueBlank = -1
 	default:
-		if !isBlank(c) {
-			p.keyTrailingBlank = -1
-		} else if p.keyTrailingBlank < 0 {
-			p.keyTrailingBlank = p.k.Len()
-		}
-		p.k.WriteByte(c)
+		writeTrackingBlanks(&p.k, c, &p.keyTrailingBlank)
 	}
 }
 
@@ -175,12 +170,7 @@ func (p *envParser) value(c byte, newline bool) {
 		p.state = envValueEscape
 		p.lastValueBlank = -1
 	default:
-		if !isBlank(c) {
-			p.lastValueBlank = -1
-		} else if p.lastValueBlank < 0 {
-			p.lastValueBlank = p.v.Len()
-		}
-		p.v.WriteByte(c)
+		writeTrackingBlanks(&p.v, c, &p.lastValueBlank)
 	}
 }
 
@@ -193,6 +183,17 @@ func (p *envParser) doubleQuote(c byte) {
 	default:
 		p.v.WriteByte(c)
 	}
+}
+
+// writeTrackingBlanks writes c to b, keeping in *from where the run of
+// blanks that ends b starts (-1: b does not end in a blank).
+func writeTrackingBlanks(b *strings.Builder, c byte, from *int) {
+	if !isBlank(c) {
+		*from = -1
+	} else if *from < 0 {
+		*from = b.Len()
+	}
+	b.WriteByte(c)
 }
 
 // trimValue drops an unquoted value's trailing blanks.
