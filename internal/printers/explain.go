@@ -29,58 +29,72 @@ func printExplain(w io.Writer, r *report.ExplainReport, o Options) error {
 	}
 	p("%d pull failure(s) in %d message(s); dominant condition: %s (exit %d)\n",
 		r.Summary.Failures, r.Summary.Messages, explainDash(string(r.Summary.DominantCondition)), r.Summary.ExitCode)
-
 	grouped := map[string]bool{}
 	for _, g := range r.Groups {
 		grouped[g.Image] = true
-		p("\nIMAGE %s\n", g.Image)
-		if g.Code != "" {
-			p("  finding:  %s  stage=%s cause=%s condition=%s", g.Code, explainDash(string(g.Stage)), explainDash(string(g.Cause)), explainDash(string(g.Condition)))
-			if g.Endpoint != "" {
-				p("  endpoint=%s", g.Endpoint)
-			}
-			p("\n")
+		writeExplainGroup(p, g, o.Wide)
+	}
+	writeExplainFindings(p, r.Findings, grouped, o.Wide)
+	writeExplainWaits(p, r.Waits)
+	for _, wn := range r.Warnings {
+		p("warning: %s\n", wn)
+	}
+	return ew.err
+}
+
+// writeExplainGroup is one image's section: its finding, pattern,
+// verdict, nodes, advice and next steps.
+func writeExplainGroup(p func(string, ...any), g report.ExplainGroup, wide bool) {
+	p("\nIMAGE %s\n", g.Image)
+	if g.Code != "" {
+		p("  finding:  %s  stage=%s cause=%s condition=%s", g.Code, explainDash(string(g.Stage)), explainDash(string(g.Cause)), explainDash(string(g.Condition)))
+		if g.Endpoint != "" {
+			p("  endpoint=%s", g.Endpoint)
 		}
-		p("  pattern:  %s\n", g.Pattern)
-		p("  verdict:  %s\n", g.Verdict)
-		var failing, healthy []report.ExplainNode
-		for _, n := range g.Nodes {
-			if n.Status == report.NodeStatusFailed {
-				failing = append(failing, n)
-			} else {
-				healthy = append(healthy, n)
-			}
-		}
-		writeExplainNodes(p, "failing", failing, o.Wide)
-		writeExplainNodes(p, "healthy", healthy, o.Wide)
-		if len(g.Advice) > 0 {
-			p("  advice:\n")
-			for _, a := range g.Advice {
-				p("    - %s\n", a)
-			}
-		}
-		if len(g.Next) > 0 {
-			p("  next:\n")
-			for _, n := range g.Next {
-				p("    $ %s\n", n)
-			}
+		p("\n")
+	}
+	p("  pattern:  %s\n", g.Pattern)
+	p("  verdict:  %s\n", g.Verdict)
+	var failing, healthy []report.ExplainNode
+	for _, n := range g.Nodes {
+		if n.Status == report.NodeStatusFailed {
+			failing = append(failing, n)
+		} else {
+			healthy = append(healthy, n)
 		}
 	}
+	writeExplainNodes(p, "failing", failing, wide)
+	writeExplainNodes(p, "healthy", healthy, wide)
+	if len(g.Advice) > 0 {
+		p("  advice:\n")
+		for _, a := range g.Advice {
+			p("    - %s\n", a)
+		}
+	}
+	if len(g.Next) > 0 {
+		p("  next:\n")
+		for _, n := range g.Next {
+			p("    $ %s\n", n)
+		}
+	}
+}
 
-	// Findings: all of them in wide output; otherwise one line per distinct
-	// code and endpoint.
+// writeExplainFindings lists the findings: all of them in wide output;
+// otherwise one line per distinct code, endpoint and image, the most
+// frequent first, with the kubelet's echoes counted apart.
+func writeExplainFindings(p func(string, ...any), findings []report.ExplainFinding, grouped map[string]bool, wide bool) {
 	p("\nFINDINGS\n")
 	type key struct{ code, endpoint, image string }
 	seen := map[key]int{}
 	var order []key
 	echoes := 0
-	for _, f := range r.Findings {
+	for _, f := range findings {
 		k := key{string(f.Code), f.Endpoint, f.Image}
-		if !o.Wide && f.Rule == "kubelet-backoff" {
+		if !wide && f.Rule == "kubelet-backoff" {
 			echoes++ // the kubelet repeating that a pull failed: no cause of its own
 			continue
 		}
-		if o.Wide {
+		if wide {
 			p("  %s  %s  %s\n", f.Event, f.Code, f.Summary)
 			if f.Node != "" || f.Pod != "" {
 				p("      pod=%s node=%s rule=%s\n", explainDash(f.Pod), explainDash(f.Node), f.Rule)
@@ -95,36 +109,29 @@ func printExplain(w io.Writer, r *report.ExplainReport, o Options) error {
 		}
 		seen[k]++
 	}
-	if !o.Wide {
-		sort.SliceStable(order, func(i, j int) bool { return seen[order[i]] > seen[order[j]] })
-		for _, k := range order {
-			var f report.ExplainFinding
-			for _, x := range r.Findings {
-				if string(x.Code) == k.code && x.Endpoint == k.endpoint && x.Image == k.image {
-					f = x
-					break
-				}
+	sort.SliceStable(order, func(i, j int) bool { return seen[order[i]] > seen[order[j]] })
+	for _, k := range order {
+		var f report.ExplainFinding
+		for _, x := range findings {
+			if string(x.Code) == k.code && x.Endpoint == k.endpoint && x.Image == k.image {
+				f = x
+				break
 			}
-			amb := ""
-			if f.Ambiguous {
-				amb = " [ambiguous]"
-			}
-			p("  %3dx %-22s %s%s\n", seen[k], f.Code, f.Summary, amb)
-			if !grouped[f.Image] || f.Image == "" {
-				for _, a := range f.Advice {
-					p("        - %s\n", a)
-				}
+		}
+		amb := ""
+		if f.Ambiguous {
+			amb = " [ambiguous]"
+		}
+		p("  %3dx %-22s %s%s\n", seen[k], f.Code, f.Summary, amb)
+		if !grouped[f.Image] || f.Image == "" {
+			for _, a := range f.Advice {
+				p("        - %s\n", a)
 			}
 		}
 	}
 	if echoes > 0 {
 		p("  %3dx kubelet back-off or ErrImagePull events (they repeat a failure; the cause is in the runtime's message)\n", echoes)
 	}
-	writeExplainWaits(p, r.Waits)
-	for _, wn := range r.Warnings {
-		p("warning: %s\n", wn)
-	}
-	return ew.err
 }
 
 // writeExplainWaits lists the pulls that waited in a node's kubelet queue.
