@@ -13,10 +13,18 @@ import (
 // to change, how to prove it), then the steps and the evidence of each.
 func printDiagnose(w io.Writer, r *report.DiagnoseReport, o Options) error {
 	p := &printer{w: w, color: o.Color}
-	a := r.Answer
-	label := func(s string) string { return p.bold(fmt.Sprintf("%-8s", s)) }
+	writeDiagnoseAnswer(p, r.Answer, o.Wide)
+	writeDiagnoseSteps(p, w, r)
+	if p.err != nil {
+		return p.err
+	}
+	return writeDiagnoseEvidence(p, w, r, o)
+}
 
-	// 1. The answer.
+// writeDiagnoseAnswer is the answer: the verdict, the changes (or where to
+// look), the proof, and what else to look at.
+func writeDiagnoseAnswer(p *printer, a report.DiagnoseAnswer, wide bool) {
+	label := func(s string) string { return p.bold(fmt.Sprintf("%-8s", s)) }
 	switch a.Status {
 	case report.AnswerUnknown:
 		p.f("%s %s\n", p.red(fmt.Sprintf("%-8s", "UNKNOWN")), a.Summary)
@@ -47,7 +55,7 @@ func printDiagnose(w io.Writer, r *report.DiagnoseReport, o Options) error {
 		}
 	}
 	if len(a.Changes) == 0 && len(a.Look) > 0 && (a.Status == report.AnswerBroken || a.Status == report.AnswerUnknown) {
-		for i, l := range lookLines(a.Look, o.Wide) {
+		for i, l := range lookLines(a.Look, wide) {
 			lab := "LOOK"
 			if i > 0 {
 				lab = ""
@@ -64,12 +72,15 @@ func printDiagnose(w io.Writer, r *report.DiagnoseReport, o Options) error {
 	}
 	if len(a.Changes) > 0 && len(a.Look) > 0 {
 		p.f("\n%s\n", p.bold("ALSO"))
-		for _, l := range lookLines(a.Look, o.Wide) {
+		for _, l := range lookLines(a.Look, wide) {
 			p.f("  - %s\n", l)
 		}
 	}
+}
 
-	// 2. The steps.
+// writeDiagnoseSteps is the table of the steps, each with its time and,
+// for one that did not run, why and what to run by hand.
+func writeDiagnoseSteps(p *printer, w io.Writer, r *report.DiagnoseReport) {
 	p.f("\n%s  %s, %.1fs of a %.0fs budget\n", p.bold("STEPS"), r.Scope, r.DurationMS/1000, r.BudgetMS/1000)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, s := range r.Steps {
@@ -86,11 +97,10 @@ func printDiagnose(w io.Writer, r *report.DiagnoseReport, o Options) error {
 		}
 	}
 	tw.Flush()
-	if p.err != nil {
-		return p.err
-	}
+}
 
-	// 3. The evidence, grouped.
+// writeDiagnoseEvidence prints each engine's own report under its heading.
+func writeDiagnoseEvidence(p *printer, w io.Writer, r *report.DiagnoseReport, o Options) error {
 	if r.Explain != nil && len(r.Explain.Groups)+len(r.Explain.Findings) > 0 {
 		p.f("\n%s\n", p.bold("EVIDENCE: THE EVENTS (pullpath explain)"))
 		if err := Print(w, "text", r.Explain, o); err != nil {
