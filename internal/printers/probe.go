@@ -30,34 +30,48 @@ func printProbe(w io.Writer, r *report.ProbeReport, o Options) error {
 	printProxyConfig(p, r.Proxy, o)
 	p.f("\n")
 
-	if len(r.Endpoints) > 0 {
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		if r.Proxy != nil {
-			fmt.Fprintln(tw, "ENDPOINT\tROLE\tVIA\tRESOLVE\tCONNECT\tTLS\tHTTP")
-		} else {
-			fmt.Fprintln(tw, "ENDPOINT\tROLE\tRESOLVE\tCONNECT\tTLS\tHTTP")
-		}
-		for _, e := range r.Endpoints {
-			via := ""
-			if r.Proxy != nil {
-				via = viaCell(e, o.Wide) + "\t"
-			}
-			fmt.Fprintf(tw, "%s:%d\t%s\t%s%s\t%s\t%s\t%s\n", e.Host, e.Port, e.Role, via, resolveCell(e, o.Wide), connectCell(e, o.Wide), tlsCell(e), httpCell(e, o.Wide))
-		}
-		tw.Flush()
-		p.f("\n")
-	}
+	printEndpoints(p, w, r, o.Wide)
 	printFamilies(p, w, r.Endpoints, o.Wide)
 
 	printChain(p, r.Chain, o)
 
+	printSteps(p, w, r, o.Wide)
+	printProbeVerdict(p, r, o)
+	return p.err
+}
+
+// printEndpoints is the table of the pull's hosts: each step of the
+// connection per host (and the proxy each goes through, when one does).
+func printEndpoints(p *printer, w io.Writer, r *report.ProbeReport, wide bool) {
+	if len(r.Endpoints) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	if r.Proxy != nil {
+		fmt.Fprintln(tw, "ENDPOINT\tROLE\tVIA\tRESOLVE\tCONNECT\tTLS\tHTTP")
+	} else {
+		fmt.Fprintln(tw, "ENDPOINT\tROLE\tRESOLVE\tCONNECT\tTLS\tHTTP")
+	}
+	for _, e := range r.Endpoints {
+		via := ""
+		if r.Proxy != nil {
+			via = viaCell(e, wide) + "\t"
+		}
+		fmt.Fprintf(tw, "%s:%d\t%s\t%s%s\t%s\t%s\t%s\n", e.Host, e.Port, e.Role, via, resolveCell(e, wide), connectCell(e, wide), tlsCell(e), httpCell(e, wide))
+	}
+	tw.Flush()
+	p.f("\n")
+}
+
+// printSteps is the walk's steps, each with its time, and the transfer.
+func printSteps(p *printer, w io.Writer, r *report.ProbeReport, wide bool) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, s := range r.Steps {
 		detail := s.Detail
 		if s.Code != "" {
 			detail = string(s.Code) + "  " + detail
 		}
-		if !o.Wide && len(detail) > 140 {
+		if !wide && len(detail) > 140 {
 			detail = detail[:137] + "..."
 		}
 		ms := ""
@@ -76,6 +90,11 @@ func printProbe(w io.Writer, r *report.ProbeReport, o Options) error {
 	}
 	p.f("\n")
 
+}
+
+// printProbeVerdict is the verdict, where to look, the identity, the
+// warnings and what the runtime itself did.
+func printProbeVerdict(p *printer, r *report.ProbeReport, o Options) {
 	v := r.Verdict
 	if v.Status == verdict.StatusOK {
 		p.f("%s  %s\n", p.green("VERDICT  OK"), v.Summary)
@@ -107,7 +126,6 @@ func printProbe(w io.Writer, r *report.ProbeReport, o Options) error {
 			}
 		}
 	}
-	return p.err
 }
 
 func resolveCell(e *report.Endpoint, wide bool) string {
