@@ -275,76 +275,93 @@ func Decide(subnets []*report.AuditSubnet) report.AuditVerdict {
 	}
 	v.Undecided, v.Missing = undecided(subnets)
 	switch {
+	case len(failing) == 0:
+		noneFails(&v, subnets)
+		return v
+	case len(subnets) == 1:
+		oneSubnetFails(&v, failing[0])
+	case len(failing) == len(subnets):
+		everySubnetFails(&v, subnets, failing)
+	default:
+		someSubnetsFail(&v, subnets, failing)
+	}
+	v.Summary += undecidedNote(v)
+	return v
+}
+
+// noneFails is the verdict when no subnet fails: nothing to audit,
+// nothing decided, or every subnet passing (with warnings or not).
+func noneFails(v *report.AuditVerdict, subnets []*report.AuditSubnet) {
+	switch {
 	case len(subnets) == 0:
 		v.Status = report.CheckWarn
 		v.Scope = ScopeNothing
 		v.Summary = "no node subnets found: nothing could be checked"
-		return v
-	case len(failing) == 0 && allUnknown(subnets):
+	case allUnknown(subnets):
 		v.Scope = ScopeNothing
 		v.Summary = fmt.Sprintf("no node subnet found: only the cluster-wide checks ran, none fails; collect %s to audit the nodes' path", firstNames(v.Missing, 4))
-		return v
-	case len(failing) == 0 && !decidedAny(subnets):
+	case !decidedAny(subnets):
 		v.Scope = ScopeNothing
 		v.Summary = fmt.Sprintf("nothing could be checked: every check of %s warned for a file not given (%s)", plural(len(subnets), "subnet"), firstNames(v.Missing, 4))
-		return v
-	case len(failing) == 0:
+	default:
 		if v.Status == report.CheckWarn {
 			v.Summary = fmt.Sprintf("no subnet fails; %s with warnings", plural(countStatus(subnets, report.CheckWarn), "subnet"))
 		} else {
 			v.Summary = fmt.Sprintf("every node subnet passes (%s)", plural(len(subnets), "subnet"))
 		}
-		v.Summary += undecidedNote(v)
-		return v
+		v.Summary += undecidedNote(*v)
 	}
-	defer func() { v.Summary += undecidedNote(v) }()
-	if len(subnets) == 1 {
-		// One subnet audited (a focused audit): say what fails there; an
-		// identity fault is still everyone's.
-		v.Scope = ScopeEverySubnet
-		c := firstFailure(failing[0])
-		for _, x := range failing[0].Checks {
-			if x.Status == report.CheckFail && x.Condition == verdict.ConditionTLSIdentity {
-				c = x
-				break
-			}
+}
+
+// oneSubnetFails: one subnet audited (a focused audit): say what fails
+// there; an identity fault is still everyone's.
+func oneSubnetFails(v *report.AuditVerdict, s *report.AuditSubnet) {
+	v.Scope = ScopeEverySubnet
+	c := firstFailure(s)
+	for _, x := range s.Checks {
+		if x.Status == report.CheckFail && x.Condition == verdict.ConditionTLSIdentity {
+			c = x
+			break
 		}
-		v.Condition = c.Condition
-		v.Summary = fmt.Sprintf("%s fails (%s): %s", failing[0].ID, c.ID, c.Summary)
-		if c.Condition == verdict.ConditionTLSIdentity {
-			v.Summary += "; one cause for every subnet: identity, not network"
-		}
-		return v
 	}
-	if len(failing) == len(subnets) {
-		v.Scope = ScopeEverySubnet
-		common := commonFailures(subnets)
-		if sameFailures(subnets) && len(common) > 0 {
-			c := common[0]
-			v.Condition = c.Condition
-			what := "one cause for every subnet, not one subnet's path"
-			if c.Condition == verdict.ConditionTLSIdentity {
-				what = "one cause for every subnet: identity, not network"
-			}
-			v.Summary = fmt.Sprintf("every subnet fails the same way (%s): %s: %s", c.ID, what, c.Summary)
-			return v
-		}
-		if len(common) > 0 {
-			// One cause on every subnet, and others beside it.
-			c := common[0]
-			v.Condition = c.Condition
-			what := "one cause for every subnet"
-			if c.Condition == verdict.ConditionTLSIdentity {
-				what = "one cause for every subnet: identity, not network"
-			}
-			v.Summary = fmt.Sprintf("%s fails on every subnet (%s): %s; not the only cause, by subnet: %s", c.ID, what, c.Summary, causesBySubnet(failing))
-			return v
-		}
+	v.Condition = c.Condition
+	v.Summary = fmt.Sprintf("%s fails (%s): %s", s.ID, c.ID, c.Summary)
+	if c.Condition == verdict.ConditionTLSIdentity {
+		v.Summary += "; one cause for every subnet: identity, not network"
+	}
+}
+
+// everySubnetFails: one cause for all, one cause beside others, or each
+// subnet its own.
+func everySubnetFails(v *report.AuditVerdict, subnets, failing []*report.AuditSubnet) {
+	v.Scope = ScopeEverySubnet
+	common := commonFailures(subnets)
+	if len(common) == 0 {
 		c := firstFailure(failing[0])
 		v.Condition = c.Condition
 		v.Summary = "every subnet fails, each for its own cause: " + causesBySubnet(failing)
-		return v
+		return
 	}
+	c := common[0]
+	v.Condition = c.Condition
+	if sameFailures(subnets) {
+		what := "one cause for every subnet, not one subnet's path"
+		if c.Condition == verdict.ConditionTLSIdentity {
+			what = "one cause for every subnet: identity, not network"
+		}
+		v.Summary = fmt.Sprintf("every subnet fails the same way (%s): %s: %s", c.ID, what, c.Summary)
+		return
+	}
+	// One cause on every subnet, and others beside it.
+	what := "one cause for every subnet"
+	if c.Condition == verdict.ConditionTLSIdentity {
+		what = "one cause for every subnet: identity, not network"
+	}
+	v.Summary = fmt.Sprintf("%s fails on every subnet (%s): %s; not the only cause, by subnet: %s", c.ID, what, c.Summary, causesBySubnet(failing))
+}
+
+// someSubnetsFail names the failing and the passing subnets.
+func someSubnetsFail(v *report.AuditVerdict, subnets, failing []*report.AuditSubnet) {
 	v.Scope = ScopeSomeSubnets
 	c := firstFailure(failing[0])
 	v.Condition = c.Condition
@@ -354,7 +371,6 @@ func Decide(subnets []*report.AuditSubnet) report.AuditVerdict {
 	if len(failing) > 1 && !sameFailures(failing) {
 		v.Summary += "; by subnet: " + causesBySubnet(failing)
 	}
-	return v
 }
 
 // undecided are the checks that warned for a file not given on some
