@@ -217,6 +217,18 @@ func labWriteDemo(w io.Writer, r *report.LabReport, o Options) error {
 	fmt.Fprintln(w, "pullpath lab demo: one registry, token service, blob host and DNS server on loopback;")
 	fmt.Fprintln(w, "the same probe a node would run, over two paths.")
 	fmt.Fprintln(w)
+	if err := writeLabDemoTable(w, r, o); err != nil {
+		return err
+	}
+	writeLabDemoFailures(w, r, o)
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Next: `pullpath lab list` shows the real-network scenarios (root, network namespaces);")
+	fmt.Fprintln(w, "`sudo pullpath lab run ecr-sg-drops-443` builds one and probes from its node.")
+	return nil
+}
+
+// writeLabDemoTable is the two runs side by side, one row per fact.
+func writeLabDemoTable(w io.Writer, r *report.LabReport, o Options) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 3, ' ', 0)
 	row := func(label string, f func(*report.LabRun) string) {
 		cells := []string{label}
@@ -272,9 +284,11 @@ func labWriteDemo(w io.Writer, r *report.LabReport, o Options) error {
 	})
 	row("exit code", func(run *report.LabRun) string { return fmt.Sprint(run.ExitCode) })
 	row("time", func(run *report.LabRun) string { return labSecs(run.Timings.ProbeMS) })
-	if err := tw.Flush(); err != nil {
-		return err
-	}
+	return tw.Flush()
+}
+
+// writeLabDemoFailures gives each failing run's summary and advice.
+func writeLabDemoFailures(w io.Writer, r *report.LabReport, o Options) {
 	for _, run := range r.Runs {
 		if run.Error != "" {
 			fmt.Fprintf(w, "\n%s: error: %s\n", run.Scenario, run.Error)
@@ -290,10 +304,6 @@ func labWriteDemo(w io.Writer, r *report.LabReport, o Options) error {
 			fmt.Fprintf(w, "  - %s\n", a)
 		}
 	}
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Next: `pullpath lab list` shows the real-network scenarios (root, network namespaces);")
-	fmt.Fprintln(w, "`sudo pullpath lab run ecr-sg-drops-443` builds one and probes from its node.")
-	return nil
 }
 
 // codeList joins codes with commas.
