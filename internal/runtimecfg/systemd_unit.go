@@ -173,23 +173,58 @@ func unitFiles(root, unit string) (fragment string, dropins []string, masked boo
 // readUnitEnv computes what unit's files say its environment is, the way
 // systemd builds it: DefaultEnvironment=, Environment=, EnvironmentFile=.
 func readUnitEnv(root, unit string) *unitEnv {
-	at := func(p string) string { return filepath.Join(root, p) }
 	ue := &unitEnv{Unit: unit, Vars: map[string]EnvVar{}}
-	read := func(p string) (string, bool) {
-		b, err := readBounded(at(p), 1<<20)
-		if err != nil {
-			return "", false
-		}
-		ue.Files = append(ue.Files, p)
-		return string(b), true
-	}
-
 	// 1. The manager's DefaultEnvironment=.
 	def := map[string]EnvVar{}
-	managerFiles := []string{"/etc/systemd/system.conf"}
+	for _, f := range managerConfFiles(root) {
+		content, ok := ue.read(root, f)
+		if !ok {
+			continue
+		}
+		for _, l := range parseConf(content, f) {
+			if l.Section == "Manager" && l.Key == "DefaultEnvironment" {
+				ue.apply(def, l, "DefaultEnvironment=")
+			}
+		}
+	}
+	// 2. Environment= and EnvironmentFile= of the unit and its drop-ins.
+	fragment, dropins, masked := unitFiles(root, unit)
+	ue.Fragment = fragment
+	if masked {
+		ue.Notes = append(ue.Notes, fmt.Sprintf("%s is masked (%s links to /dev/null): systemd does not start it", unit, fragment))
+		return ue
+	}
+	env, envFiles := ue.serviceEnv(root, append([]string{fragment}, dropins...))
+	// 3. The environment files, in order.
+	files := map[string]EnvVar{}
+	for _, l := range envFiles {
+		ue.loadEnvFiles(root, files, l)
+	}
+	for _, m := range []map[string]EnvVar{def, env, files} {
+		for k, v := range m {
+			ue.Vars[k] = v
+		}
+	}
+	return ue
+}
+
+// read reads one of the unit's files under root, noting it as read.
+func (ue *unitEnv) read(root, p string) (string, bool) {
+	b, err := readBounded(filepath.Join(root, p), 1<<20)
+	if err != nil {
+		return "", false
+	}
+	ue.Files = append(ue.Files, p)
+	return string(b), true
+}
+
+// managerConfFiles is system.conf and then its drop-ins (the first folder
+// of managerConfDirs naming a file wins), by name.
+func managerConfFiles(root string) []string {
+	files := []string{"/etc/systemd/system.conf"}
 	byName := map[string]string{}
 	for _, d := range managerConfDirs {
-		ents, _ := os.ReadDir(at(d))
+		ents, _ := os.ReadDir(filepath.Join(root, d))
 		for _, e := range ents {
 			if strings.HasSuffix(e.Name(), ".conf") {
 				if _, seen := byName[e.Name()]; !seen {
@@ -204,34 +239,21 @@ func readUnitEnv(root, unit string) *unitEnv {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		managerFiles = append(managerFiles, byName[n])
+		files = append(files, byName[n])
 	}
-	for _, f := range managerFiles {
-		content, ok := read(f)
-		if !ok {
-			continue
-		}
-		for _, l := range parseConf(content, f) {
-			if l.Section == "Manager" && l.Key == "DefaultEnvironment" {
-				ue.apply(def, l, "DefaultEnvironment=")
-			}
-		}
-	}
+	return files
+}
 
-	// 2. Environment= and EnvironmentFile= of the unit and its drop-ins.
-	fragment, dropins, masked := unitFiles(root, unit)
-	ue.Fragment = fragment
-	if masked {
-		ue.Notes = append(ue.Notes, fmt.Sprintf("%s is masked (%s links to /dev/null): systemd does not start it", unit, fragment))
-		return ue
-	}
+// serviceEnv reads Environment= of the unit's files in order, and the
+// EnvironmentFile= lines still in effect (an empty one resets the list).
+func (ue *unitEnv) serviceEnv(root string, files []string) (map[string]EnvVar, []confLine) {
 	env := map[string]EnvVar{}
 	var envFiles []confLine
-	for _, f := range append([]string{fragment}, dropins...) {
+	for _, f := range files {
 		if f == "" {
 			continue
 		}
-		content, ok := read(f)
+		content, ok := ue.read(root, f)
 		if !ok {
 			continue
 		}
@@ -251,19 +273,7 @@ func readUnitEnv(root, unit string) *unitEnv {
 			}
 		}
 	}
-
-	// 3. The environment files, in order.
-	files := map[string]EnvVar{}
-	for _, l := range envFiles {
-		ue.loadEnvFiles(root, files, l)
-	}
-
-	for _, m := range []map[string]EnvVar{def, env, files} {
-		for k, v := range m {
-			ue.Vars[k] = v
-		}
-	}
-	return ue
+	return env, envFiles
 }
 
 // apply records the assignments of one Environment=-style line into m.
