@@ -244,32 +244,7 @@ func (rc *RuntimeConfig) choose(o RuntimeOptions) error {
 	for _, p := range procs {
 		cands = append(cands, RuntimeCandidate{Runtime: p.runtime, Layout: layoutOf(p.runtime, p.config), ConfigFile: p.config, PID: p.pid, Seen: p.seen()})
 	}
-	for _, l := range layouts {
-		cfg := l.Config
-		if l.ArgsFile != "" {
-			args, ok := readArgsFile(filepath.Join(o.Root, l.ArgsFile))
-			if !ok {
-				continue // not this layout: its args file is its mark
-			}
-			if c := argValue(args, "--config", "-c"); c != "" {
-				cfg = c
-			}
-		}
-		seen := "on disk"
-		if _, err := os.Stat(filepath.Join(o.Root, cfg)); err != nil {
-			seen = ""
-			for _, m := range l.Marks {
-				if _, err := os.Stat(filepath.Join(o.Root, m)); err == nil {
-					seen = "on disk (" + m + ", no " + filepath.Base(cfg) + ")"
-					break
-				}
-			}
-			if seen == "" {
-				continue
-			}
-		}
-		cands = append(cands, RuntimeCandidate{Runtime: l.Runtime, Layout: l.Name, ConfigFile: cfg, Seen: seen})
-	}
+	cands = append(cands, layoutCandidates(o.Root)...)
 
 	pick := -1
 	switch {
@@ -300,7 +275,47 @@ func (rc *RuntimeConfig) choose(o RuntimeOptions) error {
 		rc.HowFound = "no running runtime seen and no known layout on disk: " + rc.Runtime + "'s built-in defaults"
 		return nil
 	}
-	c := &cands[pick]
+	rc.take(&cands[pick], procs, o)
+	return nil
+}
+
+// layoutCandidates are the known layouts found on disk under root: by
+// their config file, or by a mark that stands for it.
+func layoutCandidates(root string) []RuntimeCandidate {
+	var cands []RuntimeCandidate
+	for _, l := range layouts {
+		cfg := l.Config
+		if l.ArgsFile != "" {
+			args, ok := readArgsFile(filepath.Join(root, l.ArgsFile))
+			if !ok {
+				continue // not this layout: its args file is its mark
+			}
+			if c := argValue(args, "--config", "-c"); c != "" {
+				cfg = c
+			}
+		}
+		seen := "on disk"
+		if _, err := os.Stat(filepath.Join(root, cfg)); err != nil {
+			seen = ""
+			for _, m := range l.Marks {
+				if _, err := os.Stat(filepath.Join(root, m)); err == nil {
+					seen = "on disk (" + m + ", no " + filepath.Base(cfg) + ")"
+					break
+				}
+			}
+			if seen == "" {
+				continue
+			}
+		}
+		cands = append(cands, RuntimeCandidate{Runtime: l.Runtime, Layout: l.Name, ConfigFile: cfg, Seen: seen})
+	}
+	return cands
+}
+
+// take makes c the runtime in use and says how it was found: given, the
+// running process (its arguments, environment and mount namespace), or
+// the layout on disk.
+func (rc *RuntimeConfig) take(c *RuntimeCandidate, procs []runtimeProc, o RuntimeOptions) {
 	c.Chosen = true
 	rc.Runtime, rc.Layout, rc.ConfigFile, rc.PID = c.Runtime, c.Layout, c.ConfigFile, c.PID
 	switch {
@@ -326,7 +341,6 @@ func (rc *RuntimeConfig) choose(o RuntimeOptions) error {
 	if c.Why == "" {
 		c.Why = rc.HowFound
 	}
-	return nil
 }
 
 // chooseCandidate picks the candidate the node's kubelet most likely
