@@ -188,41 +188,48 @@ func hostsConfig(certsDir, dockerCertsDir, root string, ref Ref) (HostSet, error
 	}
 
 	for _, e := range entries {
-		h := RegistryHost{
-			Scheme:       e.scheme,
-			Host:         e.host,
-			Path:         e.path,
-			Capabilities: e.capabilities,
-			CAFiles:      e.caFiles,
-			ClientPairs:  e.clientPairs,
-			Header:       e.header,
-			Source:       e.source,
-			DialTimeout:  e.dialTimeout,
-			OverridePath: e.overridePath,
-			Server:       e.isServer,
-		}
-		if e.skipVerify != nil {
-			h.SkipVerify = *e.skipVerify
-		}
-		// 5. explicit TLS on an http entry: https first, then http.
-		explicitTLS := e.caFiles != nil || e.clientPairs != nil || e.skipVerify != nil
-		if h.Scheme == "http" && explicitTLS {
-			if _, port, _ := net.SplitHostPort(h.Host); port != "80" {
-				h.Scheme = "https"
-				h.HTTPFallback = true
-				if e.source != "" && !e.isDefault {
-					set.Notes = append(set.Notes, fmt.Sprintf("%s: http://%s has TLS settings: containerd tries https first, then falls back to http", e.source, h.Host))
-				}
-			}
-		}
-		h.Mirror = !sameHost(h.Host, ref)
-		if e.isServer && h.Mirror {
-			// the server on another port of the registry's own name is still the registry
-			h.Mirror = !sameHost(hostname(h.Host), Ref{Host: hostname(ref.Host), Registry: hostname(ref.Registry)})
-		}
-		set.Hosts = append(set.Hosts, h)
+		set.Hosts = append(set.Hosts, registryHost(e, ref, &set.Notes))
 	}
 	return set, nil
+}
+
+// registryHost is one built entry as the walk uses it: explicit TLS on
+// an http entry tries https first; a host is a mirror unless it is the
+// registry (the server on another port of the registry's name included).
+func registryHost(e hostEntry, ref Ref, notes *[]string) RegistryHost {
+	h := RegistryHost{
+		Scheme:       e.scheme,
+		Host:         e.host,
+		Path:         e.path,
+		Capabilities: e.capabilities,
+		CAFiles:      e.caFiles,
+		ClientPairs:  e.clientPairs,
+		Header:       e.header,
+		Source:       e.source,
+		DialTimeout:  e.dialTimeout,
+		OverridePath: e.overridePath,
+		Server:       e.isServer,
+	}
+	if e.skipVerify != nil {
+		h.SkipVerify = *e.skipVerify
+	}
+	// 5. explicit TLS on an http entry: https first, then http.
+	explicitTLS := e.caFiles != nil || e.clientPairs != nil || e.skipVerify != nil
+	if h.Scheme == "http" && explicitTLS {
+		if _, port, _ := net.SplitHostPort(h.Host); port != "80" {
+			h.Scheme = "https"
+			h.HTTPFallback = true
+			if e.source != "" && !e.isDefault {
+				*notes = append(*notes, fmt.Sprintf("%s: http://%s has TLS settings: containerd tries https first, then falls back to http", e.source, h.Host))
+			}
+		}
+	}
+	h.Mirror = !sameHost(h.Host, ref)
+	if e.isServer && h.Mirror {
+		// the server on another port of the registry's own name is still the registry
+		h.Mirror = !sameHost(hostname(h.Host), Ref{Host: hostname(ref.Host), Registry: hostname(ref.Registry)})
+	}
+	return h
 }
 
 // hostEntry is one host while it is being built.
