@@ -76,14 +76,7 @@ func TestAzureUsage(t *testing.T) {
 // Live mode through the CLI: collect --out against a loopback ARM server,
 // then audit --from the folder, and audit live: the same verdict.
 func TestAzureCollectThenAudit(t *testing.T) {
-	m, err := azaudit.Load(os.DirFS(azureFixtures + "invalid-route-disable-bgp"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := armfake.New(m)
-	defer srv.Close()
-	azureARM.options, azureARM.credential = srv.ClientOptions(), armfake.Credential{}
-	defer func() { azureARM.options, azureARM.credential = nil, nil }()
+	serveAzureFixture(t, "invalid-route-disable-bgp")
 
 	live := []string{"-g", "rg-aks", "-n", "aks-prod", "--subscription", "3f2b6c1e-8d4a-4b7e-9c1f-2a5d6e7f8a9b"}
 	dir := filepath.Join(t.TempDir(), "bundle")
@@ -175,15 +168,8 @@ func TestAzureAuditImage(t *testing.T) {
 
 	// live: two registries in the subscription; the kubelet identity holds
 	// a role on contosoacr only, the image names fabrikamacr
-	m, err := azaudit.Load(os.DirFS(azureFixtures + "valid-healthy"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := armfake.New(m)
-	defer srv.Close()
+	srv, m := serveAzureFixture(t, "valid-healthy")
 	srv.AddRegistry(m, "fabrikamacr")
-	azureARM.options, azureARM.credential = srv.ClientOptions(), armfake.Credential{}
-	defer func() { azureARM.options, azureARM.credential = nil, nil }()
 	live := []string{"-g", "rg-aks", "-n", "aks-prod", "--subscription", "3f2b6c1e-8d4a-4b7e-9c1f-2a5d6e7f8a9b", "-o", "json"}
 	for _, tc := range []struct {
 		args []string
@@ -263,14 +249,7 @@ func TestAuditHelpGivesNothingChecked(t *testing.T) {
 // (registry), the change the role assignment on the vault.
 func TestAzureCollectThenAuditCacheRule(t *testing.T) {
 	const image = "contosoacr.azurecr.io/library/nginx:1.27"
-	m, err := azaudit.Load(os.DirFS(azureFixtures + "invalid-cache-keyvault-no-role"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := armfake.New(m)
-	defer srv.Close()
-	azureARM.options, azureARM.credential = srv.ClientOptions(), armfake.Credential{}
-	defer func() { azureARM.options, azureARM.credential = nil, nil }()
+	serveAzureFixture(t, "invalid-cache-keyvault-no-role")
 
 	live := []string{"-g", "rg-aks", "-n", "aks-prod", "--subscription", "3f2b6c1e-8d4a-4b7e-9c1f-2a5d6e7f8a9b"}
 	dir := filepath.Join(t.TempDir(), "bundle")
@@ -289,4 +268,21 @@ func TestAzureCollectThenAuditCacheRule(t *testing.T) {
 	if codeFrom != 8 || codeLive != 8 || !strings.Contains(outFrom, change) || !strings.Contains(outLive, change) {
 		t.Fatalf("exit --from %d, live %d (%s); want 8 and 8 with %q:\n%s", codeFrom, codeLive, errLive, change, outFrom)
 	}
+}
+
+// serveAzureFixture serves a fixture folder from a loopback ARM server
+// behind the real SDK clients the azure commands use, until the test ends.
+func serveAzureFixture(t *testing.T, fixture string) (*armfake.Server, *azaudit.Model) {
+	t.Helper()
+	m, err := azaudit.Load(os.DirFS(azureFixtures + fixture))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := armfake.New(m)
+	azureARM.options, azureARM.credential = srv.ClientOptions(), armfake.Credential{}
+	t.Cleanup(func() {
+		azureARM.options, azureARM.credential = nil, nil
+		srv.Close()
+	})
+	return srv, m
 }
