@@ -73,7 +73,7 @@ func RunAll[M, S any](checks []Check[M, S], m M, s S) []report.CheckResult {
 			r.Title = c.Title()
 		}
 		if r.Status == "" {
-			r.Status = report.CheckWarn
+			r.Status = report.StepWarn
 			if r.Summary == "" {
 				r.Summary = "the check returned no result"
 			}
@@ -89,13 +89,13 @@ func RunAll[M, S any](checks []Check[M, S], m M, s S) []report.CheckResult {
 }
 
 // rank orders statuses from best to worst.
-func rank(s report.CheckStatus) int {
+func rank(s report.StepStatus) int {
 	switch s {
-	case report.CheckFail:
+	case report.StepFail:
 		return 3
-	case report.CheckWarn:
+	case report.StepWarn:
 		return 2
-	case report.CheckPass:
+	case report.StepPass:
 		return 1
 	}
 	return 0 // skip, empty
@@ -103,8 +103,8 @@ func rank(s report.CheckStatus) int {
 
 // Worst is the worst status of checks: fail > warn > pass > skip. No checks
 // (or only skipped ones) is a pass.
-func Worst(checks []report.CheckResult) report.CheckStatus {
-	w := report.CheckPass
+func Worst(checks []report.CheckResult) report.StepStatus {
+	w := report.StepPass
 	for _, c := range checks {
 		if rank(c.Status) > rank(w) {
 			w = c.Status
@@ -114,7 +114,7 @@ func Worst(checks []report.CheckResult) report.CheckStatus {
 }
 
 // WorseThan reports whether a is a worse status than b.
-func WorseThan(a, b report.CheckStatus) bool { return rank(a) > rank(b) }
+func WorseThan(a, b report.StepStatus) bool { return rank(a) > rank(b) }
 
 // Undecided settles a check's result against the files it asked for that
 // were not given: a failure becomes a warn naming them, and any warn or
@@ -124,7 +124,7 @@ func Undecided(r report.CheckResult, in Inputs) report.CheckResult {
 }
 
 func settle(r report.CheckResult, absent []string, collect func(string) string) report.CheckResult {
-	if len(absent) == 0 || r.Status == report.CheckPass || r.Status == report.CheckSkip {
+	if len(absent) == 0 || r.Status == report.StepPass || r.Status == report.StepSkip {
 		return r
 	}
 	for _, f := range absent {
@@ -132,14 +132,14 @@ func settle(r report.CheckResult, absent []string, collect func(string) string) 
 			r.Missing = append(r.Missing, f)
 		}
 	}
-	if r.Status != report.CheckFail {
+	if r.Status != report.StepFail {
 		return r
 	}
 	var need []string
 	for _, f := range absent {
 		need = append(need, fmt.Sprintf("%s (%s)", f, collect(f)))
 	}
-	r.Status = report.CheckWarn
+	r.Status = report.StepWarn
 	r.Evidence = append([]string{"from what is given: " + r.Summary}, r.Evidence...)
 	r.Summary = "cannot decide without " + strings.Join(need, ", ") + "; from what is given it would fail: " + r.Summary
 	r.Changes = nil

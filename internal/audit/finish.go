@@ -198,7 +198,7 @@ func explainProbe(r *report.AuditReport, s *report.AuditSubnet, f Focus) {
 	}
 	c, ok := explaining(s, f)
 	if !ok {
-		if s.Verdict == report.CheckPass {
+		if s.Verdict == report.StepPass {
 			r.Verdict.Summary = fmt.Sprintf("the probed node's subnet %s passes every check; the probe's %s on %s is outside what the configuration shows (a node-local setting, a hosts-file entry, or the far side); %s",
 				nameOf(s), f.Code, host, r.Verdict.Summary)
 		}
@@ -225,7 +225,7 @@ func explaining(s *report.AuditSubnet, f Focus) (report.CheckResult, bool) {
 		func(report.CheckResult) bool { return true },
 	} {
 		for _, c := range s.Checks {
-			if c.Status == report.CheckFail && take(c) {
+			if c.Status == report.StepFail && take(c) {
 				return c, true
 			}
 		}
@@ -260,13 +260,13 @@ func firstNames(list []string, n int) string {
 // A cause that fails every subnet alike (a permission, a VPC-wide
 // setting, the registry) is one cause, not one subnet's path.
 func Decide(subnets []*report.AuditSubnet) report.AuditVerdict {
-	v := report.AuditVerdict{Status: report.CheckPass, Scope: ScopeNone}
+	v := report.AuditVerdict{Status: report.StepPass, Scope: ScopeNone}
 	var failing []*report.AuditSubnet
 	for _, s := range subnets {
 		if WorseThan(s.Verdict, v.Status) {
 			v.Status = s.Verdict
 		}
-		if s.Verdict == report.CheckFail {
+		if s.Verdict == report.StepFail {
 			failing = append(failing, s)
 			v.Failing = append(v.Failing, s.ID)
 		} else {
@@ -294,7 +294,7 @@ func Decide(subnets []*report.AuditSubnet) report.AuditVerdict {
 func noneFails(v *report.AuditVerdict, subnets []*report.AuditSubnet) {
 	switch {
 	case len(subnets) == 0:
-		v.Status = report.CheckWarn
+		v.Status = report.StepWarn
 		v.Scope = ScopeNothing
 		v.Summary = "no node subnets found: nothing could be checked"
 	case allUnknown(subnets):
@@ -304,8 +304,8 @@ func noneFails(v *report.AuditVerdict, subnets []*report.AuditSubnet) {
 		v.Scope = ScopeNothing
 		v.Summary = fmt.Sprintf("nothing could be checked: every check of %s warned for a file not given (%s)", plural(len(subnets), "subnet"), firstNames(v.Missing, 4))
 	default:
-		if v.Status == report.CheckWarn {
-			v.Summary = fmt.Sprintf("no subnet fails; %s with warnings", plural(countStatus(subnets, report.CheckWarn), "subnet"))
+		if v.Status == report.StepWarn {
+			v.Summary = fmt.Sprintf("no subnet fails; %s with warnings", plural(countStatus(subnets, report.StepWarn), "subnet"))
 		} else {
 			v.Summary = fmt.Sprintf("every node subnet passes (%s)", plural(len(subnets), "subnet"))
 		}
@@ -319,7 +319,7 @@ func oneSubnetFails(v *report.AuditVerdict, s *report.AuditSubnet) {
 	v.Scope = ScopeEverySubnet
 	c := firstFailure(s)
 	for _, x := range s.Checks {
-		if x.Status == report.CheckFail && x.Condition == verdict.ConditionTLSIdentity {
+		if x.Status == report.StepFail && x.Condition == verdict.ConditionTLSIdentity {
 			c = x
 			break
 		}
@@ -378,7 +378,7 @@ func someSubnetsFail(v *report.AuditVerdict, subnets, failing []*report.AuditSub
 func undecided(subnets []*report.AuditSubnet) (checks, files []string) {
 	for _, s := range subnets {
 		for _, c := range s.Checks {
-			if c.Status != report.CheckWarn || len(c.Missing) == 0 {
+			if c.Status != report.StepWarn || len(c.Missing) == 0 {
 				continue
 			}
 			checks = addUnique(checks, c.ID)
@@ -412,7 +412,7 @@ func allUnknown(subnets []*report.AuditSubnet) bool {
 func decidedAny(subnets []*report.AuditSubnet) bool {
 	for _, s := range subnets {
 		for _, c := range s.Checks {
-			if c.Status == report.CheckPass || c.Status == report.CheckFail {
+			if c.Status == report.StepPass || c.Status == report.StepFail {
 				return true
 			}
 		}
@@ -426,7 +426,7 @@ func decidedAny(subnets []*report.AuditSubnet) bool {
 func failureKey(s *report.AuditSubnet) string {
 	var parts []string
 	for _, c := range s.Checks {
-		if c.Status != report.CheckFail {
+		if c.Status != report.StepFail {
 			continue
 		}
 		parts = append(parts, c.ID+"("+changedObjects(c)+")")
@@ -465,7 +465,7 @@ func causesBySubnet(failing []*report.AuditSubnet) string {
 		}
 		var cs []string
 		for _, c := range s.Checks {
-			if c.Status != report.CheckFail {
+			if c.Status != report.StepFail {
 				continue
 			}
 			var objs []string
@@ -490,7 +490,7 @@ func NothingChecked(r *report.AuditReport) bool { return r.Verdict.Scope == Scop
 // Condition is the audit's condition when it fails ("" otherwise): the
 // CLI's exit code comes from it (internal/cli/exit.go).
 func Condition(r *report.AuditReport) (verdict.Condition, bool) {
-	if r.Verdict.Status != report.CheckFail {
+	if r.Verdict.Status != report.StepFail {
 		return "", false
 	}
 	return r.Verdict.Condition, true
@@ -502,13 +502,13 @@ func Condition(r *report.AuditReport) (verdict.Condition, bool) {
 func commonFailures(subnets []*report.AuditSubnet) []report.CheckResult {
 	var out []report.CheckResult
 	for _, c := range subnets[0].Checks {
-		if c.Status != report.CheckFail {
+		if c.Status != report.StepFail {
 			continue
 		}
 		all := true
 		for _, s := range subnets[1:] {
 			o, ok := checkOf(s, c.ID)
-			if !ok || o.Status != report.CheckFail || changedObjects(o) != changedObjects(c) {
+			if !ok || o.Status != report.StepFail || changedObjects(o) != changedObjects(c) {
 				all = false
 				break
 			}
@@ -527,7 +527,7 @@ func commonFailures(subnets []*report.AuditSubnet) []report.CheckResult {
 
 func firstFailure(s *report.AuditSubnet) report.CheckResult {
 	for _, c := range s.Checks {
-		if c.Status == report.CheckFail {
+		if c.Status == report.StepFail {
 			return c
 		}
 	}
@@ -550,7 +550,7 @@ func checkOf(s *report.AuditSubnet, id string) (report.CheckResult, bool) {
 func Compare(subnets []*report.AuditSubnet) *report.AuditComparison {
 	var failing *report.AuditSubnet
 	for _, s := range subnets {
-		if s.Verdict == report.CheckFail {
+		if s.Verdict == report.StepFail {
 			failing = s
 			break
 		}
@@ -580,7 +580,7 @@ func Compare(subnets []*report.AuditSubnet) *report.AuditComparison {
 		}
 		// A check that does not apply on one side (skip) beside a pass is
 		// no difference worth reading.
-		quiet := map[report.CheckStatus]bool{report.CheckSkip: true, report.CheckPass: true}
+		quiet := map[report.StepStatus]bool{report.StepSkip: true, report.StepPass: true}
 		row.Differs = (row.Failing != row.Healthy || fok != hok) && !(quiet[row.Failing] && quiet[row.Healthy])
 		cmp.Rows = append(cmp.Rows, row)
 	}
@@ -594,7 +594,7 @@ func Compare(subnets []*report.AuditSubnet) *report.AuditComparison {
 }
 
 func pickHealthy(subnets []*report.AuditSubnet, failing *report.AuditSubnet) *report.AuditSubnet {
-	for _, want := range []report.CheckStatus{report.CheckPass, report.CheckWarn} {
+	for _, want := range []report.StepStatus{report.StepPass, report.StepWarn} {
 		var first *report.AuditSubnet
 		for _, s := range subnets {
 			if s.Verdict != want {
@@ -678,7 +678,7 @@ func dedupWarnings(ws []report.AuditWarning) []report.AuditWarning {
 	return out
 }
 
-func countStatus(subnets []*report.AuditSubnet, st report.CheckStatus) int {
+func countStatus(subnets []*report.AuditSubnet, st report.StepStatus) int {
 	n := 0
 	for _, s := range subnets {
 		if s.Verdict == st {

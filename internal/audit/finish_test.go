@@ -14,17 +14,17 @@ type model struct{ denied map[string]bool }
 var (
 	routeCheck = New("route", "route to the registry", func(m model, s string) report.CheckResult {
 		if m.denied["route:"+s] {
-			return report.CheckResult{Status: report.CheckFail, Condition: verdict.ConditionRoute, Summary: "rtb-" + s + " has no route",
+			return report.CheckResult{Status: report.StepFail, Condition: verdict.ConditionRoute, Summary: "rtb-" + s + " has no route",
 				Changes: []report.Change{{Resource: "rtb-" + s, Action: "add the route"}}}
 		}
-		return report.CheckResult{Status: report.CheckPass, Summary: "route ok"}
+		return report.CheckResult{Status: report.StepPass, Summary: "route ok"}
 	})
 	identityCheck = New("identity", "node role", func(m model, s string) report.CheckResult {
 		if m.denied["identity"] {
-			return report.CheckResult{Status: report.CheckFail, Condition: verdict.ConditionTLSIdentity, Summary: "role lacks ecr:BatchGetImage",
+			return report.CheckResult{Status: report.StepFail, Condition: verdict.ConditionTLSIdentity, Summary: "role lacks ecr:BatchGetImage",
 				Changes: []report.Change{{Resource: "arn:aws:iam::1:role/node", Action: "attach AmazonEC2ContainerRegistryReadOnly", Command: "aws iam attach-role-policy"}}}
 		}
-		return report.CheckResult{Status: report.CheckPass, Summary: "role ok"}
+		return report.CheckResult{Status: report.StepPass, Summary: "role ok"}
 	})
 	silentCheck = New("silent", "says nothing", func(model, string) report.CheckResult { return report.CheckResult{} })
 )
@@ -41,7 +41,7 @@ func build(m model, subnets ...string) *report.AuditReport {
 
 func TestRunAllFillsIDAndNeverPassesSilently(t *testing.T) {
 	got := RunAll([]Check[model, string]{silentCheck, routeCheck}, model{denied: map[string]bool{"route:a": true}}, "a")
-	if got[0].ID != "silent" || got[0].Status != report.CheckWarn || got[0].Title != "says nothing" {
+	if got[0].ID != "silent" || got[0].Status != report.StepWarn || got[0].Title != "says nothing" {
 		t.Errorf("RunAll(silent) = %+v, want id silent, status warn", got[0])
 	}
 	if got[1].Changes[0].Check != "route" {
@@ -51,13 +51,13 @@ func TestRunAllFillsIDAndNeverPassesSilently(t *testing.T) {
 
 func TestWorst(t *testing.T) {
 	tests := []struct {
-		in   []report.CheckStatus
-		want report.CheckStatus
+		in   []report.StepStatus
+		want report.StepStatus
 	}{
-		{nil, report.CheckPass},
-		{[]report.CheckStatus{report.CheckSkip}, report.CheckPass},
-		{[]report.CheckStatus{report.CheckPass, report.CheckWarn}, report.CheckWarn},
-		{[]report.CheckStatus{report.CheckFail, report.CheckWarn, report.CheckPass}, report.CheckFail},
+		{nil, report.StepPass},
+		{[]report.StepStatus{report.StepSkip}, report.StepPass},
+		{[]report.StepStatus{report.StepPass, report.StepWarn}, report.StepWarn},
+		{[]report.StepStatus{report.StepFail, report.StepWarn, report.StepPass}, report.StepFail},
 	}
 	for _, tt := range tests {
 		var cs []report.CheckResult
@@ -72,7 +72,7 @@ func TestWorst(t *testing.T) {
 
 func TestOneSubnetFailsBesideHealthy(t *testing.T) {
 	r := build(model{denied: map[string]bool{"route:b": true}}, "a", "b", "c")
-	if r.Verdict.Scope != ScopeSomeSubnets || r.Verdict.Condition != verdict.ConditionRoute || r.Verdict.Status != report.CheckFail {
+	if r.Verdict.Scope != ScopeSomeSubnets || r.Verdict.Condition != verdict.ConditionRoute || r.Verdict.Status != report.StepFail {
 		t.Fatalf("verdict = %+v, want some-subnets route fail", r.Verdict)
 	}
 	if r.Subnets[0].ID != "b" {
@@ -88,8 +88,8 @@ func TestOneSubnetFailsBesideHealthy(t *testing.T) {
 		t.Fatalf("comparison = %+v, want b beside a", r.Comparison)
 	}
 	want := []report.ComparisonRow{
-		{Check: "route", Failing: report.CheckFail, Healthy: report.CheckPass, Differs: true, FailingSummary: "rtb-b has no route", HealthySummary: "route ok"},
-		{Check: "identity", Failing: report.CheckPass, Healthy: report.CheckPass, FailingSummary: "role ok", HealthySummary: "role ok"},
+		{Check: "route", Failing: report.StepFail, Healthy: report.StepPass, Differs: true, FailingSummary: "rtb-b has no route", HealthySummary: "route ok"},
+		{Check: "identity", Failing: report.StepPass, Healthy: report.StepPass, FailingSummary: "role ok", HealthySummary: "role ok"},
 	}
 	if diff := cmp.Diff(want, r.Comparison.Rows); diff != "" {
 		t.Errorf("rows (-want +got):\n%s", diff)
@@ -125,7 +125,7 @@ func TestIdentityFailsEverySubnetAlike(t *testing.T) {
 
 func TestAllPass(t *testing.T) {
 	r := build(model{}, "a", "b")
-	if _, failed := Condition(r); failed || r.Verdict.Status != report.CheckPass || r.Verdict.Scope != ScopeNone || len(r.Changes) != 0 {
+	if _, failed := Condition(r); failed || r.Verdict.Status != report.StepPass || r.Verdict.Scope != ScopeNone || len(r.Changes) != 0 {
 		t.Errorf("verdict = %+v, changes %v, want pass none", r.Verdict, r.Changes)
 	}
 	if r.Verdict.Summary != "every node subnet passes (2 subnets)" {
@@ -136,7 +136,7 @@ func TestAllPass(t *testing.T) {
 func TestNoSubnetsWarns(t *testing.T) {
 	r := &report.AuditReport{}
 	Finish(r, Focus{})
-	if _, failed := Condition(r); failed || r.Verdict.Status != report.CheckWarn || r.Verdict.Scope != ScopeNothing {
+	if _, failed := Condition(r); failed || r.Verdict.Status != report.StepWarn || r.Verdict.Scope != ScopeNothing {
 		t.Errorf("verdict = %+v, want warn, nothing-checked", r.Verdict)
 	}
 }
@@ -151,7 +151,7 @@ func TestEveryFailsDifferently(t *testing.T) {
 	}
 	// The same check on the same object everywhere is one cause.
 	same := New("route", "route", func(m model, s string) report.CheckResult {
-		return report.CheckResult{Status: report.CheckFail, Condition: verdict.ConditionRoute, Summary: "vpc-1 has DNS off",
+		return report.CheckResult{Status: report.StepFail, Condition: verdict.ConditionRoute, Summary: "vpc-1 has DNS off",
 			Changes: []report.Change{{Resource: "vpc-1", Action: "turn DNS on"}}}
 	})
 	r = &report.AuditReport{}

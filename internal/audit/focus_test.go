@@ -72,10 +72,10 @@ func focusReport() *report.AuditReport {
 	r := &report.AuditReport{}
 	for _, s := range []struct {
 		id, cidr, pool string
-		route          report.CheckStatus
-	}{{"a", "10.0.1.0/24", "web", report.CheckFail}, {"b", "10.0.2.0/24", "api", report.CheckPass}, {"c", "10.0.3.0/24, 10.9.3.0/24", "jobs", report.CheckPass}} {
+		route          report.StepStatus
+	}{{"a", "10.0.1.0/24", "web", report.StepFail}, {"b", "10.0.2.0/24", "api", report.StepPass}, {"c", "10.0.3.0/24, 10.9.3.0/24", "jobs", report.StepPass}} {
 		route := Pass("route ok")
-		if s.route == report.CheckFail {
+		if s.route == report.StepFail {
 			route = Fail(verdict.ConditionRoute, "rtb-"+s.id+" has no route")
 		}
 		route.ID = "route"
@@ -170,12 +170,12 @@ func TestKeep(t *testing.T) {
 func TestBuilders(t *testing.T) {
 	c := WithChange(WithResources(Fail(verdict.ConditionRoute, "rtb-1 sends 0.0.0.0/0 to nat-dead, which is gone", "ev"), "rtb-1", "", "rtb-1"),
 		report.Change{Resource: "rtb-1", Touches: []string{"nat-dead"}, Action: "replace the route"})
-	want := report.CheckResult{Status: report.CheckFail, Condition: verdict.ConditionRoute, Summary: "rtb-1 sends 0.0.0.0/0 to nat-dead, which is gone", Evidence: []string{"ev"},
+	want := report.CheckResult{Status: report.StepFail, Condition: verdict.ConditionRoute, Summary: "rtb-1 sends 0.0.0.0/0 to nat-dead, which is gone", Evidence: []string{"ev"},
 		Resources: []string{"rtb-1", "nat-dead"}, Changes: []report.Change{{Resource: "rtb-1", Touches: []string{"nat-dead"}, Action: "replace the route"}}}
 	if diff := cmp.Diff(want, c); diff != "" {
 		t.Errorf("builders (-want +got):\n%s", diff)
 	}
-	if s := Skip("moot"); s.Status != report.CheckSkip || Pass("ok").Status != report.CheckPass || Warn("", "?").Status != report.CheckWarn {
+	if s := Skip("moot"); s.Status != report.StepSkip || Pass("ok").Status != report.StepPass || Warn("", "?").Status != report.StepWarn {
 		t.Errorf("Skip/Pass/Warn statuses wrong: %+v", s)
 	}
 }

@@ -14,25 +14,25 @@ import (
 
 // Pass is a check that holds.
 func Pass(summary string, evidence ...string) report.CheckResult {
-	return report.CheckResult{Status: report.CheckPass, Summary: summary, Evidence: evidence}
+	return report.CheckResult{Status: report.StepPass, Summary: summary, Evidence: evidence}
 }
 
 // Skip is a check that does not apply (an S3 interface endpoint makes the
 // gateway route moot).
 func Skip(summary string) report.CheckResult {
-	return report.CheckResult{Status: report.CheckSkip, Summary: summary}
+	return report.CheckResult{Status: report.StepSkip, Summary: summary}
 }
 
 // Warn is a check that cannot decide (say what would decide it) or a risk
 // that does not break the pull today; cond is the direction it leans, if
 // any.
 func Warn(cond verdict.Condition, summary string, evidence ...string) report.CheckResult {
-	return report.CheckResult{Status: report.CheckWarn, Condition: cond, Summary: summary, Evidence: evidence}
+	return report.CheckResult{Status: report.StepWarn, Condition: cond, Summary: summary, Evidence: evidence}
 }
 
 // Fail is a check that breaks the pull; cond is the repair direction.
 func Fail(cond verdict.Condition, summary string, evidence ...string) report.CheckResult {
-	return report.CheckResult{Status: report.CheckFail, Condition: cond, Summary: summary, Evidence: evidence}
+	return report.CheckResult{Status: report.StepFail, Condition: cond, Summary: summary, Evidence: evidence}
 }
 
 // WithResources adds the ids the result names, once each.

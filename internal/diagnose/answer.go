@@ -74,7 +74,7 @@ func Answer(r *report.DiagnoseReport, clouds []cloudNeed) report.DiagnoseAnswer 
 			ips = nodeIPs(r, a.Link.Nodes)
 		}
 		a.Changes = append(a.Changes, relevantChanges(ar, a.Condition, ips)...)
-		if len(a.Changes) == 0 && ar.Verdict.Status == report.CheckPass {
+		if len(a.Changes) == 0 && ar.Verdict.Status == report.StepPass {
 			a.Look = append(a.Look, fmt.Sprintf("The %s audit finds nothing wrong in the configuration it reads (%s); look where it cannot: the far side's return route, an appliance, the registry's own policy.", ar.Target.Cloud, ar.Source))
 		}
 		if a.Condition == "" && ar.Verdict.Condition != "" {

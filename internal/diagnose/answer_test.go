@@ -71,12 +71,12 @@ func TestAnswerChangesFromTheAudit(t *testing.T) {
 	r := &report.DiagnoseReport{Image: ecrImage, Explain: explainScaleUp(), Sweep: sweepScaleUp(), Audit: &report.AuditReport{
 		Target: report.AuditTarget{Cloud: "aws"},
 		Subnets: []*report.AuditSubnet{
-			{ID: "subnet-0c", CIDR: "10.0.30.0/24", Verdict: report.CheckFail, Checks: []report.CheckResult{{ID: "s3-route", Status: report.CheckFail, Condition: verdict.ConditionEndpointSet}, {ID: "nacl", Status: report.CheckWarn, Condition: verdict.ConditionRoute}}},
-			{ID: "subnet-0a", CIDR: "10.0.10.0/24", Verdict: report.CheckFail},
+			{ID: "subnet-0c", CIDR: "10.0.30.0/24", Verdict: report.StepFail, Checks: []report.CheckResult{{ID: "s3-route", Status: report.StepFail, Condition: verdict.ConditionEndpointSet}, {ID: "nacl", Status: report.StepWarn, Condition: verdict.ConditionRoute}}},
+			{ID: "subnet-0a", CIDR: "10.0.10.0/24", Verdict: report.StepFail},
 		},
 		// The audit finds both subnets failing; the walk failed only on
 		// node-c (10.0.30.7), so only subnet-0c's changes are the answer's.
-		Verdict: report.AuditVerdict{Status: report.CheckFail, Condition: verdict.ConditionEndpointSet, Failing: []string{"subnet-0a", "subnet-0c"}},
+		Verdict: report.AuditVerdict{Status: report.StepFail, Condition: verdict.ConditionEndpointSet, Failing: []string{"subnet-0a", "subnet-0c"}},
 		Changes: []report.Change{
 			{Resource: "subnet-0a-only", Action: "unrelated", Check: "nacl", Subnets: []string{"subnet-0a"}},
 			{Resource: "acl-0c", Action: "allow ephemeral", Check: "nacl", Subnets: []string{"subnet-0c"}},

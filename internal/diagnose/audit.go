@@ -129,7 +129,7 @@ func (d *diagnosis) audit(ctx context.Context) {
 	d.r.Audit = ar
 	var fails int
 	for _, sn := range ar.Subnets {
-		if sn.Verdict == report.CheckFail {
+		if sn.Verdict == report.StepFail {
 			fails++
 		}
 	}

@@ -36,8 +36,8 @@ type Agent struct {
 	ln  net.Listener
 	log *log.Logger
 
-	// Probe is the walk (pull.Probe); tests may count calls through it.
-	Probe func(context.Context, pull.Options) (*report.ProbeReport, error)
+	// probe is the walk (pull.Probe); tests count or replace calls through it.
+	probe func(context.Context, pull.Options) (*report.ProbeReport, error)
 	now   func() time.Time
 	rnd   *rand.Rand
 
@@ -72,7 +72,7 @@ func New(o Options, logw io.Writer) (*Agent, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	a := &Agent{o: o, Metrics: NewMetrics(), log: log.New(logw, "", log.LstdFlags|log.LUTC), Probe: pull.Probe,
+	a := &Agent{o: o, Metrics: NewMetrics(), log: log.New(logw, "", log.LstdFlags|log.LUTC), probe: pull.Probe,
 		now: time.Now, rnd: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
 		results: map[string]*report.MonitorTarget{}, lastOK: map[string]time.Time{}, walks: map[string]int{}}
 	for _, img := range o.Images {
@@ -317,7 +317,7 @@ func (a *Agent) walk(ctx context.Context, t target, quick bool) {
 		po.Credentials, po.DockerConfig = nil, ""
 		rep, err = pull.ProbeAsKubelet(wctx, po, a.kid, report.ProbeIdentity{ProviderConfig: o.ProviderConfig, ProviderBinDir: o.ProviderBinDir, From: "--image-credential-provider-config"})
 	} else {
-		rep, err = a.Probe(wctx, po)
+		rep, err = a.probe(wctx, po)
 	}
 	cancel()
 	if ctx.Err() != nil {
@@ -433,13 +433,6 @@ func (a *Agent) nodeStatusLocked() verdict.Status {
 		st = verdict.StatusOK
 	}
 	return st
-}
-
-// WalkCount is how many walks of image started (tests).
-func (a *Agent) WalkCount(image string) int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.walks[image]
 }
 
 // Handler serves /metrics, /status and /healthz.

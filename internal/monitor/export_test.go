@@ -27,3 +27,11 @@ func PlaceOfJSON(b []byte) (NodePlace, error) {
 	}
 	return placeOf(&n), nil
 }
+
+// WalkCount is how many walks of image started (never twice in one
+// interval).
+func (a *Agent) WalkCount(image string) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.walks[image]
+}

@@ -45,8 +45,8 @@ func TestMTUTestOncePerInterval(t *testing.T) {
 		t.Fatal(err)
 	}
 	var reps []*report.ProbeReport
-	probe := a.Probe
-	a.Probe = func(ctx context.Context, po pull.Options) (*report.ProbeReport, error) {
+	probe := a.probe
+	a.probe = func(ctx context.Context, po pull.Options) (*report.ProbeReport, error) {
 		rep, err := probe(ctx, po)
 		reps = append(reps, rep)
 		return rep, err

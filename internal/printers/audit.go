@@ -112,7 +112,7 @@ func (aw *auditWriter) checks(r *report.AuditReport, o Options) {
 	printed := false
 	for _, s := range r.Subnets {
 		for _, c := range s.Checks {
-			show := c.Status == report.CheckFail || c.Status == report.CheckWarn
+			show := c.Status == report.StepFail || c.Status == report.StepWarn
 			if !show && !o.Wide {
 				continue
 			}

@@ -6,18 +6,6 @@ import (
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
-// CheckStatus is the outcome of one audit check on one subnet: the same
-// type, and the same four values, as a walk's StepStatus, so an audit's
-// check and a probe's step compare and print alike.
-type CheckStatus = StepStatus
-
-const (
-	CheckPass = StepPass
-	CheckWarn = StepWarn // could not decide (a file missing, a permission lacking), or a risk that does not break the pull today
-	CheckFail = StepFail
-	CheckSkip = StepSkip // does not apply (an S3 interface endpoint makes the gateway check moot)
-)
-
 // AuditReport is what `pullpath aws audit`, `pullpath azure audit` and `pullpath gcp audit`
 // return: the node subnets (pools), each with its checks, and the changes
 // that fix what failed.
@@ -76,13 +64,13 @@ type AuditHost struct {
 // AuditSubnet is one node subnet (an AKS pool's subnet, an EKS subnet with
 // nodes) and its checks.
 type AuditSubnet struct {
-	ID      string      `json:"id"` // subnet-0abc..., or the full ARM subnet id
-	Name    string      `json:"name,omitempty"`
-	CIDR    string      `json:"cidr,omitempty"`
-	Zone    string      `json:"zone,omitempty"`
-	Pools   []string    `json:"pools,omitempty"` // nodegroups / agent pools with nodes here
-	Nodes   int         `json:"nodes,omitempty"` // instances seen in the subnet
-	Verdict CheckStatus `json:"verdict"`         // worst of its checks
+	ID      string     `json:"id"` // subnet-0abc..., or the full ARM subnet id
+	Name    string     `json:"name,omitempty"`
+	CIDR    string     `json:"cidr,omitempty"`
+	Zone    string     `json:"zone,omitempty"`
+	Pools   []string   `json:"pools,omitempty"` // nodegroups / agent pools with nodes here
+	Nodes   int        `json:"nodes,omitempty"` // instances seen in the subnet
+	Verdict StepStatus `json:"verdict"`         // worst of its checks
 	// Unknown: the cloud names no node subnet (an AKS-managed VNet without
 	// the node resource group's listing): only the cluster-wide checks
 	// ran, and the others say what would name it.
@@ -95,7 +83,7 @@ type AuditSubnet struct {
 type CheckResult struct {
 	ID        string            `json:"id"` // stable kebab-case: dns-private-dns, endpoint-ecr-dkr, s3-route, nacl-egress-443, identity-ecr-actions, ...
 	Title     string            `json:"title,omitempty"`
-	Status    CheckStatus       `json:"status"`
+	Status    StepStatus        `json:"status"`
 	Condition verdict.Condition `json:"condition,omitempty"` // the repair direction a failure points to
 	Host      string            `json:"host,omitempty"`      // the pull host it is about
 	Summary   string            `json:"summary"`             // one line, naming the object: "rtb-0123 has no route to pl-63a5400a (S3 gateway endpoint vpce-0s3)"
@@ -119,10 +107,10 @@ type AuditComparison struct {
 
 // ComparisonRow is one check on both subnets.
 type ComparisonRow struct {
-	Check   string      `json:"check"`
-	Failing CheckStatus `json:"failing"`
-	Healthy CheckStatus `json:"healthy"`
-	Differs bool        `json:"differs"`
+	Check   string     `json:"check"`
+	Failing StepStatus `json:"failing"`
+	Healthy StepStatus `json:"healthy"`
+	Differs bool       `json:"differs"`
 	// Summaries, failing subnet's first.
 	FailingSummary string `json:"failingSummary,omitempty"`
 	HealthySummary string `json:"healthySummary,omitempty"`
@@ -130,7 +118,7 @@ type ComparisonRow struct {
 
 // AuditVerdict is the audit's one answer.
 type AuditVerdict struct {
-	Status    CheckStatus       `json:"status"` // worst over subnets
+	Status    StepStatus        `json:"status"` // worst over subnets
 	Condition verdict.Condition `json:"condition,omitempty"`
 	// Scope says how far the failure reaches: "none", "some-subnets",
 	// "every-subnet" (an identity or registry-wide fault), or

@@ -19,14 +19,16 @@ import (
 // APIVersion of every report.
 const APIVersion = "pullpath/v1"
 
-// StepStatus is the outcome of one step of a walk.
+// StepStatus is the outcome of one step of a walk, and of one audit
+// check on one subnet: one type and four values, so an audit's check and
+// a probe's step compare and print alike.
 type StepStatus string
 
 const (
 	StepPass StepStatus = "pass"
-	StepWarn StepStatus = "warn"
+	StepWarn StepStatus = "warn" // could not decide (a file missing, a permission lacking), or a risk that does not break the pull today
 	StepFail StepStatus = "fail"
-	StepSkip StepStatus = "skip"
+	StepSkip StepStatus = "skip" // does not apply (an S3 interface endpoint makes the gateway check moot)
 )
 
 // ProbeReport is what `pullpath probe` returns.

@@ -115,7 +115,7 @@ func MissingFileNeverFails(t *testing.T, a Account) {
 			}
 			for _, s := range r.Subnets {
 				for _, c := range s.Checks {
-					if c.Status == report.CheckFail {
+					if c.Status == report.StepFail {
 						t.Errorf("%s %s fails without %s: %s", s.ID, c.ID, name, c.Summary)
 					}
 				}

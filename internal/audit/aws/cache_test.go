@@ -29,15 +29,15 @@ func TestPullThroughCacheHealthy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if tc.image == ptcImage && (r.Verdict.Status != report.CheckPass || len(r.Warnings) != 0) {
+		if tc.image == ptcImage && (r.Verdict.Status != report.StepPass || len(r.Warnings) != 0) {
 			t.Errorf("%s: verdict %+v, warnings %+v: want pass, none", tc.image, r.Verdict, r.Warnings)
 		}
 		for _, s := range r.Subnets {
 			for _, id := range []string{CheckCacheMiss, CheckCacheIdentity, CheckCacheSecret, CheckCacheTemplate} {
 				c := checkByID(t, s, id)
-				want := report.CheckPass
+				want := report.StepPass
 				if tc.skip != "" {
-					want = report.CheckSkip
+					want = report.StepSkip
 				}
 				if c.Status != want || !strings.Contains(c.Summary, tc.skip) {
 					t.Errorf("%q %s %s = %s %q, want %s %q", tc.image, s.ID, id, c.Status, c.Summary, want, tc.skip)
@@ -47,7 +47,7 @@ func TestPullThroughCacheHealthy(t *testing.T) {
 	}
 	// the ECR Public rule needs no credentials
 	r, _ := FromFolder("testdata/valid-pull-through-cache", audit.Focus{Image: "111122223333.dkr.ecr.us-east-1.amazonaws.com/ecr-public/eks-distro/kubernetes/pause:3.9"})
-	if c := checkByID(t, r.Subnets[0], CheckCacheSecret); c.Status != report.CheckSkip || !strings.Contains(c.Summary, "uses no credentials") {
+	if c := checkByID(t, r.Subnets[0], CheckCacheSecret); c.Status != report.StepSkip || !strings.Contains(c.Summary, "uses no credentials") {
 		t.Errorf("ecr-public image: %s %q, want skip, no credentials", c.Status, c.Summary)
 	}
 }
@@ -75,10 +75,10 @@ func TestPullThroughCacheExistingRepositoryPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := checkByID(t, r.Subnets[0], CheckCacheIdentity)
-	if c.Status != report.CheckWarn || !strings.Contains(c.Summary, "aws ecr get-repository-policy --repository-name docker-hub/library/nginx") {
+	if c.Status != report.StepWarn || !strings.Contains(c.Summary, "aws ecr get-repository-policy --repository-name docker-hub/library/nginx") {
 		t.Errorf("existing repository: %s %q, want warn naming get-repository-policy", c.Status, c.Summary)
 	}
-	if c := checkByID(t, r.Subnets[0], CheckCacheTemplate); c.Status != report.CheckSkip {
+	if c := checkByID(t, r.Subnets[0], CheckCacheTemplate); c.Status != report.StepSkip {
 		t.Errorf("existing repository: template check %s %q, want skip", c.Status, c.Summary)
 	}
 	sim := `{"EvaluationResults": [{"EvalActionName": "ecr:BatchImportUpstreamImage", "EvalResourceName": "*", "EvalDecision": "explicitDeny", "MatchedStatements": [{"SourcePolicyId": "deny-imports"}]}]}`
@@ -89,7 +89,7 @@ func TestPullThroughCacheExistingRepositoryPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := checkByID(t, r.Subnets[0], CheckCacheIdentity); c.Status != report.CheckFail || !strings.Contains(c.Summary, "explicit Deny in deny-imports") {
+	if c := checkByID(t, r.Subnets[0], CheckCacheIdentity); c.Status != report.StepFail || !strings.Contains(c.Summary, "explicit Deny in deny-imports") {
 		t.Errorf("explicit Deny: %s %q, want fail naming deny-imports", c.Status, c.Summary)
 	}
 }

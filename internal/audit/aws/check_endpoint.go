@@ -44,9 +44,9 @@ func checkEndpoint(m *Model, ns *NodeSubnet, svc string) report.CheckResult {
 	sev := func(c report.CheckResult) report.CheckResult {
 		// An endpoint the nodes do not use (private DNS off, a working
 		// NAT) is a risk, not today's failure.
-		if !p.captured && c.Status == report.CheckFail {
+		if !p.captured && c.Status == report.StepFail {
 			if ok, _ := m.internetOK(ns); ok {
-				c.Status = report.CheckWarn
+				c.Status = report.StepWarn
 				c.Summary += " (not in use: " + p.dnsWhy + ")"
 			}
 		}

@@ -143,7 +143,7 @@ func TestS3RouteOverriddenByMoreSpecificRoute(t *testing.T) {
 	}
 	r := auditDir(t, d)
 	c := checkOn(t, r, "subnet-0c3c3c3c3c3c3c3c3", CheckS3Route)
-	if c.Status != report.CheckFail || !strings.Contains(c.Summary, "more specific routes take S3's addresses: 52.216.0.0/15 by 52.216.0.0/16 -> tgw-0123456789abcdef0") {
+	if c.Status != report.StepFail || !strings.Contains(c.Summary, "more specific routes take S3's addresses: 52.216.0.0/15 by 52.216.0.0/16 -> tgw-0123456789abcdef0") {
 		t.Errorf("s3-route = %s: %s, want the tgw route named as taking S3's CIDR", c.Status, c.Summary)
 	}
 }
@@ -189,7 +189,7 @@ func TestProbeReportFocus(t *testing.T) {
 		t.Fatalf("subnets = %v (focus %q), want the probed node's subnet-0c3c3c3c3c3c3c3c3 first of 3", r.Subnets, r.Target.FocusSubnet)
 	}
 	first := r.Subnets[0].Checks[0]
-	if first.ID != CheckS3Route || first.Host != "prod-us-east-1-starport-layer-bucket.s3.us-east-1.amazonaws.com" || first.Status != report.CheckFail {
+	if first.ID != CheckS3Route || first.Host != "prod-us-east-1-starport-layer-bucket.s3.us-east-1.amazonaws.com" || first.Status != report.StepFail {
 		t.Errorf("first check = %s on %q (%s), want s3-route on the failing S3 host, fail", first.ID, first.Host, first.Status)
 	}
 	if want := "the probe's CONNECT_TIMEOUT on prod-us-east-1-starport-layer-bucket.s3.us-east-1.amazonaws.com from "; !strings.HasPrefix(r.Verdict.Summary, want) || !strings.Contains(r.Verdict.Summary, "("+CheckS3Route+"); ") {
@@ -256,7 +256,7 @@ func TestCostNote(t *testing.T) {
 	if c.Options[2].MonthlyUSD != 95.7 || !strings.Contains(c.Note, "1 of 3 subnets pull layers through a NAT gateway") || c.PriceAsOf == "" || c.PriceSource == "" {
 		t.Errorf("cost = %+v", c)
 	}
-	if s3 := checkOn(t, r, "subnet-0c3c3c3c3c3c3c3c3", CheckS3Route); s3.Status != report.CheckWarn || !strings.Contains(s3.Summary, "layers go out through nat-0c1b2c3d4e5f6a7b8") {
+	if s3 := checkOn(t, r, "subnet-0c3c3c3c3c3c3c3c3", CheckS3Route); s3.Status != report.StepWarn || !strings.Contains(s3.Summary, "layers go out through nat-0c1b2c3d4e5f6a7b8") {
 		t.Errorf("s3-route = %s: %s, want a warn saying the layers go through the NAT", s3.Status, s3.Summary)
 	}
 }

@@ -26,10 +26,10 @@ func TestHealthyAccountsPass(t *testing.T) {
 	for _, dir := range []string{"testdata/valid-healthy", "testdata/valid-healthy-nat", "testdata/valid-healthy-ipv6"} {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			r := auditDir(t, dir)
-			if r.Verdict.Status != report.CheckPass {
+			if r.Verdict.Status != report.StepPass {
 				for _, s := range r.Subnets {
 					for _, c := range s.Checks {
-						if c.Status != report.CheckPass && c.Status != report.CheckSkip {
+						if c.Status != report.StepPass && c.Status != report.StepSkip {
 							t.Errorf("%s %s = %s: %s", s.ID, c.ID, c.Status, c.Summary)
 						}
 					}
@@ -124,9 +124,9 @@ func TestEachFixtureFailsItsCheckAlone(t *testing.T) {
 			if !ok {
 				t.Fatalf("%s is not in testdata/fixtures.json", tt.fixture)
 			}
-			want := report.CheckFail
+			want := report.StepFail
 			if strings.HasPrefix(tt.fixture, "warn-") {
-				want = report.CheckWarn
+				want = report.StepWarn
 			}
 			r, err := FromFolder(filepath.Join("testdata", tt.fixture), audit.Focus{Image: tt.image})
 			if err != nil {
@@ -134,7 +134,7 @@ func TestEachFixtureFailsItsCheckAlone(t *testing.T) {
 			}
 			for _, s := range r.Subnets {
 				for _, ch := range s.Checks {
-					bad := ch.Status == report.CheckFail || ch.Status == report.CheckWarn
+					bad := ch.Status == report.StepFail || ch.Status == report.StepWarn
 					switch {
 					case ch.ID == check && slices.Contains(tt.subnets, s.ID):
 						if ch.Status != want {
@@ -168,7 +168,7 @@ func TestEachFixtureFailsItsCheckAlone(t *testing.T) {
 			if !found {
 				t.Errorf("no change for %s on %s with a command holding %q; changes: %+v", check, tt.resource, tt.command, r.Changes)
 			}
-			if want == report.CheckFail {
+			if want == report.StepFail {
 				if r.Verdict.Condition != tt.cond {
 					t.Errorf("verdict condition = %q, want %q", r.Verdict.Condition, tt.cond)
 				}

@@ -227,7 +227,7 @@ func TestLiveDeniedCallWarns(t *testing.T) {
 		}
 		for _, s := range r.Subnets {
 			for _, c := range s.Checks {
-				if c.ID == f.check && c.Status != report.CheckWarn {
+				if c.ID == f.check && c.Status != report.StepWarn {
 					t.Errorf("%s %s = %s, want warn", s.ID, c.ID, c.Status)
 				}
 				// the check says the call failed and how, not that a
@@ -239,7 +239,7 @@ func TestLiveDeniedCallWarns(t *testing.T) {
 			}
 		}
 	}
-	if r.Verdict.Status != report.CheckWarn {
+	if r.Verdict.Status != report.StepWarn {
 		t.Errorf("verdict %s, want warn", r.Verdict.Status)
 	}
 }

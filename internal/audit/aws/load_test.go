@@ -136,7 +136,7 @@ func TestDuplicatesAndUndescribedSubnetsWarn(t *testing.T) {
 			ghost = s
 		}
 	}
-	if ghost == nil || ghost.Verdict != report.CheckWarn || ghost.Checks[0].ID != CheckSubnetDescribed {
+	if ghost == nil || ghost.Verdict != report.StepWarn || ghost.Checks[0].ID != CheckSubnetDescribed {
 		t.Errorf("undescribed subnet = %+v, want one warn check %s", ghost, CheckSubnetDescribed)
 	}
 }
@@ -165,13 +165,13 @@ func TestMissingOptionalFileWarnsNeverPasses(t *testing.T) {
 		}
 		for _, s := range r.Subnets {
 			for _, c := range s.Checks {
-				if c.ID == f.check && c.Status != report.CheckWarn {
+				if c.ID == f.check && c.Status != report.StepWarn {
 					t.Errorf("%s %s = %s, want warn without %s", s.ID, c.ID, c.Status, f.file)
 				}
 			}
 		}
 	}
-	if r.Verdict.Status != report.CheckWarn {
+	if r.Verdict.Status != report.StepWarn {
 		t.Errorf("verdict = %s, want warn", r.Verdict.Status)
 	}
 }

@@ -34,7 +34,7 @@ func TestNoRouteTablesEndpointChecksWarn(t *testing.T) {
 	for _, s := range r.Subnets {
 		for _, id := range []string{CheckEndpointECRAPI, CheckEndpointECRDKR} {
 			c := checkByID(t, s, id)
-			if c.Status != report.CheckWarn || !slices.Contains(c.Missing, FileRouteTables) || !strings.Contains(c.Summary, "cannot decide without "+FileRouteTables+" (aws ec2 describe-route-tables") {
+			if c.Status != report.StepWarn || !slices.Contains(c.Missing, FileRouteTables) || !strings.Contains(c.Summary, "cannot decide without "+FileRouteTables+" (aws ec2 describe-route-tables") {
 				t.Errorf("%s %s = %s %v (%s), want warn missing %s with its command", s.ID, id, c.Status, c.Missing, c.Summary, FileRouteTables)
 			}
 		}
@@ -56,13 +56,13 @@ func TestNoEndpointsFileS3GatewayByRoute(t *testing.T) {
 	}
 	for _, s := range r.Subnets {
 		c := checkByID(t, s, CheckS3Route)
-		if c.Status != report.CheckPass || !strings.Contains(c.Summary, "to vpce-05335335335335335") || !strings.Contains(c.Summary, "its state and policy are unknown ("+FileEndpoints+" not given)") {
+		if c.Status != report.StepPass || !strings.Contains(c.Summary, "to vpce-05335335335335335") || !strings.Contains(c.Summary, "its state and policy are unknown ("+FileEndpoints+" not given)") {
 			t.Errorf("%s s3-route = %s: %s, want pass by the pl- route, details unknown", s.ID, c.Status, c.Summary)
 		}
 		if strings.Contains(c.Summary, "NAT") {
 			t.Errorf("%s s3-route names a NAT: %s", s.ID, c.Summary)
 		}
-		if c := checkByID(t, s, CheckInternet); c.Status == report.CheckFail {
+		if c := checkByID(t, s, CheckInternet); c.Status == report.StepFail {
 			t.Errorf("%s route-internet fails without the endpoints file: %s", s.ID, c.Summary)
 		}
 	}
@@ -74,7 +74,7 @@ func TestNoEndpointsFileS3GatewayByRoute(t *testing.T) {
 	os.Remove(filepath.Join(d, FilePrefixLists))
 	r = auditDir(t, d)
 	c := checkByID(t, r.Subnets[0], CheckS3Route)
-	if c.Status != report.CheckWarn || !strings.Contains(c.Summary, "S3's or DynamoDB's") || !slices.Contains(c.Missing, FilePrefixLists) {
+	if c.Status != report.StepWarn || !strings.Contains(c.Summary, "S3's or DynamoDB's") || !slices.Contains(c.Missing, FilePrefixLists) {
 		t.Errorf("s3-route without prefix lists = %s %v: %s", c.Status, c.Missing, c.Summary)
 	}
 }
@@ -121,7 +121,7 @@ func TestNoNodesIsNothingChecked(t *testing.T) {
 		os.WriteFile(filepath.Join(d, f), data, 0o644)
 	}
 	r := auditDir(t, d)
-	if !audit.NothingChecked(r) || r.Verdict.Status == report.CheckPass {
+	if !audit.NothingChecked(r) || r.Verdict.Status == report.StepPass {
 		t.Fatalf("verdict = %+v, want nothing-checked", r.Verdict)
 	}
 	named := map[string]bool{}

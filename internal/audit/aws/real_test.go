@@ -176,7 +176,7 @@ func TestRealCLIOutputs(t *testing.T) {
 			if r.Verdict.Status == "" {
 				t.Errorf("no verdict")
 			}
-			if tc.notPass && r.Verdict.Status == report.CheckPass {
+			if tc.notPass && r.Verdict.Status == report.StepPass {
 				t.Errorf("verdict pass on a file that describes none of the cluster's objects: %s", r.Verdict.Summary)
 			}
 			// The example's tables and ACLs are of other VPCs: no check
@@ -191,7 +191,7 @@ func TestRealCLIOutputs(t *testing.T) {
 					}
 				}
 			}
-			if tc.notFail && r.Verdict.Status == report.CheckFail {
+			if tc.notFail && r.Verdict.Status == report.StepFail {
 				t.Errorf("verdict fail on objects the file does not describe: %s", r.Verdict.Summary)
 			}
 			t.Logf("verdict %s: %s (%d warnings)", r.Verdict.Status, r.Verdict.Summary, len(r.Warnings))
@@ -260,10 +260,10 @@ func TestRealShapesBesideTheIPv4Path(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := auditDir(t, dir)
-			if r.Verdict.Status != report.CheckPass || len(r.Warnings) != 0 {
+			if r.Verdict.Status != report.StepPass || len(r.Warnings) != 0 {
 				for _, s := range r.Subnets {
 					for _, c := range s.Checks {
-						if c.Status != report.CheckPass && c.Status != report.CheckSkip {
+						if c.Status != report.StepPass && c.Status != report.StepSkip {
 							t.Errorf("%s %s = %s: %s", s.ID, c.ID, c.Status, c.Summary)
 						}
 					}

@@ -176,17 +176,17 @@ func TestRealRecordings(t *testing.T) {
 		}
 		for _, tc := range []struct {
 			subnet string
-			status report.CheckStatus
-		}{{"subnet-0a57b9d3da96e4364", report.CheckPass}, {"subnet-06b85e2b5aac87c58", report.CheckWarn}, {"subnet-01989283067fcc12f", report.CheckWarn}} {
+			status report.StepStatus
+		}{{"subnet-0a57b9d3da96e4364", report.StepPass}, {"subnet-06b85e2b5aac87c58", report.StepWarn}, {"subnet-01989283067fcc12f", report.StepWarn}} {
 			c := checkOn(t, r, tc.subnet, CheckInternet)
 			if c.Status != tc.status || !strings.Contains(c.Summary, "nat-06e9acaa9c0ab8799") {
 				t.Errorf("%s route-internet = %s %q, want %s naming nat-06e9acaa9c0ab8799", tc.subnet, c.Status, c.Summary, tc.status)
 			}
-			if tc.status == report.CheckWarn && !strings.Contains(c.Summary, "not in the subnet's AZ") {
+			if tc.status == report.StepWarn && !strings.Contains(c.Summary, "not in the subnet's AZ") {
 				t.Errorf("%s route-internet = %q, want the NAT in another AZ", tc.subnet, c.Summary)
 			}
 			s3 := checkOn(t, r, tc.subnet, CheckS3Route)
-			if s3.Status != report.CheckWarn || !strings.Contains(s3.Summary, "pl-00a54069 -> vpce-00cf599081019f56d and pl-68a54001 -> vpce-036452b71622c1bf8") {
+			if s3.Status != report.StepWarn || !strings.Contains(s3.Summary, "pl-00a54069 -> vpce-00cf599081019f56d and pl-68a54001 -> vpce-036452b71622c1bf8") {
 				t.Errorf("%s s3-route = %s %q, want both gateway endpoint routes named, undecided", tc.subnet, s3.Status, s3.Summary)
 			}
 		}
@@ -204,10 +204,10 @@ func TestRealRecordings(t *testing.T) {
 		r := auditDir(t, "testdata/real-placebo/multi-vpc")
 		for _, id := range []string{"subnet-3f9e3d54", "subnet-389e3d53", "subnet-3e9e3d55"} {
 			c := checkOn(t, r, id, CheckRouteTable)
-			if c.Status != report.CheckPass || !strings.Contains(c.Summary, "rtb-309e3d5b (the VPC's main table") {
+			if c.Status != report.StepPass || !strings.Contains(c.Summary, "rtb-309e3d5b (the VPC's main table") {
 				t.Errorf("%s route-table = %s %q, want vpc-399e3d52's main table rtb-309e3d5b", id, c.Status, c.Summary)
 			}
-			if c := checkOn(t, r, id, CheckInternet); c.Status != report.CheckPass || !strings.Contains(c.Summary, "igw-3d9e3d56") {
+			if c := checkOn(t, r, id, CheckInternet); c.Status != report.StepPass || !strings.Contains(c.Summary, "igw-3d9e3d56") {
 				t.Errorf("%s route-internet = %s %q, want the internet gateway with public addresses (MapPublicIpOnLaunch)", id, c.Status, c.Summary)
 			}
 		}

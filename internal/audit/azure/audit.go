@@ -113,7 +113,7 @@ func Audit(m *Model, source string, f audit.Focus) *report.AuditReport {
 		}
 		as.Checks = audit.RunAll(Checks, m, n)
 		for i := range as.Checks {
-			if as.Checks[i].Status != report.CheckFail {
+			if as.Checks[i].Status != report.StepFail {
 				as.Checks[i].Condition = "" // a condition is the direction of a failure
 			}
 		}
@@ -143,7 +143,7 @@ func unknownAddresses(cs []report.CheckResult) {
 	for i := range cs {
 		switch cs[i].ID {
 		case CheckRoute, CheckNSGEgress, CheckPublicAccess, CheckDNSRecords, CheckDNSZoneLink:
-			cs[i].Status = report.CheckWarn
+			cs[i].Status = report.StepWarn
 			cs[i].Summary = "the private endpoint addresses are unknown (no " + filePrefPE + "NAME.json): " + cs[i].Summary
 			cs[i].Changes = nil
 		}
@@ -195,7 +195,7 @@ func (m *Model) clusterWide(hosts []*pullHost) *report.AuditSubnet {
 		as.Checks = append(as.Checks, r)
 	}
 	for i := range as.Checks {
-		if as.Checks[i].Status != report.CheckFail {
+		if as.Checks[i].Status != report.StepFail {
 			as.Checks[i].Condition = ""
 		}
 	}

@@ -35,7 +35,7 @@ func TestHealthyPasses(t *testing.T) {
 	for _, dir := range []string{"valid-healthy", "valid-abac-repository-reader"} {
 		t.Run(dir, func(t *testing.T) {
 			r := auditDir(t, dir)
-			if r.Verdict.Status != report.CheckPass || exitCode(r) != 0 {
+			if r.Verdict.Status != report.StepPass || exitCode(r) != 0 {
 				t.Fatalf("verdict = %s (%s), exit %d; want pass, 0", r.Verdict.Status, r.Verdict.Summary, exitCode(r))
 			}
 			if len(r.Subnets) != 2 || len(r.Changes) != 0 || len(r.Warnings) != 0 {
@@ -113,7 +113,7 @@ func TestEachCheckFailsAlone(t *testing.T) {
 			failing := map[string]bool{}
 			for _, s := range r.Subnets {
 				for _, c := range s.Checks {
-					if c.Status != report.CheckFail {
+					if c.Status != report.StepFail {
 						continue
 					}
 					if c.ID != tt.check {
@@ -171,12 +171,12 @@ func TestProxyCheck(t *testing.T) {
 	const clusterID = sub + "/resourceGroups/rg-aks/providers/Microsoft.ContainerService/managedClusters/aks-prod"
 	for _, tt := range []struct {
 		dir     string
-		status  report.CheckStatus
+		status  report.StepStatus
 		summary string
 	}{
-		{"valid-healthy", report.CheckSkip, "has no httpProxyConfig"},
-		{"valid-proxy-noproxy-registry", report.CheckPass, "noProxy sends every host of the pull direct"},
-		{"warn-proxy-private-endpoint-through-proxy", report.CheckWarn, "containerd sends contosoacr.azurecr.io, contosoacr.eastus.data.azurecr.io, contosoacr.westeurope.data.azurecr.io through the cluster's proxy"},
+		{"valid-healthy", report.StepSkip, "has no httpProxyConfig"},
+		{"valid-proxy-noproxy-registry", report.StepPass, "noProxy sends every host of the pull direct"},
+		{"warn-proxy-private-endpoint-through-proxy", report.StepWarn, "containerd sends contosoacr.azurecr.io, contosoacr.eastus.data.azurecr.io, contosoacr.westeurope.data.azurecr.io through the cluster's proxy"},
 	} {
 		t.Run(tt.dir, func(t *testing.T) {
 			r := auditDir(t, tt.dir)
@@ -193,7 +193,7 @@ func TestProxyCheck(t *testing.T) {
 				if c.Status != tt.status || !strings.Contains(c.Summary, tt.summary) {
 					t.Errorf("%s: %s %q, want %s containing %q", s.Name, c.Status, c.Summary, tt.status, tt.summary)
 				}
-				if tt.status != report.CheckWarn {
+				if tt.status != report.StepWarn {
 					continue
 				}
 				ev := strings.Join(c.Evidence, "\n")
@@ -201,7 +201,7 @@ func TestProxyCheck(t *testing.T) {
 					t.Errorf("%s: evidence %q does not say noProxy's CIDR entry never matches the name", s.Name, ev)
 				}
 			}
-			if tt.status != report.CheckWarn {
+			if tt.status != report.StepWarn {
 				return
 			}
 			var found bool

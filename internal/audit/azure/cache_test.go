@@ -38,12 +38,12 @@ func auditImage(t *testing.T, dir, image string) *report.AuditReport {
 func TestCacheHealthy(t *testing.T) {
 	for _, dir := range []string{"valid-cache-rule", "valid-cache-access-policy"} {
 		r := auditImage(t, dir, cacheImage)
-		if r.Verdict.Status != report.CheckPass || len(r.Warnings) != 0 || len(r.Changes) != 0 {
+		if r.Verdict.Status != report.StepPass || len(r.Warnings) != 0 || len(r.Changes) != 0 {
 			t.Errorf("%s: verdict %s (%s), warnings %v, changes %v: want pass, none", dir, r.Verdict.Status, r.Verdict.Summary, r.Warnings, r.Changes)
 		}
 		for _, s := range r.Subnets {
 			for _, c := range s.Checks {
-				if (c.ID == CheckCacheCredSet || c.ID == CheckCacheKeyVault) && c.Status != report.CheckPass {
+				if (c.ID == CheckCacheCredSet || c.ID == CheckCacheKeyVault) && c.Status != report.StepPass {
 					t.Errorf("%s %s %s = %s %q, want pass", dir, s.Name, c.ID, c.Status, c.Summary)
 				}
 			}
@@ -95,13 +95,13 @@ func TestEachCacheFixtureFailsItsCheckAlone(t *testing.T) {
 	} {
 		t.Run(tt.dir, func(t *testing.T) {
 			r := auditImage(t, tt.dir, cacheImage)
-			want := report.CheckFail
+			want := report.StepFail
 			if strings.HasPrefix(tt.dir, "warn-") {
-				want = report.CheckWarn
+				want = report.StepWarn
 			}
 			for _, s := range r.Subnets {
 				for _, c := range s.Checks {
-					bad := c.Status == report.CheckFail || c.Status == report.CheckWarn
+					bad := c.Status == report.StepFail || c.Status == report.StepWarn
 					switch {
 					case c.ID == tt.check:
 						if c.Status != want || !strings.Contains(c.Summary, tt.summary) {
@@ -119,7 +119,7 @@ func TestEachCacheFixtureFailsItsCheckAlone(t *testing.T) {
 			if !found {
 				t.Errorf("changes = %+v, want one for %s on %s with %q", r.Changes, tt.check, tt.resource, tt.command)
 			}
-			if want == report.CheckFail && (r.Verdict.Condition != verdict.ConditionRegistry || r.Verdict.Scope != audit.ScopeEverySubnet || exitCode(r) == 0) {
+			if want == report.StepFail && (r.Verdict.Condition != verdict.ConditionRegistry || r.Verdict.Scope != audit.ScopeEverySubnet || exitCode(r) == 0) {
 				t.Errorf("verdict %s %s %s exit %d, want fail registry every-subnet", r.Verdict.Status, r.Verdict.Condition, r.Verdict.Scope, exitCode(r))
 			}
 			for _, ch := range r.Changes {

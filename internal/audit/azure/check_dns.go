@@ -73,14 +73,14 @@ func (m *Model) resolvers() resolverPlan {
 func checkDNSServers(m *Model, n *nodeSubnet) report.CheckResult {
 	c := report.CheckResult{Condition: verdict.ConditionDNS}
 	if m.VNet == nil {
-		c.Status, c.Summary = report.CheckWarn, "the VNet's DNS servers are unknown: "+FileVNet+" is missing"
+		c.Status, c.Summary = report.StepWarn, "the VNet's DNS servers are unknown: "+FileVNet+" is missing"
 		return c
 	}
 	vid := str(m.VNet.ID)
 	c.Resources = []string{vid}
 	pl := m.resolvers()
 	if !pl.custom {
-		c.Status = report.CheckPass
+		c.Status = report.StepPass
 		c.Summary = fmt.Sprintf("%s uses Azure-provided DNS (168.63.129.16): the nodes see the private zones linked to it", lastName(vid))
 		return c
 	}
@@ -97,7 +97,7 @@ func checkDNSServers(m *Model, n *nodeSubnet) report.CheckResult {
 				c.Evidence = append(c.Evidence, fmt.Sprintf("DNS server %s: %s (computed; a BGP route may carry it)", a, describeRoute(r, ok)))
 				continue
 			}
-			c.Status = report.CheckFail
+			c.Status = report.StepFail
 			c.Summary = fmt.Sprintf("%s has no route to DNS server %s (%s): the nodes cannot resolve the registry", n.poolsString(), a, describeRoute(r, ok))
 			c.Changes = []report.Change{{Resource: vid, Kind: "Microsoft.Network/virtualNetworks",
 				Action:  fmt.Sprintf("give the node subnets a route to DNS server %s, or set DNS servers the nodes can reach (Azure DNS, or a forwarder in a VNet linked to %s)", a, ACRZone),
@@ -107,11 +107,11 @@ func checkDNSServers(m *Model, n *nodeSubnet) report.CheckResult {
 		c.Evidence = append(c.Evidence, fmt.Sprintf("DNS server %s: %s", a, r))
 	}
 	if len(pl.unknown) > 0 {
-		c.Status = report.CheckWarn
+		c.Status = report.StepWarn
 		c.Summary = fmt.Sprintf("custom DNS server %s is outside the VNet and its peers: it must forward azurecr.io (privatelink.azurecr.io) to a resolver in a VNet linked to the zone (a DNS Private Resolver inbound endpoint or a forwarder that asks 168.63.129.16); its configuration is outside the contract", addrsString(pl.unknown))
 		return c
 	}
-	c.Status = report.CheckPass
+	c.Status = report.StepPass
 	c.Summary = fmt.Sprintf("custom DNS %s sits in Azure (the zone link check covers the VNet it answers from); it must forward to 168.63.129.16", addrsString(pl.servers))
 	return c
 }
@@ -121,17 +121,17 @@ func checkDNSServers(m *Model, n *nodeSubnet) report.CheckResult {
 func checkZoneLink(m *Model, n *nodeSubnet) report.CheckResult {
 	c := report.CheckResult{Condition: verdict.ConditionDNS}
 	if !anyPrivate(n.Hosts) {
-		c.Status, c.Summary = report.CheckSkip, "the registry has no private endpoint: the nodes resolve its public names"
+		c.Status, c.Summary = report.StepSkip, "the registry has no private endpoint: the nodes resolve its public names"
 		return c
 	}
 	pl := m.resolvers()
 	if len(pl.vnets) == 0 {
-		c.Status, c.Summary = report.CheckWarn, "the nodes' resolver is outside Azure's view (custom DNS "+addrsString(pl.unknown)+"): which VNet's zone links decide is unknown"
+		c.Status, c.Summary = report.StepWarn, "the nodes' resolver is outside Azure's view (custom DNS "+addrsString(pl.unknown)+"): which VNet's zone links decide is unknown"
 		return c
 	}
 	zoneID := m.ZoneID()
 	if m.ZonesKnown && m.Zone() == nil {
-		c.Status = report.CheckFail
+		c.Status = report.StepFail
 		c.Summary = fmt.Sprintf("no %s private DNS zone exists: the nodes resolve %s to its public address", ACRZone, firstPrivate(n.Hosts))
 		c.Host = firstPrivate(n.Hosts)
 		c.Changes = []report.Change{{Resource: pl.vnets[0], Kind: "Microsoft.Network/privateDnsZones",
@@ -140,7 +140,7 @@ func checkZoneLink(m *Model, n *nodeSubnet) report.CheckResult {
 		return c
 	}
 	if !m.LinksKnown {
-		c.Status, c.Summary = report.CheckWarn, "the zone's VNet links are unknown: "+FileLinks(ACRZone)+" is missing"
+		c.Status, c.Summary = report.StepWarn, "the zone's VNet links are unknown: "+FileLinks(ACRZone)+" is missing"
 		return c
 	}
 	if zoneID != "" {
@@ -153,7 +153,7 @@ func checkZoneLink(m *Model, n *nodeSubnet) report.CheckResult {
 			if zrg == "" {
 				zrg = "ZONE_RG"
 			}
-			c.Status = report.CheckFail
+			c.Status = report.StepFail
 			c.Host = firstPrivate(n.Hosts)
 			c.Summary = fmt.Sprintf("%s is not linked to %s: %s resolves %s to its public address", ACRZone, lastName(vid), n.poolsString(), c.Host)
 			c.Resources = appendUnique(c.Resources, vid)
@@ -169,12 +169,12 @@ func checkZoneLink(m *Model, n *nodeSubnet) report.CheckResult {
 		c.Evidence = append(c.Evidence, fmt.Sprintf("link %s -> %s (%s)", str(l.Name), lastName(vid), cmp.Or(st, "unknown")))
 		c.Resources = appendUnique(c.Resources, str(l.ID))
 		if st != "" && !strings.EqualFold(st, "Completed") {
-			c.Status = report.CheckWarn
+			c.Status = report.StepWarn
 			c.Summary = fmt.Sprintf("the link of %s to %s is %s, not Completed", ACRZone, lastName(vid), st)
 			return c
 		}
 	}
-	c.Status = report.CheckPass
+	c.Status = report.StepPass
 	c.Summary = fmt.Sprintf("%s is linked to %s", ACRZone, vnetNames(pl.vnets))
 	return c
 }
@@ -220,11 +220,11 @@ func firstPrivate(hs []*pullHost) string {
 func checkRecords(m *Model, n *nodeSubnet) report.CheckResult {
 	c := report.CheckResult{Condition: verdict.ConditionDNS}
 	if !anyPrivate(n.Hosts) {
-		c.Status, c.Summary = report.CheckSkip, "the registry has no private endpoint: no private records are needed"
+		c.Status, c.Summary = report.StepSkip, "the registry has no private endpoint: no private records are needed"
 		return c
 	}
 	if !m.RecordsKnown {
-		c.Status, c.Summary = report.CheckWarn, "the zone's A records are unknown: "+FileRecords(ACRZone)+" is missing"
+		c.Status, c.Summary = report.StepWarn, "the zone's A records are unknown: "+FileRecords(ACRZone)+" is missing"
 		return c
 	}
 	zoneID := m.ZoneID()
@@ -289,10 +289,10 @@ func checkRecords(m *Model, n *nodeSubnet) report.CheckResult {
 		}
 	}
 	if bad != nil {
-		c.Status, c.Host, c.Summary, c.Resources, c.Changes = report.CheckFail, bad.host, bad.summary, bad.resources, bad.changes
+		c.Status, c.Host, c.Summary, c.Resources, c.Changes = report.StepFail, bad.host, bad.summary, bad.resources, bad.changes
 		return c
 	}
-	c.Status = report.CheckPass
+	c.Status = report.StepPass
 	c.Summary = fmt.Sprintf("%s has an A record at the private endpoint's address for the registry and every data endpoint", ACRZone)
 	if zoneID != "" {
 		c.Resources = []string{zoneID}

@@ -19,7 +19,7 @@ func checkPrivateEndpoint(m *Model, n *nodeSubnet) report.CheckResult {
 	regID := str(reg.ID)
 	conns := reg.Properties.PrivateEndpointConnections
 	if len(conns) == 0 {
-		c.Status, c.Summary = report.CheckSkip, fmt.Sprintf("registry %s has no private endpoint connection: the nodes use its public endpoint", m.RegistryName())
+		c.Status, c.Summary = report.StepSkip, fmt.Sprintf("registry %s has no private endpoint connection: the nodes use its public endpoint", m.RegistryName())
 		return c
 	}
 	var bad *finding
@@ -94,7 +94,7 @@ func checkPrivateEndpoint(m *Model, n *nodeSubnet) report.CheckResult {
 			}
 			if !strings.EqualFold(pna, "Disabled") {
 				c.Evidence = append(c.Evidence, fmt.Sprintf("%s has no private endpoint address: the nodes reach it over the public endpoint (publicNetworkAccess %s)", h.Name, pna))
-				c.Status, c.Host = report.CheckWarn, h.Name
+				c.Status, c.Host = report.StepWarn, h.Name
 				c.Summary = fmt.Sprintf("no private endpoint of registry %s has an address for %s: the nodes pull its layers over the public endpoint, around the private path", m.RegistryName(), h.Name)
 				return c
 			}
@@ -111,12 +111,12 @@ func checkPrivateEndpoint(m *Model, n *nodeSubnet) report.CheckResult {
 	}
 	switch {
 	case bad != nil:
-		c.Status, c.Host, c.Summary, c.Changes = report.CheckFail, bad.host, bad.summary, bad.changes
+		c.Status, c.Host, c.Summary, c.Changes = report.StepFail, bad.host, bad.summary, bad.changes
 		c.Resources = append(bad.resources, c.Resources...)
 	case approved == 0:
-		c.Status, c.Summary = report.CheckWarn, "no private endpoint connection has a state"
+		c.Status, c.Summary = report.StepWarn, "no private endpoint connection has a state"
 	default:
-		c.Status = report.CheckPass
+		c.Status = report.StepPass
 		c.Summary = fmt.Sprintf("%d private endpoint connection(s) of %s Approved, covering every host of the pull", approved, m.RegistryName())
 	}
 	return c
@@ -140,18 +140,18 @@ func checkPublicAccess(m *Model, n *nodeSubnet) report.CheckResult {
 		pna = string(*reg.Properties.PublicNetworkAccess)
 	}
 	if len(reg.Properties.PrivateEndpointConnections) > 0 && len(public) > 0 {
-		c.Status = report.CheckSkip
+		c.Status = report.StepSkip
 		c.Summary = fmt.Sprintf("the registry uses private endpoints: the private-endpoint check covers %s", strings.Join(public, ", "))
 		return c
 	}
 	if len(public) == 0 {
-		c.Status = report.CheckPass
+		c.Status = report.StepPass
 		c.Summary = fmt.Sprintf("every host has a private endpoint; publicNetworkAccess %s does not matter to the nodes", pna)
 		return c
 	}
 	hosts := strings.Join(public, ", ")
 	if strings.EqualFold(pna, "Disabled") {
-		c.Status = report.CheckFail
+		c.Status = report.StepFail
 		c.Host = public[0]
 		c.Summary = fmt.Sprintf("registry %s has publicNetworkAccess Disabled, and %s has no private endpoint address: the nodes' public requests are refused", m.RegistryName(), hosts)
 		c.Changes = []report.Change{{Resource: regID, Kind: "Microsoft.ContainerRegistry/registries",
@@ -166,7 +166,7 @@ func checkPublicAccess(m *Model, n *nodeSubnet) report.CheckResult {
 				rules = append(rules, str(r.IPAddressOrRange))
 			}
 		}
-		c.Status = report.CheckWarn
+		c.Status = report.StepWarn
 		c.Host = public[0]
 		c.Summary = fmt.Sprintf("registry %s's network rule set denies by default: the nodes' egress address must be among its IP rules (%s); the egress address is outside the contract", m.RegistryName(), cmp.Or(strings.Join(rules, ", "), "unknown"))
 		c.Changes = []report.Change{{Resource: regID, Kind: "Microsoft.ContainerRegistry/registries",
@@ -174,7 +174,7 @@ func checkPublicAccess(m *Model, n *nodeSubnet) report.CheckResult {
 			Command: fmt.Sprintf("az acr network-rule add -n %s --ip-address EGRESS_IP", m.RegistryName())}}
 		return c
 	}
-	c.Status = report.CheckPass
+	c.Status = report.StepPass
 	c.Summary = fmt.Sprintf("registry %s accepts public traffic for %s (publicNetworkAccess %s)", m.RegistryName(), hosts, pna)
 	return c
 }

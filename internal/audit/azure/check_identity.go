@@ -58,12 +58,12 @@ func checkIdentity(m *Model, n *nodeSubnet) report.CheckResult {
 	obj := m.KubeletObjectID()
 	abac := strings.EqualFold(m.RoleAssignmentMode, abacMode)
 	if obj == "" {
-		c.Status = report.CheckWarn
+		c.Status = report.StepWarn
 		c.Summary = "the cluster has no identityProfile.kubeletidentity (a service principal cluster?): the pull identity's role assignments cannot be matched"
 		return c
 	}
 	if !m.RolesKnown {
-		c.Status, c.Summary = report.CheckWarn, "the registry's role assignments are unknown: "+FileRoles+" is missing"
+		c.Status, c.Summary = report.StepWarn, "the registry's role assignments are unknown: "+FileRoles+" is missing"
 		return c
 	}
 	want, wantName := legacyPull, "AcrPull"
@@ -92,7 +92,7 @@ func checkIdentity(m *Model, n *nodeSubnet) report.CheckResult {
 			continue
 		}
 		if rn, ok := want[roleID]; ok || nameIn(want, name) {
-			c.Status = report.CheckPass
+			c.Status = report.StepPass
 			c.Summary = fmt.Sprintf("kubelet identity %s holds %s on %s", obj, cmp.Or(rn, name), scope)
 			c.Resources = []string{str(ra.ID), regID}
 			if cond := str(p.Condition); cond != "" {
@@ -115,11 +115,11 @@ func checkIdentity(m *Model, n *nodeSubnet) report.CheckResult {
 	}
 	cmd := fmt.Sprintf("az role assignment create --assignee-object-id %s --assignee-principal-type ServicePrincipal --role %q --scope %s", obj, wantName, regID)
 	if len(custom) > 0 {
-		c.Status = report.CheckWarn
+		c.Status = report.StepWarn
 		c.Summary = fmt.Sprintf("kubelet identity %s holds only role(s) pullpath cannot read (%s): confirm one includes Microsoft.ContainerRegistry/registries/pull/read", obj, strings.Join(custom, "; "))
 		return c
 	}
-	c.Status = report.CheckFail
+	c.Status = report.StepFail
 	c.Resources = []string{regID}
 	if kr := m.KubeletResourceID(); kr != "" {
 		c.Resources = append(c.Resources, kr)

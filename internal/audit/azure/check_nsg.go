@@ -305,7 +305,7 @@ func (m *Model) virtualNetworkTag(n *nodeSubnet) []netip.Prefix {
 func checkNSG(m *Model, n *nodeSubnet) report.CheckResult {
 	c := report.CheckResult{Condition: verdict.ConditionRoute}
 	if n.Subnet == nil {
-		c.Status, c.Summary = report.CheckWarn, "the subnet is not described: "+FileSubnet(lastName(n.ID))+" is missing"
+		c.Status, c.Summary = report.StepWarn, "the subnet is not described: "+FileSubnet(lastName(n.ID))+" is missing"
 		return c
 	}
 	var nsgID string
@@ -313,14 +313,14 @@ func checkNSG(m *Model, n *nodeSubnet) report.CheckResult {
 		nsgID = str(n.Subnet.Properties.NetworkSecurityGroup.ID)
 	}
 	if nsgID == "" {
-		c.Status = report.CheckPass
+		c.Status = report.StepPass
 		c.Summary = fmt.Sprintf("no NSG on subnet %s: outbound TCP 443 is not filtered there", lastName(n.ID))
 		c.Evidence = []string{"NSGs on the node NICs (the AKS-managed aks-agentpool-*-nsg) are outside the contract"}
 		return c
 	}
 	c.Resources = []string{nsgID}
 	if n.NSG == nil {
-		c.Status, c.Summary = report.CheckWarn, fmt.Sprintf("NSG %s is not described: %s is missing", lastName(nsgID), FileNSG(lastName(nsgID)))
+		c.Status, c.Summary = report.StepWarn, fmt.Sprintf("NSG %s is not described: %s is missing", lastName(nsgID), FileNSG(lastName(nsgID)))
 		return c
 	}
 	rules := outboundRules(n.NSG)
@@ -387,12 +387,12 @@ func checkNSG(m *Model, n *nodeSubnet) report.CheckResult {
 	c.Evidence = append(c.Evidence, "NSGs on the node NICs and on the private endpoint's subnet (when its network policies are on) are outside the contract")
 	switch {
 	case bad != nil:
-		c.Status, c.Host, c.Summary, c.Changes = report.CheckFail, bad.host, bad.summary, bad.changes
+		c.Status, c.Host, c.Summary, c.Changes = report.StepFail, bad.host, bad.summary, bad.changes
 		c.Resources = append(bad.resources, c.Resources...)
 	case warned != "":
-		c.Status, c.Summary = report.CheckWarn, warned
+		c.Status, c.Summary = report.StepWarn, warned
 	default:
-		c.Status = report.CheckPass
+		c.Status = report.StepPass
 		c.Summary = fmt.Sprintf("%s allows TCP 443 from %s to every host of the pull", lastName(nsgID), n.poolsString())
 	}
 	return c

@@ -20,12 +20,12 @@ import (
 func checkPeering(m *Model, n *nodeSubnet) report.CheckResult {
 	c := report.CheckResult{Condition: verdict.ConditionRoute}
 	if !m.PeeringsKnown {
-		c.Status = report.CheckWarn
+		c.Status = report.StepWarn
 		c.Summary = "the VNet's peerings are unknown: " + FilePeerings + " is missing"
 		return c
 	}
 	if len(m.Peerings) == 0 {
-		c.Status = report.CheckSkip
+		c.Status = report.StepSkip
 		c.Summary = "the cluster VNet has no peerings: the path crosses none"
 		return c
 	}
@@ -43,14 +43,14 @@ func checkPeering(m *Model, n *nodeSubnet) report.CheckResult {
 	}
 	switch {
 	case w.bad != nil:
-		c.Status, c.Host, c.Summary, c.Changes = report.CheckFail, w.bad.host, w.bad.summary, w.bad.changes
+		c.Status, c.Host, c.Summary, c.Changes = report.StepFail, w.bad.host, w.bad.summary, w.bad.changes
 		c.Resources = append(w.bad.resources, c.Resources...)
 		c.Evidence = append(w.bad.evidence, c.Evidence...)
 	case len(w.crossed) == 0:
-		c.Status = report.CheckSkip
+		c.Status = report.StepSkip
 		c.Summary = "the path to the registry crosses no peering"
 	default:
-		c.Status = report.CheckPass
+		c.Status = report.StepPass
 		c.Summary = fmt.Sprintf("the cluster side of every peering on the path is Connected with the settings the path needs (%d peering(s))", len(w.crossed))
 	}
 	return c

@@ -40,7 +40,7 @@ func checkProxy(m *Model, n *nodeSubnet) report.CheckResult {
 		pc.noProxy = strings.Join(entries, ",")
 	}
 	if pc.http == "" && pc.https == "" {
-		c.Status, c.Summary = report.CheckSkip, fmt.Sprintf("cluster %s has no httpProxyConfig: containerd on the nodes connects to every host directly", str(m.Cluster.Name))
+		c.Status, c.Summary = report.StepSkip, fmt.Sprintf("cluster %s has no httpProxyConfig: containerd on the nodes connects to every host directly", str(m.Cluster.Name))
 		return c
 	}
 	s := runtimecfg.ProxySettings{
@@ -80,16 +80,16 @@ func checkProxy(m *Model, n *nodeSubnet) report.CheckResult {
 	}
 	switch {
 	case len(private) > 0:
-		c.Status, c.Host = report.CheckWarn, private[0]
+		c.Status, c.Host = report.StepWarn, private[0]
 		c.Summary = fmt.Sprintf("containerd sends %s through the cluster's proxy (no noProxy entry matches), although the registry has a private endpoint for it: the proxy resolves and connects from its own network, so the pull uses the private endpoint only if the proxy resolves privatelink.azurecr.io and routes to it", strings.Join(private, ", "))
 		c.Changes = []report.Change{{Resource: clusterID, Kind: "Microsoft.ContainerService/managedClusters",
 			Action:  "add .azurecr.io to httpProxyConfig.noProxy (a leading dot covers the login server and every data endpoint; AKS does not support * wildcards there), so the nodes reach the private endpoint directly",
 			Command: fmt.Sprintf("az aks update -g %s -n %s --http-proxy-config PROXY_CONFIG.json", resourceGroupOf(clusterID), str(m.Cluster.Name))}}
 	case len(proxied) > 0:
-		c.Status = report.CheckPass
+		c.Status = report.StepPass
 		c.Summary = fmt.Sprintf("containerd reaches %s through the cluster's proxy: the proxy must allow CONNECT to each on port 443 (a probe on a node walks it)", strings.Join(proxied, ", "))
 	default:
-		c.Status = report.CheckPass
+		c.Status = report.StepPass
 		c.Summary = "noProxy sends every host of the pull direct: the proxy is not on the pull's path"
 	}
 	return c

@@ -81,12 +81,12 @@ func checkRoute(m *Model, n *nodeSubnet) report.CheckResult {
 	}
 	switch {
 	case bad != nil:
-		c.Status, c.Host, c.Summary, c.Resources, c.Changes = report.CheckFail, bad.host, bad.summary, bad.resources, bad.changes
+		c.Status, c.Host, c.Summary, c.Resources, c.Changes = report.StepFail, bad.host, bad.summary, bad.resources, bad.changes
 		c.Evidence = append(c.Evidence, bad.evidence...)
 	case warned != "":
-		c.Status, c.Summary = report.CheckWarn, warned
+		c.Status, c.Summary = report.StepWarn, warned
 	default:
-		c.Status = report.CheckPass
+		c.Status = report.StepPass
 		c.Summary = fmt.Sprintf("%s has a usable route to every host of the pull", n.poolsString())
 	}
 	if n.RT != nil {

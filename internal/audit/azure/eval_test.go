@@ -101,7 +101,7 @@ func TestRouteToAnUnreachableApplianceNamesIt(t *testing.T) {
 		Hosts: []*pullHost{{Name: "contosoacr.azurecr.io", PE: map[string][]netip.Addr{"pe": {netip.MustParseAddr("10.20.0.5")}}, PEIDs: []string{"pe"}}},
 	}
 	c := checkRoute(&Model{}, n)
-	if c.Status != report.CheckFail || !strings.Contains(c.Summary, "to appliance 10.99.0.4, and has no route to the appliance itself") {
+	if c.Status != report.StepFail || !strings.Contains(c.Summary, "to appliance 10.99.0.4, and has no route to the appliance itself") {
 		t.Fatalf("checkRoute = %s: %s, want a failure naming the appliance", c.Status, c.Summary)
 	}
 	want := []report.Change{{Resource: rtID + "/routes/to-fw", Kind: "Microsoft.Network/routeTables/routes", Touches: []string{"10.99.0.4"},

@@ -22,21 +22,21 @@ func TestIPv6Check(t *testing.T) {
 	for _, tt := range []struct {
 		dir      string
 		edit     func(*Model)
-		apps     report.CheckStatus // on snet-apps; snet-system passes or skips alike
+		apps     report.StepStatus // on snet-apps; snet-system passes or skips alike
 		summary  string
 		resource string // the change's, for a warn
 		command  string
 	}{
-		{"valid-healthy", nil, report.CheckSkip, "the cluster is IPv4-only", "", ""},
-		{"valid-dualstack-public", nil, report.CheckPass, "IPv6 from pool apps reaches contosoacr.azurecr.io", "", ""},
-		{"valid-dualstack-public", func(m *Model) { m.EndpointProtocol = "IPv4" }, report.CheckSkip, "has the IPv4 endpoint protocol: its names have only A records", "", ""},
+		{"valid-healthy", nil, report.StepSkip, "the cluster is IPv4-only", "", ""},
+		{"valid-dualstack-public", nil, report.StepPass, "IPv6 from pool apps reaches contosoacr.azurecr.io", "", ""},
+		{"valid-dualstack-public", func(m *Model) { m.EndpointProtocol = "IPv4" }, report.StepSkip, "has the IPv4 endpoint protocol: its names have only A records", "", ""},
 		{"valid-healthy", func(m *Model) {
 			v6 := armcontainerservice.IPFamilyIPv6
 			m.Cluster.Properties.NetworkProfile.IPFamilies = append(m.Cluster.Properties.NetworkProfile.IPFamilies, &v6)
 			m.EndpointProtocol = dualStackProtocol
-		}, report.CheckSkip, "goes through a private endpoint, which carries IPv4 only", "", ""},
-		{"warn-ipv6-route-none", nil, report.CheckWarn, "::/0 -> None (User route no-ipv6-egress) drops IPv6", rtApps + "/routes/no-ipv6-egress", "az network route-table route delete -g rg-net --route-table-name rt-apps -n no-ipv6-egress"},
-		{"warn-ipv6-nsg-v4-only", nil, report.CheckWarn, "nsg-apps denies TCP 443 over IPv6 from pool apps to contosoacr.azurecr.io: rule deny-internet (priority 300)", nsgApps, "--priority 299 --direction Outbound --access Allow --protocol Tcp --source-address-prefixes fd00:10:11::/64 --destination-address-prefixes ::/0"},
+		}, report.StepSkip, "goes through a private endpoint, which carries IPv4 only", "", ""},
+		{"warn-ipv6-route-none", nil, report.StepWarn, "::/0 -> None (User route no-ipv6-egress) drops IPv6", rtApps + "/routes/no-ipv6-egress", "az network route-table route delete -g rg-net --route-table-name rt-apps -n no-ipv6-egress"},
+		{"warn-ipv6-nsg-v4-only", nil, report.StepWarn, "nsg-apps denies TCP 443 over IPv6 from pool apps to contosoacr.azurecr.io: rule deny-internet (priority 300)", nsgApps, "--priority 299 --direction Outbound --access Allow --protocol Tcp --source-address-prefixes fd00:10:11::/64 --destination-address-prefixes ::/0"},
 	} {
 		t.Run(tt.dir+"/"+string(tt.apps), func(t *testing.T) {
 			m, err := Load(os.DirFS(filepath.Join("testdata", tt.dir)))
@@ -50,14 +50,14 @@ func TestIPv6Check(t *testing.T) {
 			for _, s := range r.Subnets {
 				for _, c := range s.Checks {
 					if c.ID != CheckIPv6 {
-						if c.Status == report.CheckFail || c.Status == report.CheckWarn {
+						if c.Status == report.StepFail || c.Status == report.StepWarn {
 							t.Errorf("%s: %s = %s (%s): only %s may warn", s.Name, c.ID, c.Status, c.Summary, CheckIPv6)
 						}
 						continue
 					}
 					want := tt.apps
-					if s.ID == snetSys && want == report.CheckWarn {
-						want = report.CheckPass
+					if s.ID == snetSys && want == report.StepWarn {
+						want = report.StepPass
 					}
 					if c.Status != want {
 						t.Errorf("%s: %s = %s (%s), want %s", s.Name, c.ID, c.Status, c.Summary, want)

@@ -31,8 +31,8 @@ func fixtureFS(t testing.TB, dir string) fstest.MapFS {
 	return fsys
 }
 
-func statuses(r *report.AuditReport) map[string]report.CheckStatus {
-	out := map[string]report.CheckStatus{}
+func statuses(r *report.AuditReport) map[string]report.StepStatus {
+	out := map[string]report.StepStatus{}
 	for _, s := range r.Subnets {
 		for _, c := range s.Checks {
 			out[s.Name+" "+c.ID] = c.Status
@@ -172,13 +172,13 @@ func TestBadInput(t *testing.T) {
 			}
 			r := Audit(m, "", audit.Focus{})
 			// network-vnet-show.json holds the peerings too: that audit may pass
-			if r.Verdict.Status == report.CheckPass && tt.file != FilePeerings {
+			if r.Verdict.Status == report.StepPass && tt.file != FilePeerings {
 				t.Errorf("verdict pass with %s unusable: a missing input must not pass silently", tt.file)
 			}
 			if tt.check != "" {
 				for _, s := range r.Subnets {
 					for _, c := range s.Checks {
-						if c.ID == tt.check && c.Status != report.CheckWarn && !(tt.check == "nsg-egress-443" && s.Name == "snet-system") {
+						if c.ID == tt.check && c.Status != report.StepWarn && !(tt.check == "nsg-egress-443" && s.Name == "snet-system") {
 							t.Errorf("%s %s = %s (%s), want warn", s.Name, c.ID, c.Status, c.Summary)
 						}
 					}
@@ -201,7 +201,7 @@ func TestComputedRoutes(t *testing.T) {
 	}
 	r := Audit(m, "", audit.Focus{})
 	st := statuses(r)
-	if st["snet-apps route"] != report.CheckFail || st["snet-system route"] != report.CheckWarn {
+	if st["snet-apps route"] != report.StepFail || st["snet-system route"] != report.StepWarn {
 		t.Fatalf("route = apps %s, system %s; want fail (BGP stopped) and warn (a BGP route may carry it)", st["snet-apps route"], st["snet-system route"])
 	}
 }

@@ -68,7 +68,7 @@ func TestAKSManagedVNet(t *testing.T) {
 		t.Errorf("subnet %s pools %v, want the node resource group's subnet holding both pools", s.ID, s.Pools)
 	}
 	for _, c := range s.Checks {
-		if c.Status == report.CheckFail {
+		if c.Status == report.StepFail {
 			t.Errorf("%s fails: %s", c.ID, c.Summary)
 		}
 	}
@@ -94,11 +94,11 @@ func TestAKSManagedVNetWithoutTheListRunsClusterWideChecks(t *testing.T) {
 	if len(r.Subnets) != 1 || !r.Subnets[0].Unknown || !audit.NothingChecked(r) || !containsFold(r.Verdict.Missing, FileVNets) {
 		t.Fatalf("verdict %+v, subnets %d: want one unknown subnet, nothing-checked, %s missing", r.Verdict, len(r.Subnets), FileVNets)
 	}
-	ran := map[string]report.CheckStatus{}
+	ran := map[string]report.StepStatus{}
 	for _, c := range r.Subnets[0].Checks {
 		ran[c.ID] = c.Status
 	}
-	if ran[CheckIdentity] != report.CheckPass || ran[CheckPublicAccess] == report.CheckWarn || ran[CheckRoute] != report.CheckWarn {
+	if ran[CheckIdentity] != report.StepPass || ran[CheckPublicAccess] == report.StepWarn || ran[CheckRoute] != report.StepWarn {
 		t.Errorf("checks %v: want identity and public access decided, route warned", ran)
 	}
 	d = managedVNetDir(t, "invalid-identity-no-acrpull")

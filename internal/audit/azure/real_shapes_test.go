@@ -136,10 +136,10 @@ func TestRealCLIShapesReadAlike(t *testing.T) {
 				t.Fatalf("Load = %v", err)
 			}
 			r := Audit(m, "valid-healthy", audit.Focus{})
-			if r.Verdict.Status != report.CheckPass || len(r.Warnings) != 0 {
+			if r.Verdict.Status != report.StepPass || len(r.Warnings) != 0 {
 				for _, s := range r.Subnets {
 					for _, c := range s.Checks {
-						if c.Status != report.CheckPass && c.Status != report.CheckSkip {
+						if c.Status != report.StepPass && c.Status != report.StepSkip {
 							t.Errorf("%s %s = %s: %s", s.ID, c.ID, c.Status, c.Summary)
 						}
 					}

@@ -102,7 +102,7 @@ func Audit(m *Model, source string, f audit.Focus) (*report.AuditReport, error) 
 		}
 		s.Checks = audit.RunAll(Checks, m, ns)
 		for i := range s.Checks {
-			if s.Checks[i].Status != report.CheckFail {
+			if s.Checks[i].Status != report.StepFail {
 				s.Checks[i].Condition = ""
 			}
 		}

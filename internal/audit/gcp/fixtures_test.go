@@ -28,7 +28,7 @@ type fixture struct {
 	// warn for the checks that can only warn); every other check on every
 	// subnet passes or does not apply.
 	want   map[string][]string
-	status report.CheckStatus
+	status report.StepStatus
 	cond   verdict.Condition
 	// missing are contract files the folder leaves out on purpose: the
 	// warnings naming them (and, live, the refused calls) are expected.
@@ -41,41 +41,41 @@ var fixtures = []fixture{
 	{dir: "valid-shared-vpc", image: imageShared},
 	{dir: "valid-gcr", image: imageGCR},
 	{dir: "valid-vpc-sc-both-inside", image: imageOther},
-	{dir: "invalid-dns-zone-no-wildcard", image: imageAR, want: map[string][]string{gcpaudit.CheckDNSZone: {"nodes-a", "nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionDNS},
-	{dir: "invalid-dns-zone-public-answer", image: imageAR, want: map[string][]string{gcpaudit.CheckDNSZone: {"nodes-a", "nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionDNS},
-	{dir: "invalid-gcr-storage-no-wildcard", image: imageGCR, want: map[string][]string{gcpaudit.CheckDNSZone: {"nodes-a", "nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionDNS},
-	{dir: "invalid-dns-policy-alternative-servers", image: imageAR, want: map[string][]string{gcpaudit.CheckDNSPolicy: {"nodes-a", "nodes-b"}}, status: report.CheckWarn},
-	{dir: "invalid-pga-off", image: imageAR, want: map[string][]string{gcpaudit.CheckPGA: {"nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionRoute},
-	{dir: "invalid-pga-off-no-nat", image: imageAR, want: map[string][]string{gcpaudit.CheckPGA: {"nodes-a", "nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionRoute},
-	{dir: "invalid-route-no-vip-route", image: imageAR, want: map[string][]string{gcpaudit.CheckRoute: {"nodes-a", "nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionRoute},
-	{dir: "invalid-route-appliance", image: imageAR, want: map[string][]string{gcpaudit.CheckRoute: {"nodes-a", "nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionRoute},
-	{dir: "invalid-firewall-deny-443", image: imageAR, want: map[string][]string{gcpaudit.CheckFirewall: {"nodes-a", "nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionRoute},
-	{dir: "invalid-nat-not-covering", image: imageAR, want: map[string][]string{gcpaudit.CheckNAT: {"nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionRoute},
-	{dir: "invalid-nat-ports", image: imageAR, want: map[string][]string{gcpaudit.CheckNAT: {"nodes-a", "nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionRoute},
-	{dir: "invalid-access-scopes", image: imageAR, want: map[string][]string{gcpaudit.CheckScopes: {"nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionTLSIdentity},
-	{dir: "invalid-identity-no-reader", image: imageAR, want: map[string][]string{gcpaudit.CheckIdentity: {"nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionTLSIdentity},
+	{dir: "invalid-dns-zone-no-wildcard", image: imageAR, want: map[string][]string{gcpaudit.CheckDNSZone: {"nodes-a", "nodes-b"}}, status: report.StepFail, cond: verdict.ConditionDNS},
+	{dir: "invalid-dns-zone-public-answer", image: imageAR, want: map[string][]string{gcpaudit.CheckDNSZone: {"nodes-a", "nodes-b"}}, status: report.StepFail, cond: verdict.ConditionDNS},
+	{dir: "invalid-gcr-storage-no-wildcard", image: imageGCR, want: map[string][]string{gcpaudit.CheckDNSZone: {"nodes-a", "nodes-b"}}, status: report.StepFail, cond: verdict.ConditionDNS},
+	{dir: "invalid-dns-policy-alternative-servers", image: imageAR, want: map[string][]string{gcpaudit.CheckDNSPolicy: {"nodes-a", "nodes-b"}}, status: report.StepWarn},
+	{dir: "invalid-pga-off", image: imageAR, want: map[string][]string{gcpaudit.CheckPGA: {"nodes-b"}}, status: report.StepFail, cond: verdict.ConditionRoute},
+	{dir: "invalid-pga-off-no-nat", image: imageAR, want: map[string][]string{gcpaudit.CheckPGA: {"nodes-a", "nodes-b"}}, status: report.StepFail, cond: verdict.ConditionRoute},
+	{dir: "invalid-route-no-vip-route", image: imageAR, want: map[string][]string{gcpaudit.CheckRoute: {"nodes-a", "nodes-b"}}, status: report.StepFail, cond: verdict.ConditionRoute},
+	{dir: "invalid-route-appliance", image: imageAR, want: map[string][]string{gcpaudit.CheckRoute: {"nodes-a", "nodes-b"}}, status: report.StepFail, cond: verdict.ConditionRoute},
+	{dir: "invalid-firewall-deny-443", image: imageAR, want: map[string][]string{gcpaudit.CheckFirewall: {"nodes-a", "nodes-b"}}, status: report.StepFail, cond: verdict.ConditionRoute},
+	{dir: "invalid-nat-not-covering", image: imageAR, want: map[string][]string{gcpaudit.CheckNAT: {"nodes-b"}}, status: report.StepFail, cond: verdict.ConditionRoute},
+	{dir: "invalid-nat-ports", image: imageAR, want: map[string][]string{gcpaudit.CheckNAT: {"nodes-a", "nodes-b"}}, status: report.StepFail, cond: verdict.ConditionRoute},
+	{dir: "invalid-access-scopes", image: imageAR, want: map[string][]string{gcpaudit.CheckScopes: {"nodes-b"}}, status: report.StepFail, cond: verdict.ConditionTLSIdentity},
+	{dir: "invalid-identity-no-reader", image: imageAR, want: map[string][]string{gcpaudit.CheckIdentity: {"nodes-b"}}, status: report.StepFail, cond: verdict.ConditionTLSIdentity},
 	{dir: "valid-dualstack", image: imageAR},
-	{dir: "warn-ipv6-pga-off", image: imageAR, want: map[string][]string{gcpaudit.CheckIPv6: {"nodes-b"}}, status: report.CheckWarn},
-	{dir: "warn-ipv6-no-route", image: imageAR, want: map[string][]string{gcpaudit.CheckIPv6: {"nodes-a", "nodes-b"}}, status: report.CheckWarn},
-	{dir: "warn-ipv6-firewall-deny", image: imageAR, want: map[string][]string{gcpaudit.CheckIPv6: {"nodes-a", "nodes-b"}}, status: report.CheckWarn},
-	{dir: "invalid-identity-group-only", image: imageAR, want: map[string][]string{gcpaudit.CheckIdentity: {"nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionTLSIdentity},
-	{dir: "warn-identity-conditional", image: imageAR, want: map[string][]string{gcpaudit.CheckIdentity: {"nodes-b"}}, status: report.CheckWarn},
-	{dir: "invalid-firewall-allow-misses-pool-sa", image: imageAR, want: map[string][]string{gcpaudit.CheckFirewall: {"nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionRoute},
-	{dir: "invalid-firewall-allow-misses-pool-tag", image: imageAR, want: map[string][]string{gcpaudit.CheckFirewall: {"nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionRoute},
+	{dir: "warn-ipv6-pga-off", image: imageAR, want: map[string][]string{gcpaudit.CheckIPv6: {"nodes-b"}}, status: report.StepWarn},
+	{dir: "warn-ipv6-no-route", image: imageAR, want: map[string][]string{gcpaudit.CheckIPv6: {"nodes-a", "nodes-b"}}, status: report.StepWarn},
+	{dir: "warn-ipv6-firewall-deny", image: imageAR, want: map[string][]string{gcpaudit.CheckIPv6: {"nodes-a", "nodes-b"}}, status: report.StepWarn},
+	{dir: "invalid-identity-group-only", image: imageAR, want: map[string][]string{gcpaudit.CheckIdentity: {"nodes-b"}}, status: report.StepFail, cond: verdict.ConditionTLSIdentity},
+	{dir: "warn-identity-conditional", image: imageAR, want: map[string][]string{gcpaudit.CheckIdentity: {"nodes-b"}}, status: report.StepWarn},
+	{dir: "invalid-firewall-allow-misses-pool-sa", image: imageAR, want: map[string][]string{gcpaudit.CheckFirewall: {"nodes-b"}}, status: report.StepFail, cond: verdict.ConditionRoute},
+	{dir: "invalid-firewall-allow-misses-pool-tag", image: imageAR, want: map[string][]string{gcpaudit.CheckFirewall: {"nodes-b"}}, status: report.StepFail, cond: verdict.ConditionRoute},
 	{dir: "valid-vpc-sc-number-from-project", image: imageOther},
-	{dir: "invalid-vpc-sc-outside-number-unknown", image: imageOther, want: map[string][]string{gcpaudit.CheckVPCSC: {"nodes-a", "nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionTLSIdentity,
+	{dir: "invalid-vpc-sc-outside-number-unknown", image: imageOther, want: map[string][]string{gcpaudit.CheckVPCSC: {"nodes-a", "nodes-b"}}, status: report.StepFail, cond: verdict.ConditionTLSIdentity,
 		missing: []string{gcpaudit.FileNodeProject("shop-prod")}},
-	{dir: "warn-vpc-sc-number-unknown", image: imageOther, want: map[string][]string{gcpaudit.CheckVPCSC: {"nodes-a", "nodes-b"}}, status: report.CheckWarn,
+	{dir: "warn-vpc-sc-number-unknown", image: imageOther, want: map[string][]string{gcpaudit.CheckVPCSC: {"nodes-a", "nodes-b"}}, status: report.StepWarn,
 		missing: []string{gcpaudit.FileNodeProject("shop-prod")}},
-	{dir: "invalid-dns-zone-not-bound", image: imageShared, want: map[string][]string{gcpaudit.CheckRoute: {"gke-team-a", "gke-team-a-batch"}, gcpaudit.CheckFirewall: {"gke-team-a", "gke-team-a-batch"}}, status: report.CheckFail, cond: verdict.ConditionRoute},
-	{dir: "invalid-dns-zone-not-bound-no-records", image: imageShared, want: map[string][]string{gcpaudit.CheckRoute: {"gke-team-a", "gke-team-a-batch"}, gcpaudit.CheckFirewall: {"gke-team-a", "gke-team-a-batch"}}, status: report.CheckFail, cond: verdict.ConditionRoute,
+	{dir: "invalid-dns-zone-not-bound", image: imageShared, want: map[string][]string{gcpaudit.CheckRoute: {"gke-team-a", "gke-team-a-batch"}, gcpaudit.CheckFirewall: {"gke-team-a", "gke-team-a-batch"}}, status: report.StepFail, cond: verdict.ConditionRoute},
+	{dir: "invalid-dns-zone-not-bound-no-records", image: imageShared, want: map[string][]string{gcpaudit.CheckRoute: {"gke-team-a", "gke-team-a-batch"}, gcpaudit.CheckFirewall: {"gke-team-a", "gke-team-a-batch"}}, status: report.StepFail, cond: verdict.ConditionRoute,
 		missing: []string{gcpaudit.FileRecords("pkg-dev")}},
 	{dir: "valid-remote-dockerhub", image: imageRemote},
 	{dir: "valid-remote-vpcsc-allow", image: imageRemote},
-	{dir: "invalid-remote-secret-no-accessor", image: imageRemote, want: map[string][]string{gcpaudit.CheckRemoteCreds: {"nodes-a", "nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionRegistry},
-	{dir: "warn-remote-secret-conditional", image: imageRemote, want: map[string][]string{gcpaudit.CheckRemoteCreds: {"nodes-a", "nodes-b"}}, status: report.CheckWarn},
-	{dir: "invalid-remote-vpcsc-deny", image: imageRemote, want: map[string][]string{gcpaudit.CheckRemoteVPCSC: {"nodes-a", "nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionRegistry},
-	{dir: "invalid-vpc-sc-outside-perimeter", image: imageOther, want: map[string][]string{gcpaudit.CheckVPCSC: {"nodes-a", "nodes-b"}}, status: report.CheckFail, cond: verdict.ConditionTLSIdentity},
+	{dir: "invalid-remote-secret-no-accessor", image: imageRemote, want: map[string][]string{gcpaudit.CheckRemoteCreds: {"nodes-a", "nodes-b"}}, status: report.StepFail, cond: verdict.ConditionRegistry},
+	{dir: "warn-remote-secret-conditional", image: imageRemote, want: map[string][]string{gcpaudit.CheckRemoteCreds: {"nodes-a", "nodes-b"}}, status: report.StepWarn},
+	{dir: "invalid-remote-vpcsc-deny", image: imageRemote, want: map[string][]string{gcpaudit.CheckRemoteVPCSC: {"nodes-a", "nodes-b"}}, status: report.StepFail, cond: verdict.ConditionRegistry},
+	{dir: "invalid-vpc-sc-outside-perimeter", image: imageOther, want: map[string][]string{gcpaudit.CheckVPCSC: {"nodes-a", "nodes-b"}}, status: report.StepFail, cond: verdict.ConditionTLSIdentity},
 }
 
 func loadDir(t *testing.T, dir string) *gcpaudit.Model {
@@ -113,14 +113,14 @@ func TestFixtures(t *testing.T) {
 			}
 			for _, s := range r.Subnets {
 				for _, c := range s.Checks {
-					bad := c.Status == report.CheckFail || c.Status == report.CheckWarn
+					bad := c.Status == report.StepFail || c.Status == report.StepWarn
 					wantBad := slices.Contains(f.want[c.ID], s.ID)
 					switch {
 					case wantBad && c.Status != f.status:
 						t.Errorf("%s %s = %s (%s), want %s", s.ID, c.ID, c.Status, c.Summary, f.status)
-					case wantBad && c.Status == report.CheckFail && c.Condition != f.cond:
+					case wantBad && c.Status == report.StepFail && c.Condition != f.cond:
 						t.Errorf("%s %s condition %q, want %q", s.ID, c.ID, c.Condition, f.cond)
-					case wantBad && c.Status == report.CheckFail && len(c.Changes) == 0:
+					case wantBad && c.Status == report.StepFail && len(c.Changes) == 0:
 						t.Errorf("%s %s fails with no change", s.ID, c.ID)
 					case !wantBad && bad:
 						t.Errorf("%s %s = %s: %s", s.ID, c.ID, c.Status, c.Summary)
@@ -130,10 +130,10 @@ func TestFixtures(t *testing.T) {
 					}
 				}
 			}
-			if len(f.want) == 0 && r.Verdict.Status != report.CheckPass {
+			if len(f.want) == 0 && r.Verdict.Status != report.StepPass {
 				t.Errorf("verdict %s: %s", r.Verdict.Status, r.Verdict.Summary)
 			}
-			if f.status == report.CheckFail && r.Verdict.Condition != f.cond {
+			if f.status == report.StepFail && r.Verdict.Condition != f.cond {
 				t.Errorf("verdict condition %q, want %q (%s)", r.Verdict.Condition, f.cond, r.Verdict.Summary)
 			}
 			if t.Failed() {
@@ -228,7 +228,7 @@ func TestIdentityThroughGroupsFailsThePool(t *testing.T) {
 		t.Errorf("evidence %q lacks %q", c.Evidence, want)
 	}
 	c = check("warn-identity-conditional")
-	if c.Status != report.CheckWarn || !strings.Contains(c.Summary, "until-2027") || !strings.Contains(c.Summary, sa) {
+	if c.Status != report.StepWarn || !strings.Contains(c.Summary, "until-2027") || !strings.Contains(c.Summary, sa) {
 		t.Errorf("conditional: %s %q, want a warn naming the account and the condition until-2027", c.Status, c.Summary)
 	}
 }
@@ -273,7 +273,7 @@ func TestPerimeterDecidesWithoutTheNodesNumber(t *testing.T) {
 		return report.CheckResult{}
 	}
 	c := vpcsc("invalid-vpc-sc-outside-number-unknown")
-	if c.Status != report.CheckFail || !strings.Contains(c.Summary, "holds the registry's project shop-artifacts but not the nodes' project shop-prod") {
+	if c.Status != report.StepFail || !strings.Contains(c.Summary, "holds the registry's project shop-artifacts but not the nodes' project shop-prod") {
 		t.Errorf("fail: %s %q", c.Status, c.Summary)
 	}
 	if len(c.Evidence) == 0 || !strings.Contains(c.Evidence[0], "projects/512345678902 = shop-artifacts") {
@@ -282,10 +282,10 @@ func TestPerimeterDecidesWithoutTheNodesNumber(t *testing.T) {
 	if want := "gcloud access-context-manager perimeters update artifacts_perimeter --policy 987654321098 --add-resources projects/$(gcloud projects describe shop-prod --format='value(projectNumber)')"; len(c.Changes) != 1 || c.Changes[0].Command != want {
 		t.Errorf("changes %+v, want %s", c.Changes, want)
 	}
-	if c := vpcsc("warn-vpc-sc-number-unknown"); c.Status != report.CheckWarn || !strings.Contains(c.Summary, "projects/998877665544") || !strings.Contains(c.Summary, gcpaudit.FileNodeProject("shop-prod")) {
+	if c := vpcsc("warn-vpc-sc-number-unknown"); c.Status != report.StepWarn || !strings.Contains(c.Summary, "projects/998877665544") || !strings.Contains(c.Summary, gcpaudit.FileNodeProject("shop-prod")) {
 		t.Errorf("warn: %s %q, want the unnamed number and the file that would name the nodes' project", c.Status, c.Summary)
 	}
-	if c := vpcsc("valid-vpc-sc-number-from-project"); c.Status != report.CheckPass {
+	if c := vpcsc("valid-vpc-sc-number-from-project"); c.Status != report.StepPass {
 		t.Errorf("pass: %s %q", c.Status, c.Summary)
 	}
 }
@@ -355,7 +355,7 @@ func TestRemoteRepository(t *testing.T) {
 		t.Errorf("conditional: %q", c.Summary)
 	}
 	for _, id := range []string{gcpaudit.CheckRemoteCreds, gcpaudit.CheckRemoteVPCSC} {
-		if c := result("valid-healthy", imageAR, id); c.Status != report.CheckSkip || !strings.Contains(c.Summary, "STANDARD_REPOSITORY") {
+		if c := result("valid-healthy", imageAR, id); c.Status != report.StepSkip || !strings.Contains(c.Summary, "STANDARD_REPOSITORY") {
 			t.Errorf("standard repository: %s %s %q", id, c.Status, c.Summary)
 		}
 	}

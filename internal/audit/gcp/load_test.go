@@ -80,10 +80,10 @@ func TestLoadMissingOptionalFiles(t *testing.T) {
 			}
 			for _, s := range r.Subnets {
 				for _, c := range s.Checks {
-					if c.Status == report.CheckFail {
+					if c.Status == report.StepFail {
 						t.Errorf("%s %s fails without %s: %s", s.ID, c.ID, file, c.Summary)
 					}
-					named = named || c.Status == report.CheckWarn && strings.Contains(c.Summary, file)
+					named = named || c.Status == report.StepWarn && strings.Contains(c.Summary, file)
 				}
 			}
 			if file == gcpaudit.FileNetwork {

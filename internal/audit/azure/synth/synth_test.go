@@ -28,7 +28,7 @@ func TestAccount(t *testing.T) {
 		t.Fatalf("warnings: %v", lm.Warnings)
 	}
 	r := azaudit.Audit(lm, "synth", audit.Focus{})
-	if len(r.Subnets) != 5 || len(r.Verdict.Failing) != 1 || r.Subnets[0].Name != "snet-p04" || r.Verdict.Status != report.CheckFail {
+	if len(r.Subnets) != 5 || len(r.Verdict.Failing) != 1 || r.Subnets[0].Name != "snet-p04" || r.Verdict.Status != report.StepFail {
 		t.Fatalf("subnets %d, failing %v, first %s, verdict %s", len(r.Subnets), r.Verdict.Failing, r.Subnets[0].Name, r.Verdict.Summary)
 	}
 }

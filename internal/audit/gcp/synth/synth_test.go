@@ -35,7 +35,7 @@ func TestGrownClusterPasses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Subnets) != 30 || r.Verdict.Status != report.CheckPass {
+	if len(r.Subnets) != 30 || r.Verdict.Status != report.StepPass {
 		t.Fatalf("%d subnets, verdict %s: %s", len(r.Subnets), r.Verdict.Status, r.Verdict.Summary)
 	}
 	if len(lm.Firewalls) != 500 || len(lm.Routes) != 200 || len(lm.Records["pkg-dev"]) != 2000 {
