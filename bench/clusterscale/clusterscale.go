@@ -191,7 +191,7 @@ func runExplain(ctx context.Context, argv []string) (Run, error) {
 		return Run{}, err
 	}
 	var rep report.ExplainReport
-	if err := json.Unmarshal(res.Stdout, &rep); err != nil || rep.Kind != "ExplainReport" {
+	if err := json.Unmarshal(res.Stdout, &rep); err != nil || rep.Kind != report.ExplainKind {
 		return Run{}, fmt.Errorf("exit %d and no report (%v); stderr: %s", res.ExitCode, err, strings.TrimSpace(string(res.Stderr)))
 	}
 	return Run{

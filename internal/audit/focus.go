@@ -106,7 +106,7 @@ func ParseProbeReport(r io.Reader, name string) (Focus, error) {
 	if err := json.NewDecoder(io.LimitReader(r, maxProbeReport)).Decode(&pr); err != nil {
 		return Focus{}, fmt.Errorf("--probe-report %s: not a probe report (%s): want `pullpath probe IMAGE -o json` output", name, units.Clip(err.Error(), 200))
 	}
-	if pr.Kind != "ProbeReport" {
+	if pr.Kind != report.ProbeKind {
 		return Focus{}, fmt.Errorf("--probe-report %s: kind %q, want ProbeReport (`pullpath probe IMAGE -o json`)", name, pr.Kind)
 	}
 	f := Focus{Host: HostOf(pr.Verdict.Endpoint), Role: pr.Verdict.Role, Code: pr.Verdict.Code, File: name}

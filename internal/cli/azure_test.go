@@ -41,7 +41,7 @@ func TestAzureAuditExitCodes(t *testing.T) {
 			if err := json.Unmarshal([]byte(out), &r); err != nil {
 				t.Fatalf("-o json: %v", err)
 			}
-			if r.Kind != report.KindAzureAudit || r.APIVersion != "pullpath/v1" || len(r.Subnets) != 2 {
+			if r.Kind != report.AzureAuditKind || r.APIVersion != "pullpath/v1" || len(r.Subnets) != 2 {
 				t.Fatalf("report kind %q apiVersion %q subnets %d", r.Kind, r.APIVersion, len(r.Subnets))
 			}
 			if tt.exit != 0 && len(r.Changes) == 0 {

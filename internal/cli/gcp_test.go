@@ -45,7 +45,7 @@ func TestGCPAuditExitCodes(t *testing.T) {
 			if err := json.Unmarshal([]byte(out), &r); err != nil {
 				t.Fatalf("-o json: %v", err)
 			}
-			if r.Kind != report.KindGCPAudit || r.APIVersion != "pullpath/v1" || len(r.Subnets) != 2 || r.Target.Cloud != "gcp" {
+			if r.Kind != report.GCPAuditKind || r.APIVersion != "pullpath/v1" || len(r.Subnets) != 2 || r.Target.Cloud != "gcp" {
 				t.Fatalf("report kind %q apiVersion %q subnets %d cloud %q", r.Kind, r.APIVersion, len(r.Subnets), r.Target.Cloud)
 			}
 			if tt.exit != 0 && (len(r.Changes) == 0 || !strings.HasPrefix(r.Changes[0].Command, "gcloud ")) {

@@ -102,7 +102,7 @@ func TestAuditTextShowsFailingBesideHealthy(t *testing.T) {
 // A change names the objects it touches beside its resource: the dead
 // target of the route it replaces.
 func TestAuditTextNamesWhatAChangeTouches(t *testing.T) {
-	rep := &report.AuditReport{Kind: report.KindAWSAudit, Changes: []report.Change{{Resource: "rtb-0c", Kind: "route-table", Touches: []string{"nat-0dead"},
+	rep := &report.AuditReport{Kind: report.AWSAuditKind, Changes: []report.Change{{Resource: "rtb-0c", Kind: "route-table", Touches: []string{"nat-0dead"},
 		Action: "point 0.0.0.0/0 at an available NAT gateway in us-east-1c", Check: "route-internet", Subnets: []string{"subnet-0c"}}}}
 	var out bytes.Buffer
 	if err := Print(&out, "text", rep, Options{}); err != nil {

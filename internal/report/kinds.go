@@ -15,7 +15,7 @@ const (
 
 	// The cloud audits. They share AuditReport's shape, so a script reads
 	// `subnets[].checks[]` and `changes[]` the same way for every cloud.
-	KindAWSAudit   = "AWSAuditReport"
-	KindAzureAudit = "AzureAuditReport"
-	KindGCPAudit   = "GCPAuditReport"
+	AWSAuditKind   = "AWSAuditReport"
+	AzureAuditKind = "AzureAuditReport"
+	GCPAuditKind   = "GCPAuditReport"
 )

@@ -46,7 +46,7 @@ func Audit(raw *Raw, source string, f audit.Focus) (*report.AuditReport, error) 
 	}
 	r := &report.AuditReport{
 		APIVersion: report.APIVersion,
-		Kind:       report.KindAWSAudit,
+		Kind:       report.AWSAuditKind,
 		Source:     source,
 		Target: report.AuditTarget{Cloud: string(nodeplace.AWS), Cluster: m.Cluster, Region: m.Region, Account: m.Account,
 			Network: m.VPC, Registry: m.Host(SvcECRDKR)},

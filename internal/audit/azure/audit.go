@@ -68,7 +68,7 @@ func Audit(m *Model, source string, f audit.Focus) *report.AuditReport {
 	}
 	r := &report.AuditReport{
 		APIVersion: report.APIVersion,
-		Kind:       report.KindAzureAudit,
+		Kind:       report.AzureAuditKind,
 		Source:     source,
 		Target: report.AuditTarget{
 			Cloud:    string(nodeplace.Azure),

@@ -51,7 +51,7 @@ func Audit(m *Model, source string, f audit.Focus) (*report.AuditReport, error) 
 	start := time.Now()
 	r := &report.AuditReport{
 		APIVersion: "pullpath/v1",
-		Kind:       report.KindGCPAudit,
+		Kind:       report.GCPAuditKind,
 		Source:     source,
 		Warnings:   append([]report.AuditWarning(nil), m.Warnings...),
 		StartedAt:  start.UTC(),
