@@ -11,46 +11,6 @@ import (
 	"github.com/pullpath/pullpath/internal/report"
 )
 
-// The renderers of the audit reports against golden files (go test
-// ./internal/printers -update rewrites them):
-//   - audit-s3-route: an AWSAuditReport, `pullpath aws audit --from
-//     internal/audit/aws/testdata/fail-s3-route --image-size 1.2GiB
-//     --pulls-per-day 400 -o json`;
-//   - audit-azure-route: an AzureAuditReport focused by a probe report,
-//     `pullpath azure audit --from
-//     internal/audit/azure/testdata/invalid-route-disable-bgp --probe-report
-//     probe.json -o json` (a CONNECT_TIMEOUT to the registry from node
-//     aks-apps-12345678-vmss000002).
-func TestAuditReportGolden(t *testing.T) {
-	for _, tc := range []struct{ name, input string }{
-		{"audit-s3-route", "valid-audit-s3-route.json"},
-		{"audit-azure-route", "valid-audit-azure-route.json"},
-	} {
-		rep := loadAuditFile(t, tc.input)
-		for _, format := range Formats {
-			t.Run(tc.name+"/"+format, func(t *testing.T) {
-				var out bytes.Buffer
-				if err := Print(&out, format, rep, Options{}); err != nil {
-					t.Fatalf("Print(%s): %v", format, err)
-				}
-				golden := filepath.Join("testdata", tc.name+"."+format+".golden")
-				if *update {
-					if err := os.WriteFile(golden, out.Bytes(), 0o644); err != nil {
-						t.Fatal(err)
-					}
-				}
-				want, err := os.ReadFile(golden)
-				if err != nil {
-					t.Fatalf("%v (run go test ./internal/printers -update)", err)
-				}
-				if out.String() != string(want) {
-					t.Errorf("Print(%s) differs from %s (run go test ./internal/printers -update and review the diff):\n%s", format, golden, out.String())
-				}
-			})
-		}
-	}
-}
-
 func loadAudit(t *testing.T) *report.AuditReport {
 	t.Helper()
 	return loadAuditFile(t, "valid-audit-s3-route.json")

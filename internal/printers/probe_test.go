@@ -45,6 +45,11 @@ var goldens = []struct {
 	// monitor status against a real apiserver: two failing agents and one
 	// restored (TestAgentWithRealAPIServer, PULLPATH_MONITOR_RECORD=FILE)
 	{"monitor-status", "valid-monitor-status.json", func() any { return &report.MonitorFleetReport{} }},
+	// aws audit --from ../audit/aws/testdata/fail-s3-route --image-size 1.2GiB --pulls-per-day 400
+	{"audit-s3-route", "valid-audit-s3-route.json", func() any { return &report.AuditReport{} }},
+	// azure audit --from ../audit/azure/testdata/invalid-route-disable-bgp --probe-report probe.json
+	// (a CONNECT_TIMEOUT to the registry from node aks-apps-12345678-vmss000002)
+	{"audit-azure-route", "valid-audit-azure-route.json", func() any { return &report.AuditReport{} }},
 }
 
 // TestGolden renders each recorded report in every format against its
