@@ -50,6 +50,9 @@ var goldens = []struct {
 	// azure audit --from ../audit/azure/testdata/invalid-route-disable-bgp --probe-report probe.json
 	// (a CONNECT_TIMEOUT to the registry from node aks-apps-12345678-vmss000002)
 	{"audit-azure-route", "valid-audit-azure-route.json", func() any { return &report.AuditReport{} }},
+	// gcp audit us-central1-docker.pkg.dev/shop-prod/apps/web:1.4.2 --from ../audit/gcp/testdata/invalid-pga-off
+	// (Private Google Access off on nodes-b beside a healthy nodes-a)
+	{"audit-gcp-pga", "valid-audit-gcp-pga.json", func() any { return &report.AuditReport{} }},
 }
 
 // TestGolden renders each recorded report in every format against its
