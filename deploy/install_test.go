@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/pullpath/pullpath/internal/monitor/deploytest"
 	"github.com/pullpath/pullpath/internal/testenv/controlplane"
+	"github.com/pullpath/pullpath/internal/testenv/deploytest"
 )
 
 // chartKinds are the resources the chart renders, to count by label.

@@ -80,7 +80,7 @@ lab_lane=(
   ./internal/diagnose/diagnoselab
   ./internal/lab
   ./internal/lab/cluster
-  ./internal/monitor/deploytest
+  ./internal/monitor/monitorlab
 )
 mapfile -t rest_lane < <(go list ./... | grep -vxF -f <(go list "${lab_lane[@]}"))
 rest_log=$(mktemp)

@@ -14,13 +14,13 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/pullpath/pullpath/internal/sweep/deploytest"
 	"github.com/pullpath/pullpath/internal/sweep/simkubelet"
+	"github.com/pullpath/pullpath/internal/testenv/deploytest"
 )
 
 const (
-	deployNS = deploytest.Namespace
-	deploySA = deploytest.User
+	deployNS = deploytest.SweepNamespace
+	deploySA = deploytest.SweepUser
 )
 
 // waitAllowed waits (bounded) until the authorizer answers allowed for
@@ -53,7 +53,7 @@ func waitAllowed(t *testing.T, c kubernetes.Interface, verb, resource, group, ns
 // one-line error naming it.
 func TestRBACExactlyDeploySweep(t *testing.T) {
 	admin := need(t)
-	role, err := deploytest.Apply(t.Context(), admin)
+	role, err := deploytest.ApplySweep(t.Context(), admin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func setRules(t *testing.T, c kubernetes.Interface, rules []rbacv1.PolicyRule) {
 // stops with one line naming the verb. No verb on secrets is granted.
 func TestRBACWorkloadIdentity(t *testing.T) {
 	admin := need(t)
-	if _, err := deploytest.Apply(t.Context(), admin); err != nil {
+	if _, err := deploytest.ApplySweep(t.Context(), admin); err != nil {
 		t.Fatal(err)
 	}
 	cr, err := admin.RbacV1().ClusterRoles().Get(t.Context(), "pullpath-sweep-workload-identity", metav1.GetOptions{})
@@ -164,7 +164,7 @@ func TestRBACWorkloadIdentity(t *testing.T) {
 		return okProbe
 	})
 	cfg := rest.CopyConfig(shared.CP.Config)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: deploySA, Groups: deploytest.Groups}
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: deploySA, Groups: deploytest.SweepGroups}
 	sa, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -29,7 +29,7 @@ import (
 	"github.com/pullpath/pullpath/internal/printers"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/sweep"
-	"github.com/pullpath/pullpath/internal/sweep/deploytest"
+	"github.com/pullpath/pullpath/internal/testenv/deploytest"
 	"github.com/pullpath/pullpath/internal/testenv/kwait"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -413,7 +413,7 @@ func (e *env) waitNotReady(name string, d time.Duration) {
 
 func applyDeploy(t *testing.T, e *env) {
 	t.Helper()
-	if _, err := deploytest.Apply(t.Context(), e.c.Client); err != nil {
+	if _, err := deploytest.ApplySweep(t.Context(), e.c.Client); err != nil {
 		t.Fatal(err)
 	}
 }

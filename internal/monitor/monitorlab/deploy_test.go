@@ -1,4 +1,4 @@
-package deploytest
+package monitorlab
 
 import (
 	"bufio"
@@ -7,8 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,126 +14,14 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
-	"sigs.k8s.io/yaml"
 
 	"github.com/pullpath/pullpath/internal/lab"
 	"github.com/pullpath/pullpath/internal/lab/labtest"
+	"github.com/pullpath/pullpath/internal/testenv/deploytest"
 	"github.com/pullpath/pullpath/internal/testenv/kwait"
 )
 
 func TestMain(m *testing.M) { labtest.Main(m) }
-
-const deployDir = "../../../deploy/monitor"
-
-// kustomizeResources reads the resources of kustomization.yaml, and checks
-// that every manifest in the folder is one of them.
-func kustomizeResources(t *testing.T) []string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(deployDir, "kustomization.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var k struct {
-		Resources []string `json:"resources"`
-	}
-	if err := yaml.Unmarshal(b, &k); err != nil {
-		t.Fatal(err)
-	}
-	listed := map[string]bool{}
-	for _, r := range k.Resources {
-		listed[r] = true
-	}
-	files, _ := filepath.Glob(filepath.Join(deployDir, "*.yaml"))
-	for _, f := range files {
-		if base := filepath.Base(f); base != "kustomization.yaml" && !listed[base] {
-			t.Errorf("deploy/monitor/%s is not in kustomization.yaml", base)
-		}
-	}
-	return k.Resources
-}
-
-// apply creates every object of the manifests, in kustomization order;
-// edit, when set, may change each object and returns what to create in its
-// place (the object, and objects to create right after it).
-func apply(ctx context.Context, t *testing.T, cfg *rest.Config, files []string, edit func(*unstructured.Unstructured) []*unstructured.Unstructured) {
-	t.Helper()
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
-	create := func(u *unstructured.Unstructured) error {
-		gvk := u.GroupVersionKind()
-		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-		if err != nil {
-			return err
-		}
-		var ri dynamic.ResourceInterface = dyn.Resource(m.Resource)
-		if ns := u.GetNamespace(); ns != "" {
-			ri = dyn.Resource(m.Resource).Namespace(ns)
-		}
-		_, err = ri.Create(ctx, u, metav1.CreateOptions{})
-		return err
-	}
-	for _, c := range PrometheusOperatorCRDs() {
-		if err := create(c); err != nil {
-			t.Fatalf("CRD %s: %v", c.GetName(), err)
-		}
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	tick := time.NewTicker(200 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		mapper.Reset()
-		_, err1 := mapper.RESTMapping(schemaGK("monitoring.coreos.com", "PodMonitor"), "v1")
-		_, err2 := mapper.RESTMapping(schemaGK("monitoring.coreos.com", "PrometheusRule"), "v1")
-		if err1 == nil && err2 == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the CRDs were not served within 30s: %v %v", err1, err2)
-		}
-		<-tick.C
-	}
-	for _, f := range files {
-		b, err := os.ReadFile(filepath.Join(deployDir, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, doc := range strings.Split(string(b), "\n---\n") {
-			js, err := yaml.YAMLToJSON([]byte(doc))
-			if err != nil {
-				t.Fatalf("deploy/monitor/%s: %v", f, err)
-			}
-			if strings.TrimSpace(string(js)) == "null" {
-				continue
-			}
-			u := &unstructured.Unstructured{}
-			if err := u.UnmarshalJSON(js); err != nil {
-				t.Fatalf("deploy/monitor/%s: %v", f, err)
-			}
-			objs := []*unstructured.Unstructured{u}
-			if edit != nil {
-				objs = edit(u)
-			}
-			for _, o := range objs {
-				if err := create(o); err != nil {
-					t.Fatalf("apply deploy/monitor/%s %s %s: %v", f, o.GetKind(), o.GetName(), err)
-				}
-			}
-		}
-	}
-}
 
 // TestDaemonSetRunsOnEveryLabNode applies deploy/monitor as it is
 // (kustomization order; minimal CRDs stand in for the Prometheus operator)
@@ -146,7 +32,9 @@ func TestDaemonSetRunsOnEveryLabNode(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
 	labtest.ImportAgentImage(ctx, t, c)
-	apply(ctx, t, c.Config, kustomizeResources(t), nil)
+	if err := deploytest.ApplyMonitor(ctx, c.Config, nil); err != nil {
+		t.Fatal(err)
+	}
 
 	nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {

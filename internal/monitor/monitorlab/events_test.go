@@ -1,4 +1,4 @@
-package deploytest
+package monitorlab
 
 import (
 	"bytes"
@@ -22,6 +22,7 @@ import (
 	"github.com/pullpath/pullpath/internal/monitor/agentimage"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/testenv"
+	"github.com/pullpath/pullpath/internal/testenv/deploytest"
 	"github.com/pullpath/pullpath/internal/testenv/kwait"
 )
 
@@ -45,7 +46,9 @@ func TestAgentEventsOnLabCluster(t *testing.T) {
 	defer cancel()
 	labtest.ImportAgentImage(ctx, t, c)
 	image := c.WorkloadImage()
-	apply(ctx, t, c.Config, kustomizeResources(t), agentsWalking(t, c, image))
+	if err := deploytest.ApplyMonitor(ctx, c.Config, agentsWalking(t, c, image)); err != nil {
+		t.Fatal(err)
+	}
 	nodes := c.NodeNames()
 
 	// 1. every agent's first verdict: PullPathOK on its Node

@@ -1,6 +1,3 @@
-// Package deploytest applies deploy/sweep/ (the manifests users apply) to
-// a test cluster, for sweep's RBAC tests on the real apiserver and the lab
-// cluster.
 package deploytest
 
 import (
@@ -20,28 +17,30 @@ import (
 	"github.com/pullpath/pullpath/internal/testenv"
 )
 
-// Namespace and ServiceAccount user of deploy/sweep.
+// SweepNamespace and SweepUser are the namespace and ServiceAccount user
+// of deploy/sweep.
 const (
-	Namespace = "pullpath-sweep"
-	User      = "system:serviceaccount:pullpath-sweep:pullpath-sweep"
+	SweepNamespace = "pullpath-sweep"
+	SweepUser      = "system:serviceaccount:pullpath-sweep:pullpath-sweep"
 )
 
-// Groups are the ServiceAccount's groups.
-var Groups = []string{"system:serviceaccounts", "system:serviceaccounts:" + Namespace, "system:authenticated"}
+// SweepGroups are the ServiceAccount's groups.
+var SweepGroups = []string{"system:serviceaccounts", "system:serviceaccounts:" + SweepNamespace, "system:authenticated"}
 
-// Dir finds deploy/sweep by walking up from the working directory.
-func Dir() (string, error) {
+// deployDir finds deploy/NAME by walking up from the working directory.
+func deployDir(name string) (string, error) {
 	root, err := testenv.ModuleRoot()
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(root, "deploy", "sweep"), nil
+	return filepath.Join(root, "deploy", name), nil
 }
 
-// Apply creates every object of deploy/sweep/*.yaml (objects that exist
-// are left as they are) and returns the Role of the working namespace.
-func Apply(ctx context.Context, c kubernetes.Interface) (*rbacv1.Role, error) {
-	dir, err := Dir()
+// ApplySweep creates every object of deploy/sweep/*.yaml (objects that
+// exist are left as they are) and returns the Role of the working
+// namespace.
+func ApplySweep(ctx context.Context, c kubernetes.Interface) (*rbacv1.Role, error) {
+	dir, err := deployDir("sweep")
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +89,7 @@ func Apply(ctx context.Context, c kubernetes.Interface) (*rbacv1.Role, error) {
 			case "Role":
 				var o rbacv1.Role
 				if cerr = yaml.UnmarshalStrict([]byte(doc), &o); cerr == nil {
-					if o.Namespace == Namespace {
+					if o.Namespace == SweepNamespace {
 						role = o.DeepCopy()
 					}
 					_, cerr = c.RbacV1().Roles(o.Namespace).Create(ctx, &o, metav1.CreateOptions{})
@@ -109,7 +108,7 @@ func Apply(ctx context.Context, c kubernetes.Interface) (*rbacv1.Role, error) {
 		}
 	}
 	if role == nil {
-		return nil, fmt.Errorf("%s: no Role in %s", dir, Namespace)
+		return nil, fmt.Errorf("%s: no Role in %s", dir, SweepNamespace)
 	}
 	return role, nil
 }

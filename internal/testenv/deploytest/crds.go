@@ -1,6 +1,3 @@
-// Package deploytest applies deploy/monitor as it is to a lab cluster with
-// real kubelets and checks that the agent runs on every node. Its CRDs
-// helper serves the chart's tests (deploy/) too.
 package deploytest
 
 import (
