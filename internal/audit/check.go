@@ -45,9 +45,19 @@ type Inputs interface {
 	Collect(file string) string
 }
 
+// Leaning is a model whose warns keep their condition, the direction they
+// lean (aws: diagnose puts the changes of a check leaning the answer's way
+// first). Other models' warns carry none.
+type Leaning interface {
+	WarnsLean() bool
+}
+
 // RunAll runs every check on one subnet, in order, and returns the results
 // with ID and Title filled in. A check that returns no status is a warn (a
 // check must decide or say why it could not; never a silent pass).
+//
+// A condition is the direction of a failure: RunAll drops it from a pass
+// or a skip, and from a warn unless the model is Leaning.
 //
 // When the model is Inputs, a check that fails after asking for a file
 // that was not given is a warn naming the file and the command that
@@ -58,6 +68,8 @@ type Inputs interface {
 func RunAll[M, S any](checks []Check[M, S], m M, s S) []report.CheckResult {
 	out := make([]report.CheckResult, 0, len(checks))
 	in, tracked := any(m).(Inputs)
+	l, ok := any(m).(Leaning)
+	leans := ok && l.WarnsLean()
 	for _, c := range checks {
 		if tracked {
 			in.BeginCheck()
@@ -77,6 +89,9 @@ func RunAll[M, S any](checks []Check[M, S], m M, s S) []report.CheckResult {
 			if r.Summary == "" {
 				r.Summary = "the check returned no result"
 			}
+		}
+		if r.Status != report.StepFail && (r.Status != report.StepWarn || !leans) {
+			r.Condition = ""
 		}
 		for i := range r.Changes {
 			if r.Changes[i].Check == "" {

@@ -49,6 +49,38 @@ func TestRunAllFillsIDAndNeverPassesSilently(t *testing.T) {
 	}
 }
 
+type leaningModel struct{ model }
+
+func (leaningModel) WarnsLean() bool { return true }
+
+// A condition is the direction of a failure: RunAll drops it from a pass,
+// a skip and (unless the model's warns lean) a warn.
+func TestRunAllKeepsAConditionOnAFailure(t *testing.T) {
+	checks := []Check[model, string]{}
+	for _, st := range []report.StepStatus{report.StepFail, report.StepWarn, report.StepPass, report.StepSkip} {
+		checks = append(checks, New(string(st), string(st), func(model, string) report.CheckResult {
+			return report.CheckResult{Status: st, Condition: verdict.ConditionDNS, Summary: string(st)}
+		}))
+	}
+	leaning := []Check[leaningModel, string]{}
+	for _, c := range checks {
+		leaning = append(leaning, New(c.ID(), c.Title(), func(m leaningModel, s string) report.CheckResult { return c.Run(m.model, s) }))
+	}
+	conds := func(rs []report.CheckResult) []verdict.Condition {
+		var out []verdict.Condition
+		for _, r := range rs {
+			out = append(out, r.Condition)
+		}
+		return out
+	}
+	if got, want := conds(RunAll(checks, model{}, "a")), []verdict.Condition{verdict.ConditionDNS, "", "", ""}; !cmp.Equal(got, want) {
+		t.Errorf("RunAll conditions = %q, want %q", got, want)
+	}
+	if got, want := conds(RunAll(leaning, leaningModel{}, "a")), []verdict.Condition{verdict.ConditionDNS, verdict.ConditionDNS, "", ""}; !cmp.Equal(got, want) {
+		t.Errorf("RunAll conditions (warns lean) = %q, want %q", got, want)
+	}
+}
+
 func TestWorst(t *testing.T) {
 	tests := []struct {
 		in   []report.StepStatus

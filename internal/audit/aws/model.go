@@ -73,6 +73,10 @@ func (m *Model) BeginCheck()                { m.asked = m.asked[:0] }
 func (m *Model) Absent() []string           { return m.asked }
 func (m *Model) Collect(file string) string { return m.command(file) + " --output json > " + file }
 
+// WarnsLean makes the model an audit.Leaning: a warn keeps the direction
+// it leans (a DNS warn is a DNS risk).
+func (m *Model) WarnsLean() bool { return true }
+
 // given reports whether a contract file was given; when it was not, the
 // running check has asked for it (and may not fail on its absence).
 func (m *Model) given(file string) bool {

@@ -112,11 +112,6 @@ func Audit(m *Model, source string, f audit.Focus) *report.AuditReport {
 			}
 		}
 		as.Checks = audit.RunAll(Checks, m, n)
-		for i := range as.Checks {
-			if as.Checks[i].Status != report.StepFail {
-				as.Checks[i].Condition = "" // a condition is the direction of a failure
-			}
-		}
 		if !m.hostsKnown() {
 			unknownAddresses(as.Checks)
 		}
@@ -193,11 +188,6 @@ func (m *Model) clusterWide(hosts []*pullHost) *report.AuditSubnet {
 		r := audit.MissingResult(FileVNets, " (the pools name no subnet: an AKS-managed VNet, whose node subnet that listing of the node resource group holds)", cmd)
 		r.ID, r.Title = c.ID(), c.Title()
 		as.Checks = append(as.Checks, r)
-	}
-	for i := range as.Checks {
-		if as.Checks[i].Status != report.StepFail {
-			as.Checks[i].Condition = ""
-		}
 	}
 	return as
 }

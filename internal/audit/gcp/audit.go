@@ -101,11 +101,6 @@ func Audit(m *Model, source string, f audit.Focus) (*report.AuditReport, error) 
 			s.CIDR = ns.Subnet.IpCidrRange
 		}
 		s.Checks = audit.RunAll(Checks, m, ns)
-		for i := range s.Checks {
-			if s.Checks[i].Status != report.StepFail {
-				s.Checks[i].Condition = ""
-			}
-		}
 		r.Subnets = append(r.Subnets, s)
 	}
 	r.Hosts = auditHosts(m, hosts, subnets)
