@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/pullpath/pullpath/bench/measure"
+	"github.com/pullpath/pullpath/internal/probesummary"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/sweep"
 	"github.com/pullpath/pullpath/internal/sweep/simkubelet"
@@ -212,7 +213,7 @@ func summary(st verdict.Status, code verdict.Code, cond verdict.Condition, failH
 		}
 		r.Endpoints = append(r.Endpoints, e)
 	}
-	return string(report.SummarizeProbe(r).Marshal())
+	return string(probesummary.Of(r).Marshal())
 }
 
 func timeOne(ctx context.Context, cfg Config, cp *controlplane.ControlPlane, c kubernetes.Interface, sim *simkubelet.Sim, mode string) (*Run, error) {

@@ -1,7 +1,11 @@
-// Package addrscope says what kind of network an address belongs to.
+// Package addrscope says what kind of network an address belongs to, and
+// which host an address names.
 package addrscope
 
-import "net/netip"
+import (
+	"net"
+	"net/netip"
+)
 
 var (
 	cgnat       = netip.MustParsePrefix("100.64.0.0/10")
@@ -40,4 +44,13 @@ func Of(ip netip.Addr) string {
 		return "public"
 	}
 	return "other"
+}
+
+// Host is the host of an "ip:port" or "[ip]:port" address, or the address
+// itself when it has no port.
+func Host(addr string) string {
+	if h, _, err := net.SplitHostPort(addr); err == nil {
+		return h
+	}
+	return addr
 }

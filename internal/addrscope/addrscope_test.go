@@ -55,3 +55,18 @@ func TestOf(t *testing.T) {
 		t.Errorf("Of(zero Addr) = %q, want %q", got, "other")
 	}
 }
+
+func TestHost(t *testing.T) {
+	for in, want := range map[string]string{
+		"10.0.20.10:443":        "10.0.20.10",
+		"[fd00::1]:443":         "fd00::1",
+		"10.0.20.10":            "10.0.20.10",
+		"fd00::1":               "fd00::1",
+		"":                      "",
+		"registry.example:5000": "registry.example",
+	} {
+		if got := Host(in); got != want {
+			t.Errorf("Host(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pullpath/pullpath/internal/labsvc"
+	"github.com/pullpath/pullpath/internal/probesummary"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/testenv"
 )
@@ -112,14 +113,14 @@ func TestProbeVerdictFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(b) >= report.MaxTerminationMessage {
-		t.Errorf("verdict file is %d bytes, want < %d", len(b), report.MaxTerminationMessage)
+	if len(b) >= probesummary.MaxTerminationMessage {
+		t.Errorf("verdict file is %d bytes, want < %d", len(b), probesummary.MaxTerminationMessage)
 	}
-	var s report.ProbeSummary
+	var s probesummary.Summary
 	if err := json.Unmarshal(b, &s); err != nil {
 		t.Fatalf("verdict file is not JSON: %v: %q", err, b)
 	}
-	if s.V != report.ProbeSummaryVersion || s.Code != full.Verdict.Code || s.Endpoint != full.Verdict.Endpoint || len(s.Hops) != len(full.Endpoints) {
+	if s.V != probesummary.Version || s.Code != full.Verdict.Code || s.Endpoint != full.Verdict.Endpoint || len(s.Hops) != len(full.Endpoints) {
 		t.Errorf("summary = %+v, want the report's verdict %s at %s and %d hops", s, full.Verdict.Code, full.Verdict.Endpoint, len(full.Endpoints))
 	}
 }

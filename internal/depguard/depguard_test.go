@@ -23,6 +23,7 @@ var nodeSide = []string{
 	"internal/nodeplace",
 	"internal/monitor",
 	"internal/probeopts",
+	"internal/probesummary",
 	"internal/buildinfo",
 	"internal/nodecli",
 	"cmd/pullpath-agent", // the node-side image: agent, probe, version

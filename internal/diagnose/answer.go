@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"sort"
 
+	"github.com/pullpath/pullpath/internal/addrscope"
 	"github.com/pullpath/pullpath/internal/exitcode"
 	"github.com/pullpath/pullpath/internal/nodeplace"
 	"github.com/pullpath/pullpath/internal/report"
@@ -260,7 +261,7 @@ func fromRead(a *report.DiagnoseAnswer, g *report.ExplainGroup, ex *report.Expla
 		a.Link = &report.BrokenLink{Host: g.Endpoint, Code: g.Code, Nodes: nodes}
 		if f != nil {
 			a.Link.Role, a.Link.Step = f.Role, f.Step
-			a.Link.Address = report.AddressHost(f.Address)
+			a.Link.Address = addrscope.Host(f.Address)
 		}
 	}
 	a.Look = append(a.Look, g.Advice...)

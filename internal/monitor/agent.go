@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/pullpath/pullpath/internal/probesummary"
 	"github.com/pullpath/pullpath/internal/pull"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/runtimecfg"
@@ -336,7 +337,7 @@ func (a *Agent) walk(ctx context.Context, t target, quick bool) {
 		v := rep.Verdict
 		v.Advice = nil
 		res.Verdict = &v
-		sum := report.SummarizeProbe(rep)
+		sum := probesummary.Of(rep)
 		res.Runtime, res.Mirrors = sum.Runtime, sum.Mirrors
 		a.log.Printf("walk %s (%s): %s %s in %.0f ms: %s", t.image, mode, v.Status, v.Code, res.DurationMS, v.Summary)
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/pullpath/pullpath/internal/probesummary"
 	"github.com/pullpath/pullpath/internal/pull"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
@@ -141,18 +142,18 @@ func (o *Options) Walk(ctx context.Context) (*report.ProbeReport, error) {
 	defer cancel()
 	rep, err := o.identity.probe(ctx, o.Pull)
 	if err != nil {
-		o.writeVerdict(report.ProbeSummary{V: report.ProbeSummaryVersion, Node: o.Pull.Node, Image: o.Pull.Image,
+		o.writeVerdict(probesummary.Summary{V: probesummary.Version, Node: o.Pull.Node, Image: o.Pull.Image,
 			Status: verdict.StatusFail, Cause: verdict.CauseOther, Code: verdict.Other, Summary: "probe error: " + err.Error()})
 		return nil, err
 	}
-	if err := o.writeVerdict(report.SummarizeProbe(rep)); err != nil {
+	if err := o.writeVerdict(probesummary.Of(rep)); err != nil {
 		return nil, err
 	}
 	return rep, nil
 }
 
 // writeVerdict writes the compact verdict to --verdict-file, if set.
-func (o *Options) writeVerdict(s report.ProbeSummary) error {
+func (o *Options) writeVerdict(s probesummary.Summary) error {
 	if o.VerdictFile == "" {
 		return nil
 	}

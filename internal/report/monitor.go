@@ -34,7 +34,7 @@ type MonitorTarget struct {
 	LastOK     *time.Time       `json:"lastOk,omitempty"`
 	// Runtime and Mirrors: the node's runtime, its config file and the
 	// mirrors in effect for this image, as the walk found them
-	// (ProbeSummary.Runtime and Mirrors).
+	// (probesummary.Summary.Runtime and Mirrors).
 	Runtime string   `json:"runtime,omitempty"`
 	Mirrors []string `json:"mirrors,omitempty"`
 }

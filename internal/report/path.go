@@ -118,33 +118,6 @@ type TraceSummary struct {
 	Hops        []string `json:"hops"`
 }
 
-// maxSummaryTraces bounds the traces a ProbeSummary carries.
-const maxSummaryTraces = 3
-
-// SummarizeTraces compacts traces for a ProbeSummary: at most three, the
-// hops as addresses ("*": silent, "!": could not be sent).
-func SummarizeTraces(trs []*Trace) []TraceSummary {
-	var out []TraceSummary
-	for _, tr := range trs {
-		if tr == nil || tr.Skipped != "" || len(out) == maxSummaryTraces {
-			continue
-		}
-		s := TraceSummary{Destination: tr.Destination, Reached: tr.Reached}
-		for _, h := range tr.Hops {
-			switch {
-			case h.Address != "":
-				s.Hops = append(s.Hops, h.Address)
-			case h.Result == HopError:
-				s.Hops = append(s.Hops, "!")
-			default:
-				s.Hops = append(s.Hops, "*")
-			}
-		}
-		out = append(out, s)
-	}
-	return out
-}
-
 // SweepTraceCompare is one failing node's trace beside a healthy node's
 // to the same address: the hop where they part.
 type SweepTraceCompare struct {

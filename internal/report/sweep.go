@@ -1,12 +1,7 @@
 package report
 
 import (
-	"encoding/json"
-	"net"
-	"slices"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -147,7 +142,7 @@ type SweepResult struct {
 	Verdict verdict.Verdict `json:"verdict"`
 	Hops    []SweepHop      `json:"hops,omitempty"`
 	Mirror  bool            `json:"mirror,omitempty"` // a hosts.toml mirror served (probe)
-	// Warnings are the codes of the probe's warnings (ProbeSummary.Warnings).
+	// Warnings are the codes of the probe's warnings (probesummary.Summary.Warnings).
 	Warnings   []verdict.Code `json:"warnings,omitempty"`
 	Cached     *bool          `json:"cached,omitempty"` // canary: the node already held the image
 	Evidence   string         `json:"evidence,omitempty"`
@@ -155,18 +150,18 @@ type SweepResult struct {
 	DurationMS float64        `json:"durationMs"`
 
 	// Credentials are where the probe's credentials came from, in the
-	// kubelet's order (ProbeSummary.Credentials).
+	// kubelet's order (probesummary.Summary.Credentials).
 	Credentials []string `json:"credentials,omitempty"`
 
-	// Proxy is how the probe walked (ProbeSummary.Proxy): "proxy
+	// Proxy is how the probe walked (probesummary.Summary.Proxy): "proxy
 	// HOST:PORT, from ORIGIN", "direct, from ORIGIN", or "".
 	Proxy string `json:"proxy,omitempty"`
 
-	// Traces are the probe's traces (ProbeSummary.Traces).
+	// Traces are the probe's traces (probesummary.Summary.Traces).
 	Traces []TraceSummary `json:"traces,omitempty"`
 
 	// Runtime and Mirrors: the node's runtime, its config file and the
-	// mirrors in effect (ProbeSummary.Runtime, Mirrors).
+	// mirrors in effect (probesummary.Summary.Runtime, Mirrors).
 	Runtime string   `json:"runtime,omitempty"`
 	Mirrors []string `json:"mirrors,omitempty"`
 }
@@ -219,231 +214,4 @@ type SweepVerdict struct {
 	Failed    int               `json:"failed"`
 	NoAnswer  int               `json:"noAnswer"`
 	ExitCode  int               `json:"exitCode"` // the sweep's exit code (internal/exitcode), set when it is judged
-}
-
-// ProbeSummaryVersion is the schema of ProbeSummary.
-const ProbeSummaryVersion = 1
-
-// MaxTerminationMessage is what the kubelet keeps of a termination message
-// (the last 4096 bytes); a ProbeSummary stays under it.
-const MaxTerminationMessage = 4096
-
-// ProbeSummary is the compact verdict a probe Pod writes to its termination
-// message: the verdict and one hop per endpoint, under 4 KiB. The whole
-// ProbeReport goes to the Pod's log.
-type ProbeSummary struct {
-	V         int               `json:"v"`
-	Node      string            `json:"node,omitempty"`
-	Image     string            `json:"image"`
-	Status    verdict.Status    `json:"status"`
-	Stage     verdict.Stage     `json:"stage,omitempty"`
-	Cause     verdict.Cause     `json:"cause,omitempty"`
-	Condition verdict.Condition `json:"condition,omitempty"`
-	Code      verdict.Code      `json:"code"`
-	Endpoint  string            `json:"endpoint,omitempty"`
-	Role      verdict.Role      `json:"role,omitempty"`
-	Summary   string            `json:"summary,omitempty"`
-	Hops      []SweepHop        `json:"hops,omitempty"`
-	Mirror    bool              `json:"mirror,omitempty"`
-	// Warnings are the codes of the probe's warnings, each once, at most
-	// maxSummaryWarnings (MIRROR_HIDES_UPSTREAM, IPV6_PATH_BROKEN, ...).
-	Warnings []verdict.Code `json:"warnings,omitempty"`
-	Bytes    int64          `json:"bytes,omitempty"`
-	MS       float64        `json:"ms"`
-	Cut      bool           `json:"cut,omitempty"` // hops or summary were shortened to fit
-
-	// Credentials are where the credentials of each walk came from, in
-	// the kubelet's order ("secret NAME", "provider NAME", "anonymous"),
-	// when the probe walked with the kubelet's identity.
-	Credentials []string `json:"credentials,omitempty"`
-
-	// Proxy is how the walk went with the runtime's proxy settings:
-	// "proxy HOST:PORT, from ORIGIN" when an endpoint went through a
-	// proxy, "direct, from ORIGIN" when none did, "" when no settings
-	// were looked for.
-	Proxy string `json:"proxy,omitempty"`
-
-	// Traces are the probe's traces (--trace), compact.
-	Traces []TraceSummary `json:"traces,omitempty"`
-
-	// Runtime is the node's runtime and the config file it reads
-	// ("containerd 1.6.20 (k3s) /var/lib/rancher/k3s/agent/etc/containerd/config.toml"),
-	// and Mirrors the mirrors in effect for the image's registry, in the
-	// runtime's order, each with the file that names it (sweep_runtime.go).
-	Runtime string   `json:"runtime,omitempty"`
-	Mirrors []string `json:"mirrors,omitempty"`
-}
-
-// maxSummaryWarnings bounds the warning codes a summary carries (the
-// summary must fit a termination message: 4 KiB).
-const maxSummaryWarnings = 6
-
-// SummarizeProbe reads a ProbeReport into its compact summary.
-func SummarizeProbe(r *ProbeReport) ProbeSummary {
-	s := ProbeSummary{
-		V: ProbeSummaryVersion, Node: r.Node, Image: r.Image,
-		Status: r.Verdict.Status, Stage: r.Verdict.Stage, Cause: r.Verdict.Cause, Condition: r.Verdict.Condition,
-		Code: r.Verdict.Code, Endpoint: r.Verdict.Endpoint, Role: r.Verdict.Role, Summary: r.Verdict.Summary,
-		MS: float64(int64(r.DurationMS)),
-	}
-	if r.Transfer != nil {
-		s.Bytes = r.Transfer.Bytes
-	}
-	if id := r.Identity; id != nil {
-		for _, a := range id.Attempts {
-			if a.From != "" && len(s.Credentials) < 8 {
-				s.Credentials = append(s.Credentials, cutString(a.From, 120))
-			}
-		}
-	}
-	s.Proxy = summarizeProxy(r)
-	s.Runtime, s.Mirrors = summarizeRuntime(r)
-	s.Traces = SummarizeTraces(r.Traces)
-	for _, w := range r.Warnings {
-		if len(s.Warnings) < maxSummaryWarnings && !slices.Contains(s.Warnings, w.Code) {
-			s.Warnings = append(s.Warnings, w.Code)
-		}
-	}
-	failStep := map[string]string{}
-	for _, st := range r.Steps {
-		if st.Status == StepFail && st.Endpoint != "" {
-			if _, ok := failStep[st.Endpoint]; !ok {
-				failStep[st.Endpoint] = st.Name
-			}
-		}
-	}
-	for _, e := range r.Endpoints {
-		if e == nil {
-			continue
-		}
-		if e.Role == verdict.RoleMirror && e.Status == StepPass {
-			s.Mirror = true
-		}
-		h := SweepHop{Host: e.Host, Role: e.Role, Address: reachedAt(e.Addresses), Status: e.Status, Code: e.Code}
-		if e.Status == StepFail {
-			h.Step = failStep[e.Host]
-		}
-		s.Hops = append(s.Hops, h)
-	}
-	return s
-}
-
-// summarizeProxy says how the walk went with the runtime's proxy: the
-// first proxy an endpoint went through, or direct, and where the settings
-// came from. Proxy URLs in a report carry no password.
-func summarizeProxy(r *ProbeReport) string {
-	if r.Proxy == nil {
-		return ""
-	}
-	via := "direct"
-	for _, e := range r.Endpoints {
-		if e != nil && e.Proxy != nil && e.Proxy.Via == "proxy" && e.Proxy.Proxy != "" {
-			via = "proxy " + e.Proxy.Proxy
-			if v := e.Proxy.Variable; v != "" {
-				// the file line that set it, when the origin does not say
-				for _, src := range r.Proxy.Sources {
-					if src.Name == v && src.From != "" && !strings.Contains(r.Proxy.Origin, src.From) {
-						via += " (" + v + " in " + src.From + ")"
-						break
-					}
-				}
-			}
-			break
-		}
-	}
-	return cutString(via+", from "+r.Proxy.Origin, 240)
-}
-
-// reachedAt is the address a walk reached an endpoint at: the first that
-// connected, else the first tried (the one its verdict names); no port.
-func reachedAt(as []AddrResult) string {
-	if len(as) == 0 {
-		return ""
-	}
-	at := as[0].Address
-	for _, a := range as {
-		if a.Result == "ok" {
-			at = a.Address
-			break
-		}
-	}
-	return AddressHost(at)
-}
-
-// AddressHost is the host of an "ip:port" or "[ip]:port" address, or the
-// address itself when it has no port.
-func AddressHost(addr string) string {
-	if h, _, err := net.SplitHostPort(addr); err == nil {
-		return h
-	}
-	return addr
-}
-
-// Marshal encodes the summary in at most MaxTerminationMessage-96 bytes,
-// shortening the summary text, then dropping passing hops, then any hop
-// but the failing one, and says so in Cut.
-func (s ProbeSummary) Marshal() []byte {
-	const limit = MaxTerminationMessage - 96
-	b, _ := json.Marshal(s)
-	if len(b) <= limit {
-		return b
-	}
-	s.Cut = true
-	if len(s.Summary) > 240 {
-		s.Summary = s.Summary[:240] + "..."
-	}
-	for _, h := range s.Hops {
-		if len(h.Host) > 253 {
-			h.Host = h.Host[:253]
-		}
-	}
-	if b, _ = json.Marshal(s); len(b) <= limit {
-		return b
-	}
-	if len(s.Traces) > 1 {
-		s.Traces = s.Traces[:1] // the failing address's, or the first host's
-	}
-	var keep []SweepHop
-	for _, h := range s.Hops {
-		if h.Status != StepPass {
-			keep = append(keep, h)
-		}
-	}
-	s.Hops = keep
-	if b, _ = json.Marshal(s); len(b) <= limit {
-		return b
-	}
-	keep = nil
-	for _, h := range s.Hops {
-		if h.Host == s.Endpoint {
-			keep = append(keep, h)
-			break
-		}
-	}
-	s.Hops = keep
-	s.Summary = ""
-	if len(s.Credentials) > 2 {
-		s.Credentials = s.Credentials[:2]
-	}
-	b, _ = json.Marshal(s)
-	return b
-}
-
-// Verdict returns the summary as a verdict.
-func (s ProbeSummary) Verdict() verdict.Verdict {
-	return verdict.Verdict{
-		Status: s.Status, Stage: s.Stage, Cause: s.Cause, Condition: s.Condition,
-		Code: s.Code, Endpoint: s.Endpoint, Role: s.Role, Summary: s.Summary,
-	}
-}
-
-// cutString is s cut to at most n bytes, on a rune boundary.
-func cutString(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

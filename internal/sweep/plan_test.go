@@ -223,32 +223,6 @@ nodeGroups:
 	}
 }
 
-func TestProbeSummaryFitsTerminationMessage(t *testing.T) {
-	r := &report.ProbeReport{Image: "reg.example/app:1", Node: "n1"}
-	r.Verdict.Status, r.Verdict.Code, r.Verdict.Summary = "fail", "BLOB_CONNECT_TIMEOUT", string(make([]byte, 3000))
-	for i := 0; i < 200; i++ {
-		r.Endpoints = append(r.Endpoints, &report.Endpoint{Host: "host-" + string(rune('a'+i%26)) + ".blob.example", Role: "blob", Status: report.StepPass})
-	}
-	r.Endpoints = append(r.Endpoints, &report.Endpoint{Host: "bad.blob.example", Role: "blob", Status: report.StepFail, Code: "BLOB_CONNECT_TIMEOUT"})
-	r.Verdict.Endpoint = "bad.blob.example"
-	b := report.SummarizeProbe(r).Marshal()
-	if len(b) > report.MaxTerminationMessage {
-		t.Fatalf("summary is %d bytes, want <= %d", len(b), report.MaxTerminationMessage)
-	}
-	s, err := ParseSummary(string(b))
-	if err != nil {
-		t.Fatalf("ParseSummary(Marshal()) = %v", err)
-	}
-	if !s.Cut || s.Code != "BLOB_CONNECT_TIMEOUT" || len(s.Hops) != 1 || s.Hops[0].Host != "bad.blob.example" {
-		t.Errorf("cut summary = cut %v code %s hops %+v, want cut, the code, and the failing hop kept", s.Cut, s.Code, s.Hops)
-	}
-	for _, bad := range []string{"", "panic: runtime error", `{"v":2,"status":"ok"}`, `{"v":1}`} {
-		if _, err := ParseSummary(bad); err == nil {
-			t.Errorf("ParseSummary(%q) = nil error, want one", bad)
-		}
-	}
-}
-
 func TestNextStepsNameTheAudit(t *testing.T) {
 	tests := []struct {
 		providerID, cloud, want string

@@ -62,7 +62,7 @@ func proxyDivergence(failing, healthy []*report.SweepNode) string {
 }
 
 // fromOf is how the first node's walk went and where its proxy settings
-// came from (its ProbeSummary.Proxy).
+// came from (its probesummary.Summary.Proxy).
 func fromOf(nodes []*report.SweepNode) string {
 	for _, n := range nodes {
 		if n.Probe != nil && n.Probe.Proxy != "" {

@@ -49,23 +49,8 @@ func TestReconcileProxy(t *testing.T) {
 	}
 }
 
-// TestSummaryProxy: the compact summary says how the walk went.
-func TestSummaryProxy(t *testing.T) {
-	rep := &report.ProbeReport{Proxy: &report.ProxyConfig{Origin: "the running containerd (pid 7, containerd.service): /proc/7/environ"},
-		Endpoints: []*report.Endpoint{
-			{Host: "registry.lab.test", Role: verdict.RoleRegistry, Proxy: &report.EndpointProxy{Via: "direct", NoProxyMatch: ".lab.test"}},
-			{Host: "blob.example.com", Role: verdict.RoleBlob, Proxy: &report.EndpointProxy{Via: "proxy", Proxy: "10.0.0.9:3128"}},
-		}}
-	if got := report.SummarizeProbe(rep).Proxy; got != "proxy 10.0.0.9:3128, from the running containerd (pid 7, containerd.service): /proc/7/environ" {
-		t.Errorf("Proxy = %q", got)
-	}
-	if got := report.SummarizeProbe(&report.ProbeReport{}).Proxy; got != "" {
-		t.Errorf("no proxy settings: Proxy = %q, want empty", got)
-	}
-}
-
 // withProxy sets how node n's walk went with its runtime's proxy (its
-// ProbeSummary.Proxy).
+// probesummary.Summary.Proxy).
 func withProxy(n report.SweepNode, proxy string) report.SweepNode {
 	n.Probe.Proxy = proxy
 	return n
@@ -122,16 +107,5 @@ func TestSweepProxyOnTheFailingPath(t *testing.T) {
 		if r.Verdict.Pattern != "mixed" || strings.Contains(r.Verdict.Summary, "proxy separates") {
 			t.Errorf("%s: pattern %q summary %q, want mixed without the proxy", tt.name, r.Verdict.Pattern, r.Verdict.Summary)
 		}
-	}
-}
-
-// The summary names the file line behind the proxy when the origin does
-// not (the files, not the running process).
-func TestSummaryProxyNamesTheFile(t *testing.T) {
-	rep := &report.ProbeReport{Proxy: &report.ProxyConfig{Origin: "the files of containerd.service (no running runtime's environment could be read)",
-		Sources: []report.ProxyVar{{Name: "HTTPS_PROXY", Value: "http://10.0.40.10:3128", From: "/etc/systemd/system/containerd.service.d/http-proxy.conf:3 (Environment=)"}}},
-		Endpoints: []*report.Endpoint{{Host: "registry.lab.test", Role: verdict.RoleRegistry, Proxy: &report.EndpointProxy{Via: "proxy", Proxy: "10.0.40.10:3128", Variable: "HTTPS_PROXY"}}}}
-	if got := report.SummarizeProbe(rep).Proxy; got != viaDropIn {
-		t.Errorf("Proxy = %q, want %q", got, viaDropIn)
 	}
 }

@@ -10,8 +10,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/pullpath/pullpath/internal/addrscope"
 	"github.com/pullpath/pullpath/internal/explain"
 	"github.com/pullpath/pullpath/internal/nodeplace"
+	"github.com/pullpath/pullpath/internal/probesummary"
 	"github.com/pullpath/pullpath/internal/redact"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
@@ -56,7 +58,7 @@ func readProbe(p *corev1.Pod) (outcome, *report.SweepResult) {
 	cs := containerStatus(p, "probe")
 	switch {
 	case cs != nil && cs.State.Terminated != nil:
-		s, err := ParseSummary(cs.State.Terminated.Message)
+		s, err := probesummary.Parse(cs.State.Terminated.Message)
 		if err != nil {
 			res.Message = err.Error()
 			return needLogs, res
@@ -108,21 +110,6 @@ func noAnswer(res *report.SweepResult, p *corev1.Pod) *report.SweepResult {
 	return res
 }
 
-// ParseSummary reads a termination message written by `probe
-// --verdict-file`; anything else is a one-line error that quotes the start.
-func ParseSummary(msg string) (report.ProbeSummary, error) {
-	var s report.ProbeSummary
-	b := bytes.TrimSpace([]byte(msg))
-	if len(b) == 0 {
-		return s, fmt.Errorf("termination message is empty, want the probe's verdict JSON")
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if err := dec.Decode(&s); err != nil || s.V != report.ProbeSummaryVersion || s.Status == "" {
-		return s, fmt.Errorf("termination message is not the probe's verdict JSON (v%d): %q", report.ProbeSummaryVersion, cutRunes(string(b), 80))
-	}
-	return s, nil
-}
-
 // ParseProbeLog reads the probe's whole report from its log (the JSON is
 // the log's content; anything after it is ignored).
 func ParseProbeLog(log []byte) (*report.ProbeReport, error) {
@@ -137,7 +124,7 @@ func ParseProbeLog(log []byte) (*report.ProbeReport, error) {
 	return &r, nil
 }
 
-func fillFromSummary(res *report.SweepResult, s report.ProbeSummary) {
+func fillFromSummary(res *report.SweepResult, s probesummary.Summary) {
 	res.Verdict = s.Verdict()
 	res.Hops = s.Hops
 	res.Mirror = s.Mirror
@@ -194,7 +181,7 @@ func fromEvents(k *explain.Classifier, res *report.SweepResult, p *corev1.Pod, i
 		Endpoint: best.Endpoint, Role: best.Role, Summary: best.Summary, Advice: best.Advice,
 	}
 	if best.Endpoint != "" {
-		res.Hops = []report.SweepHop{{Host: best.Endpoint, Role: best.Role, Address: report.AddressHost(best.Address), Status: report.StepFail, Step: best.Step, Code: best.Code}}
+		res.Hops = []report.SweepHop{{Host: best.Endpoint, Role: best.Role, Address: addrscope.Host(best.Address), Status: report.StepFail, Step: best.Step, Code: best.Code}}
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/pullpath/pullpath/internal/explain"
+	"github.com/pullpath/pullpath/internal/probesummary"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/units"
 	"github.com/pullpath/pullpath/internal/verdict"
@@ -516,7 +517,7 @@ func (e *engine) readLogs(ctx context.Context, p *podState, pod *corev1.Pod, res
 			}
 			res.Source = report.SourceProbeLogs
 			msg := res.Message
-			fillFromSummary(res, report.SummarizeProbe(pr))
+			fillFromSummary(res, probesummary.Of(pr))
 			res.Message = msg
 			e.finish(ctx, p, res)
 			return nil

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/pullpath/pullpath/internal/printers"
+	"github.com/pullpath/pullpath/internal/probesummary"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/sweep/simkubelet"
 	"github.com/pullpath/pullpath/internal/testenv/controlplane"
@@ -136,7 +137,7 @@ func probeMsg(status verdict.Status, code verdict.Code, cond verdict.Condition, 
 	if status != verdict.StatusOK {
 		exit = 5 // any non-zero: the message decides
 	}
-	return simkubelet.Action{Terminated: true, ExitCode: exit, Message: string(report.SummarizeProbe(r).Marshal())}
+	return simkubelet.Action{Terminated: true, ExitCode: exit, Message: string(probesummary.Of(r).Marshal())}
 }
 
 var okProbe = probeMsg(verdict.StatusOK, verdict.OK, "", "", "")

@@ -8,7 +8,7 @@ import (
 )
 
 // runtimeOf is node n's runtime, its config file and the mirrors in effect
-// (ProbeSummary.Runtime and Mirrors, mirrors without their files): ""
+// (probesummary.Summary.Runtime and Mirrors, mirrors without their files): ""
 // without a walk that said.
 func runtimeOf(n *report.SweepNode) string {
 	if n.Probe == nil || n.Probe.Source == report.SourceProbeEvents || n.Probe.Runtime == "" {
@@ -43,7 +43,7 @@ func runtimeDivergence(failing, healthy []*report.SweepNode) string {
 }
 
 // runtimeFileSeparates: each side has one runtime and config file
-// (ProbeSummary.Runtime), and they differ.
+// (probesummary.Summary.Runtime), and they differ.
 func runtimeFileSeparates(failing, healthy []*report.SweepNode) bool {
 	one := func(nodes []*report.SweepNode) string {
 		seen := ""

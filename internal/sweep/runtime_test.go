@@ -8,7 +8,7 @@ import (
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
-// withRuntime sets node n's runtime and mirrors (its ProbeSummary's).
+// withRuntime sets node n's runtime and mirrors (its probesummary.Summary's).
 func withRuntime(n report.SweepNode, runtime string, mirrors ...string) report.SweepNode {
 	n.Probe.Runtime, n.Probe.Mirrors = runtime, mirrors
 	return n
@@ -64,28 +64,5 @@ func TestSweepRuntimeSeparatesNodesOfOnePool(t *testing.T) {
 		if r.Verdict.Pattern != "mixed" || strings.Contains(r.Verdict.Summary, "runtime's configuration separates") {
 			t.Errorf("%s: pattern %q summary %q, want mixed without the runtime", tt.name, r.Verdict.Pattern, r.Verdict.Summary)
 		}
-	}
-}
-
-// The compact summary names the runtime, its file and the mirrors in
-// effect from the chain, each with its file.
-func TestSummaryRuntime(t *testing.T) {
-	rep := &report.ProbeReport{
-		RuntimeConfig: &report.RuntimeConfig{Runtime: "containerd", Version: "1.6.20", Layout: "k3s", ConfigFile: "/var/lib/rancher/k3s/agent/etc/containerd/config.toml"},
-		Chain: &report.HostChain{Hosts: []report.ChainHost{
-			{Host: "mirror.corp.example:5000", Role: verdict.RoleMirror, Source: "/var/lib/rancher/k3s/agent/etc/containerd/certs.d/registry.corp.example/hosts.toml"},
-			{Host: "registry.corp.example", Role: verdict.RoleRegistry, Server: true},
-		}},
-	}
-	s := report.SummarizeProbe(rep)
-	if s.Runtime != "containerd 1.6.20 (k3s) /var/lib/rancher/k3s/agent/etc/containerd/config.toml" {
-		t.Errorf("Runtime = %q", s.Runtime)
-	}
-	if len(s.Mirrors) != 1 || s.Mirrors[0] != "mirror.corp.example:5000 (/var/lib/rancher/k3s/agent/etc/containerd/certs.d/registry.corp.example/hosts.toml)" {
-		t.Errorf("Mirrors = %q, want the chain's mirror and its file", s.Mirrors)
-	}
-	rep.RuntimeConfig.Override = "--certs-dir /x replaces ..."
-	if s := report.SummarizeProbe(rep); !strings.HasSuffix(s.Runtime, "; --certs-dir override") {
-		t.Errorf("Runtime = %q, want the override said", s.Runtime)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/pullpath/pullpath/internal/lab"
 	"github.com/pullpath/pullpath/internal/lab/scenario"
 	"github.com/pullpath/pullpath/internal/printers"
+	"github.com/pullpath/pullpath/internal/probesummary"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/sweep"
 	"github.com/pullpath/pullpath/internal/testenv"
@@ -53,7 +54,7 @@ func TestTraceSideBySide(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	probe := func(host string) report.ProbeSummary {
+	probe := func(host string) probesummary.Summary {
 		t.Helper()
 		empty := filepath.Join(l.Env.RunDir, "node", "empty.d")
 		os.MkdirAll(empty, 0o755)
@@ -70,7 +71,7 @@ func TestTraceSideBySide(t *testing.T) {
 			t.Fatalf("probe on %s: %v: %s", host, err, errb.String())
 		}
 		// what the Pod writes and sweep reads
-		sum, err := sweep.ParseSummary(string(report.SummarizeProbe(&rep).Marshal()))
+		sum, err := probesummary.Parse(string(probesummary.Of(&rep).Marshal()))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,7 +81,7 @@ func TestTraceSideBySide(t *testing.T) {
 	if fail.Code != verdict.ConnectTimeout || ok.Status != verdict.StatusOK {
 		t.Fatalf("node: %s, node2: %s; want CONNECT_TIMEOUT and a pull that works", fail.Code, ok.Status)
 	}
-	result := func(s report.ProbeSummary) *report.SweepResult {
+	result := func(s probesummary.Summary) *report.SweepResult {
 		st := report.SweepFail
 		if s.Status == verdict.StatusOK {
 			st = report.SweepOK

@@ -1,18 +1,19 @@
-package report
+package probesummary
 
 import (
 	"fmt"
 
+	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
-// maxSummaryMirrors bounds the mirrors a summary names (4 KiB in all).
-const maxSummaryMirrors = 4
+// maxMirrors bounds the mirrors a summary names (4 KiB in all).
+const maxMirrors = 4
 
-// summarizeRuntime is the node's runtime and config file in one line, and
+// runtimeOf is the node's runtime and config file in one line, and
 // the mirrors in effect for the walked image: the chain's mirrors in the
 // runtime's order (else the mirror endpoints walked), each "HOST (FILE)".
-func summarizeRuntime(r *ProbeReport) (string, []string) {
+func runtimeOf(r *report.ProbeReport) (string, []string) {
 	var rt string
 	if c := r.RuntimeConfig; c != nil {
 		rt = c.Name() + " " + c.File()
@@ -23,7 +24,7 @@ func summarizeRuntime(r *ProbeReport) (string, []string) {
 	}
 	var mirrors []string
 	add := func(host, source string) {
-		if len(mirrors) >= maxSummaryMirrors {
+		if len(mirrors) >= maxMirrors {
 			return
 		}
 		m := host
