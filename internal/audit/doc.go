@@ -55,7 +55,7 @@
 // go, names, the endpoints and their guards, the identity.
 //
 // A check returns a report.CheckResult made with the builders here (Pass,
-// Skip, Warn, Fail, then WithResources, WithChange): a failure names the
+// Skip, Warn, Fail, then WithHost, WithResources, WithChange): a failure names the
 // object to change in Changes (its id, the action, the command); a change
 // names every object it touches (Change.Touches: the dead target of a route
 // it replaces, beside the table). A check that cannot decide (a file missing, a permission

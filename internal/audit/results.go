@@ -8,8 +8,8 @@ import (
 )
 
 // The result builders every cloud's checks use: a status, a one-line
-// summary naming the object, and the evidence read. Resources and changes
-// are added with WithResources and WithChange, so a result says plainly
+// summary naming the object, and the evidence read. The host, resources and changes
+// are added with WithHost, WithResources and WithChange, so a result says plainly
 // which objects it names.
 
 // Pass is a check that holds.
@@ -45,9 +45,18 @@ func WithResources(c report.CheckResult, ids ...string) report.CheckResult {
 	return c
 }
 
-// WithChange adds a change and names its objects among the resources.
-func WithChange(c report.CheckResult, ch report.Change) report.CheckResult {
-	c.Changes = append(c.Changes, ch)
-	c = WithResources(c, ch.Resource)
-	return WithResources(c, ch.Touches...)
+// WithChange adds changes and names their objects among the resources.
+func WithChange(c report.CheckResult, chs ...report.Change) report.CheckResult {
+	for _, ch := range chs {
+		c.Changes = append(c.Changes, ch)
+		c = WithResources(c, ch.Resource)
+		c = WithResources(c, ch.Touches...)
+	}
+	return c
+}
+
+// WithHost names the pull host the result is about.
+func WithHost(c report.CheckResult, host string) report.CheckResult {
+	c.Host = host
+	return c
 }

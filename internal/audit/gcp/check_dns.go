@@ -16,7 +16,7 @@ import (
 // network makes them, not Cloud DNS's zones, the nodes' answer.
 func checkDNSPolicy(m *Model, ns *nodeSubnet) report.CheckResult {
 	if !m.PolicyKnown {
-		return missing(FileDNSPolicies, cmdDNSPolicies(m.NetworkProject()))
+		return audit.MissingResult(FileDNSPolicies, "", cmdDNSPolicies(m.NetworkProject()))
 	}
 	for _, p := range m.Policies {
 		if p == nil || p.AlternativeNameServerConfig == nil || len(p.AlternativeNameServerConfig.TargetNameServers) == 0 {
@@ -57,7 +57,7 @@ func hostNames(hs []*pullHost) string {
 // public address is not Private Google Access).
 func checkDNSZone(m *Model, ns *nodeSubnet) report.CheckResult {
 	if !m.ZonesKnown {
-		return missing(FileZones, cmdZones(m.NetworkProject()))
+		return audit.MissingResult(FileZones, "", cmdZones(m.NetworkProject()))
 	}
 	var okParts []string
 	var warned *report.CheckResult
@@ -73,7 +73,7 @@ func checkDNSZone(m *Model, ns *nodeSubnet) report.CheckResult {
 		case a.NXDomain:
 			z := a.Zone
 			c := audit.Fail(verdict.ConditionDNS, fmt.Sprintf("%s: NXDOMAIN from zone %s (%s) bound to network %s: %s", h.Name, z.Name, z.DnsName, m.NetworkName(), strings.Join(a.Path, "; ")), a.Path...)
-			return with(c, h.Name, []string{z.Name}, recordChange(m, z.Name, fqdn(z.DnsName), m.Records[z.Name]))
+			return audit.WithChange(audit.WithResources(audit.WithHost(c, h.Name), z.Name), recordChange(m, z.Name, fqdn(z.DnsName), m.Records[z.Name]))
 		case a.Public:
 			okParts = append(okParts, fmt.Sprintf("%s: no private zone bound to %s holds it (Google's public addresses)", h.Name, m.NetworkName()))
 		default:
@@ -90,7 +90,7 @@ func checkDNSZone(m *Model, ns *nodeSubnet) report.CheckResult {
 					continue
 				}
 				c := audit.Fail(verdict.ConditionDNS, fmt.Sprintf("%s answers %s from zone %s (%s), not the private VIP %s or the restricted VIP %s", h.Name, ad, a.Zone.Name, a.Zone.DnsName, privateVIP, restrictedVIP), a.Path...)
-				return with(c, h.Name, []string{a.Zone.Name}, vipRecordChange(m, a))
+				return audit.WithChange(audit.WithResources(audit.WithHost(c, h.Name), a.Zone.Name), vipRecordChange(m, a))
 			}
 			okParts = append(okParts, fmt.Sprintf("%s: %s (zone %s)", h.Name, a, a.Zone.Name))
 		}

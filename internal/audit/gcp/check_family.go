@@ -65,7 +65,7 @@ func checkIPv6(m *Model, ns *nodeSubnet) report.CheckResult {
 		"hosts with AAAA records (no private zone): " + hosts}
 	warn := func(summary string, resources []string, changes ...report.Change) report.CheckResult {
 		c := audit.Warn(pathCondition(public[0]), summary+": the dual-stack nodes dial IPv6 first and fall back to IPv4 after 300 ms (Happy Eyeballs), on every new connection", ev...)
-		return with(c, public[0].Name, resources, changes...)
+		return audit.WithChange(audit.WithResources(audit.WithHost(c, public[0].Name), resources...), changes...)
 	}
 	if access != "EXTERNAL" && !ns.pgaOn() {
 		return warn(fmt.Sprintf("Private Google Access is off on %s: its nodes' internal IPv6 addresses cannot reach %s at %s (Cloud NAT translates IPv4 only)", ns.Name, hosts, d), []string{ns.Path}, subnetUpdatePGA(ns))

@@ -55,7 +55,7 @@ func checkScopes(m *Model, ns *nodeSubnet) report.CheckResult {
 			if sa == "" {
 				sa = "SERVICE_ACCOUNT"
 			}
-			return with(c, "", []string{"nodePools/" + pool}, report.Change{Resource: "nodePools/" + pool, Kind: "node-pool",
+			return audit.WithChange(audit.WithResources(c, "nodePools/"+pool), report.Change{Resource: "nodePools/" + pool, Kind: "node-pool",
 				Action:  fmt.Sprintf("access scopes of an existing node pool cannot change: create a pool with the cloud-platform scope (IAM then decides) and move the workloads off %s", pool),
 				Command: fmt.Sprintf("gcloud container node-pools create %s-v2 --cluster %s --location %s --project %s --service-account %s --scopes https://www.googleapis.com/auth/cloud-platform", pool, m.Cluster.Name, m.Location(), m.ClusterProject(), sa)})
 		}
@@ -136,7 +136,7 @@ func checkIdentity(m *Model, ns *nodeSubnet) report.CheckResult {
 	t := m.target
 	repoPolicy, haveRepo := m.RepoPolicies[t.Repo]
 	if !haveRepo && m.ProjectPolicy == nil {
-		return missing(FileProjectPolicy, cmdProjectPolicy(t.Project))
+		return audit.MissingResult(FileProjectPolicy, "", cmdProjectPolicy(t.Project))
 	}
 	roles := arReaderRoles
 	if t.Kind == KindGCR {
@@ -245,7 +245,7 @@ func identityFail(t Target, p *nodeProfile, sets []setGrant) report.CheckResult 
 		}
 	}
 	c := audit.Fail(verdict.ConditionTLSIdentity, summary, evidence...)
-	return with(c, t.Host, []string{"projects/" + t.Project + "/locations/" + t.Location + "/repositories/" + t.Repo, p.SA}, readerChange(t, p.SA))
+	return audit.WithChange(audit.WithResources(audit.WithHost(c, t.Host), "projects/"+t.Project+"/locations/"+t.Location+"/repositories/"+t.Repo, p.SA), readerChange(t, p.SA))
 }
 
 func readerChange(t Target, sa string) report.Change {

@@ -14,7 +14,7 @@ import (
 
 // undescribed is the warn of a path check on a subnet without its file.
 func undescribed(m *Model, ns *nodeSubnet) report.CheckResult {
-	return missing(FileSubnet(ns.Name), cmdSubnet(segment(ns.Path, "projects"), ns.Region, ns.Name))
+	return audit.MissingResult(FileSubnet(ns.Name), "", cmdSubnet(segment(ns.Path, "projects"), ns.Region, ns.Name))
 }
 
 func (ns *nodeSubnet) pgaOn() bool { return ns.Subnet != nil && ns.Subnet.PrivateIpGoogleAccess }
@@ -42,7 +42,7 @@ func checkPGA(m *Model, ns *nodeSubnet) report.CheckResult {
 	for _, h := range ns.Hosts {
 		if h.Answer.ok() && !h.Answer.Public {
 			c := audit.Fail(pathCondition(h), fmt.Sprintf("Private Google Access is off on %s: its nodes without external IPs (%s) cannot reach %s at %s", ns.Name, ns.poolsString(), h.Name, h.Answer))
-			return with(c, h.Name, []string{ns.Path}, subnetUpdatePGA(ns))
+			return audit.WithChange(audit.WithResources(audit.WithHost(c, h.Name), ns.Path), subnetUpdatePGA(ns))
 		}
 	}
 	if nats := m.regionNATs(ns.Region); len(nats) > 0 {
@@ -50,7 +50,7 @@ func checkPGA(m *Model, ns *nodeSubnet) report.CheckResult {
 	}
 	h := ns.Hosts[0]
 	c := audit.Fail(pathCondition(h), fmt.Sprintf("Private Google Access is off on %s and no Cloud NAT serves %s: the nodes of %s have no external IP and no path to %s", ns.Name, ns.Region, ns.poolsString(), h.Name))
-	return with(c, h.Name, []string{ns.Path}, subnetUpdatePGA(ns))
+	return audit.WithChange(audit.WithResources(audit.WithHost(c, h.Name), ns.Path), subnetUpdatePGA(ns))
 }
 
 // checkRoute: the route the VPC picks for each address (most specific
@@ -59,7 +59,7 @@ func checkPGA(m *Model, ns *nodeSubnet) report.CheckResult {
 // use no other next hop.
 func checkRoute(m *Model, ns *nodeSubnet) report.CheckResult {
 	if !m.RoutesKnown {
-		return missing(FileRoutes, cmdRoutes(m.NetworkProject(), m.NetworkName()))
+		return audit.MissingResult(FileRoutes, "", cmdRoutes(m.NetworkProject(), m.NetworkName()))
 	}
 	var ok []string
 	seen := map[string]bool{}
@@ -82,10 +82,10 @@ func checkRoute(m *Model, ns *nodeSubnet) report.CheckResult {
 				switch {
 				case r == nil:
 					c := audit.Fail(pathCondition(h), fmt.Sprintf("no route of network %s covers %s (%s) for the nodes of %s", m.NetworkName(), d, h.Name, profileName(p)))
-					return with(c, h.Name, []string{m.NetworkPath()}, routeChange(m, d, ""))
+					return audit.WithChange(audit.WithResources(audit.WithHost(c, h.Name), m.NetworkPath()), routeChange(m, d, ""))
 				case !isDIG(r):
 					c := audit.Fail(pathCondition(h), fmt.Sprintf("route %s (%s, priority %d) sends %s (%s) to %s, not the default internet gateway: Private Google Access and Cloud NAT use only routes to the default internet gateway", r.Name, r.DestRange, r.Priority, d, h.Name, nextHop(r)))
-					return with(c, h.Name, []string{r.Name}, routeChange(m, d, r.Name))
+					return audit.WithChange(audit.WithResources(audit.WithHost(c, h.Name), r.Name), routeChange(m, d, r.Name))
 				}
 				if k := r.Name + d.String(); !seen[k] {
 					seen[k] = true
@@ -126,7 +126,7 @@ func routeChange(m *Model, d dest, shadowing string) report.Change {
 // set of nodes (their tags and service account) to each address.
 func checkFirewall(m *Model, ns *nodeSubnet) report.CheckResult {
 	if !m.FirewallsKnown {
-		return missing(FileFirewalls, cmdFirewalls(m.NetworkProject(), m.NetworkName()))
+		return audit.MissingResult(FileFirewalls, "", cmdFirewalls(m.NetworkProject(), m.NetworkName()))
 	}
 	var ok, evidence []string
 	seen := map[string]bool{}
@@ -144,7 +144,7 @@ func checkFirewall(m *Model, ns *nodeSubnet) report.CheckResult {
 					f := v.Rule
 					if a := m.allowMissing(p, d, f); a != nil {
 						c := audit.Fail(pathCondition(h), fmt.Sprintf("egress rule %s (priority %d, deny) drops TCP 443 from the nodes of %s to %s (%s): rule %s (priority %d) allows it, but its %s miss the pool", f.Name, f.Priority, profileName(p), d, h.Name, a.Name, a.Priority, targetsString(a)), evidence...)
-						return with(c, h.Name, []string{a.Name, f.Name}, retargetChange(m, a, p))
+						return audit.WithChange(audit.WithResources(audit.WithHost(c, h.Name), a.Name, f.Name), retargetChange(m, a, p))
 					}
 					if d.Public {
 						if b, ok := m.bindFix(ns, h, func(v dest) bool { return m.egress443(p, v).Allow }); ok {
@@ -152,7 +152,7 @@ func checkFirewall(m *Model, ns *nodeSubnet) report.CheckResult {
 						}
 					}
 					c := audit.Fail(pathCondition(h), fmt.Sprintf("egress rule %s (priority %d, deny) drops TCP 443 from the nodes of %s to %s (%s)", f.Name, f.Priority, profileName(p), d, h.Name), evidence...)
-					return with(c, h.Name, []string{f.Name}, firewallChange(m, f.Name, f.Priority, p, d))
+					return audit.WithChange(audit.WithResources(audit.WithHost(c, h.Name), f.Name), firewallChange(m, f.Name, f.Priority, p, d))
 				}
 				by := "the implied allow-egress rule"
 				if v.Rule != nil {
@@ -214,7 +214,7 @@ func (m *Model) bindFail(h *pullHost, what string, b zoneBinding) report.CheckRe
 	for _, z := range b.Zones {
 		res = append(res, z.Name)
 	}
-	return with(c, h.Name, res, changes...)
+	return audit.WithChange(audit.WithResources(audit.WithHost(c, h.Name), res...), changes...)
 }
 
 func zoneNetworks(z *dns.ManagedZone) string {
@@ -335,7 +335,7 @@ func checkNAT(m *Model, ns *nodeSubnet) report.CheckResult {
 		return audit.Skip("every host answers a VIP: Cloud NAT does not carry it")
 	}
 	if !m.RoutersKnown {
-		return missing(FileRouters, cmdRouters(m.NetworkProject(), m.NetworkName()))
+		return audit.MissingResult(FileRouters, "", cmdRouters(m.NetworkProject(), m.NetworkName()))
 	}
 	nats := m.regionNATs(ns.Region)
 	if len(nats) == 0 {
@@ -350,7 +350,7 @@ func checkNAT(m *Model, ns *nodeSubnet) report.CheckResult {
 	if len(covering) == 0 {
 		n := nats[0]
 		c := audit.Fail(pathCondition(public), fmt.Sprintf("no Cloud NAT gateway of %s translates %s's primary range: %s serves %s", ns.Region, ns.Name, n, natServes(n)))
-		return with(c, public.Name, []string{n.Router.Name}, natCoverChange(m, n, ns))
+		return audit.WithChange(audit.WithResources(audit.WithHost(c, public.Name), n.Router.Name), natCoverChange(m, n, ns))
 	}
 	n := covering[0]
 	if n.NAT.NatIpAllocateOption == "MANUAL_ONLY" {
@@ -365,7 +365,7 @@ func checkNAT(m *Model, ns *nodeSubnet) report.CheckResult {
 			c := audit.Fail(pathCondition(public), fmt.Sprintf("Cloud NAT %s has %d NAT IP(s), %d source ports, for %d nodes at %d ports each (%d): nodes past the first %d get no ports (SYN drops, i/o timeouts)",
 				n, len(n.NAT.NatIps), capacity, vms, n.minPorts(), need, capacity/n.minPorts()))
 			more := (need+portsPerIP-1)/portsPerIP - int64(len(n.NAT.NatIps))
-			return with(c, public.Name, []string{n.Router.Name}, report.Change{Resource: n.Router.Name, Kind: "cloud-nat",
+			return audit.WithChange(audit.WithResources(audit.WithHost(c, public.Name), n.Router.Name), report.Change{Resource: n.Router.Name, Kind: "cloud-nat",
 				Action:  fmt.Sprintf("give %s %d more NAT IP address(es) (or lower --min-ports-per-vm to %d)", n.NAT.Name, more, capacity/max(vms, 1)),
 				Command: fmt.Sprintf("gcloud compute routers nats update %s --router %s --region %s --project %s --nat-external-ip-pool %s", n.NAT.Name, n.Router.Name, ns.Region, m.NetworkProject(), strings.Join(append(natIPNames(n), "NEW_ADDRESS"), ","))})
 		}

@@ -85,7 +85,7 @@ func notRemote(m *Model) (report.CheckResult, bool) {
 	}
 	r, ok := m.Repos[t.Repo]
 	if !ok {
-		return missing(FileRepo(t.Repo), cmdRepo(t.Repo, t.Location, t.Project)), true
+		return audit.MissingResult(FileRepo(t.Repo), "", cmdRepo(t.Repo, t.Location, t.Project)), true
 	}
 	if r.Mode != modeRemote {
 		return audit.Skip(fmt.Sprintf("repository %s is a %s: it serves what was pushed to it, with no upstream", t.Repo, modeName(r.Mode))), true
@@ -115,7 +115,7 @@ func checkRemoteCredentials(m *Model, _ *nodeSubnet) report.CheckResult {
 	}
 	agent := m.serviceAgent()
 	if agent == "" {
-		return missing(FileProject, cmdProject(t.Project))
+		return audit.MissingResult(FileProject, "", cmdProject(t.Project))
 	}
 	user := r.RemoteRepositoryConfig.UpstreamCredentials.UsernamePasswordCredentials.Username
 	bs := policyBindings(m.SecretPolicies[secret], "secret "+secret)
@@ -135,7 +135,7 @@ func checkRemoteCredentials(m *Model, _ *nodeSubnet) report.CheckResult {
 		evidence = append(evidence, fmt.Sprintf("%s on %s goes to %s, which this audit cannot expand", s.b.Role, s.b.Where, s.Member))
 	}
 	c := audit.Fail(verdict.ConditionRegistry, summary, evidence...)
-	return with(c, t.Host, []string{"projects/" + sproj + "/secrets/" + secret, agent}, report.Change{Resource: "projects/" + sproj + "/secrets/" + secret, Kind: "secret",
+	return audit.WithChange(audit.WithResources(audit.WithHost(c, t.Host), "projects/"+sproj+"/secrets/"+secret, agent), report.Change{Resource: "projects/" + sproj + "/secrets/" + secret, Kind: "secret",
 		Action:  fmt.Sprintf("let the Artifact Registry service agent read the upstream credentials of remote repository %s", t.Repo),
 		Command: fmt.Sprintf("gcloud secrets add-iam-policy-binding %s --project %s --member=serviceAccount:%s --role=roles/secretmanager.secretAccessor", secret, sproj, agent)})
 }
@@ -165,7 +165,7 @@ func checkRemoteVPCSC(m *Model, _ *nodeSubnet) report.CheckResult {
 		return audit.Pass(fmt.Sprintf("project %s is in no enforced perimeter that restricts %s: remote repository %s reaches %s", t.Project, svcArtifactRegistry, t.Repo, upstream(r)))
 	}
 	if m.VPCSC == nil {
-		return missing(FileVPCSCConfig, cmdVPCSCConfig(t.Location, t.Project))
+		return audit.MissingResult(FileVPCSCConfig, "", cmdVPCSCConfig(t.Location, t.Project))
 	}
 	if m.VPCSC.VpcscPolicy == vpcscAllow {
 		return audit.Pass(fmt.Sprintf("project %s is in perimeter %s, and its VPC-SC config for %s allows remote repositories to reach their upstreams", t.Project, *in, t.Location))
@@ -176,7 +176,7 @@ func checkRemoteVPCSC(m *Model, _ *nodeSubnet) report.CheckResult {
 	}
 	c := audit.Fail(verdict.ConditionRegistry, fmt.Sprintf("project %s is in perimeter %s, and its VPC-SC config for %s is %s: remote repository %s may not reach %s outside the perimeter; every cache miss fails, images already cached still pull", t.Project, *in, t.Location, policy, t.Repo, upstream(r)))
 	name := "projects/" + t.Project + "/locations/" + t.Location + "/vpcscConfig"
-	return with(c, t.Host, []string{name}, report.Change{Resource: name, Kind: "artifact-registry-vpcsc-config",
+	return audit.WithChange(audit.WithResources(audit.WithHost(c, t.Host), name), report.Change{Resource: name, Kind: "artifact-registry-vpcsc-config",
 		Action:  fmt.Sprintf("allow the remote repositories of %s in %s to reach their upstreams outside the perimeter", t.Project, t.Location),
 		Command: fmt.Sprintf("gcloud artifacts vpcsc-config allow --project %s --location %s", t.Project, t.Location)})
 }

@@ -131,7 +131,7 @@ func holds(cfg *accesscontextmanager.ServicePerimeterConfig, number string) bool
 // on, the registry's service must be allowed.
 func checkVPCSC(m *Model, ns *nodeSubnet) report.CheckResult {
 	if !m.PerimetersKnown {
-		return missing(FilePerimeters, cmdPerimeters(""))
+		return audit.MissingResult(FilePerimeters, "", cmdPerimeters(""))
 	}
 	t := m.target
 	reg := m.projectNumber(t.Project)
@@ -184,7 +184,7 @@ func checkVPCSC(m *Model, ns *nodeSubnet) report.CheckResult {
 				if nodeIn {
 					if v := cfg.VpcAccessibleServices; v != nil && v.EnableRestriction && !slices.Contains(v.AllowedServices, "RESTRICTED-SERVICES") && !containsAny(v.AllowedServices, svcs) {
 						c := audit.Fail(verdict.ConditionTLSIdentity, fmt.Sprintf("perimeter %s limits its networks to %s: %s is not among the VPC accessible services", title(p), strings.Join(v.AllowedServices, ", "), svcs[0]))
-						return with(c, t.Host, []string{p.Name}, report.Change{Resource: p.Name, Kind: "service-perimeter",
+						return audit.WithChange(audit.WithResources(audit.WithHost(c, t.Host), p.Name), report.Change{Resource: p.Name, Kind: "service-perimeter",
 							Action:  "allow the registry's service from the perimeter's networks",
 							Command: fmt.Sprintf("gcloud access-context-manager perimeters update %s --policy %s --add-vpc-allowed-services %s", lastSeg(p.Name), segment(p.Name, "accessPolicies"), svcs[0])})
 					}
@@ -201,7 +201,7 @@ func checkVPCSC(m *Model, ns *nodeSubnet) report.CheckResult {
 				return audit.Warn("", fmt.Sprintf("perimeter %s holds %s but not %s and restricts %s; it has ingress/egress rules, which this audit does not evaluate", title(p), inside, outside, strings.Join(svcs, ", ")))
 			}
 			c := audit.Fail(verdict.ConditionTLSIdentity, fmt.Sprintf("perimeter %s holds %s but not %s and restricts %s: the pull is refused (403 \"Request is prohibited by organization's policy. vpcServiceControlsUniqueIdentifier: ...\")", title(p), inside, outside, strings.Join(svcs, ", ")), evidence...)
-			return with(c, t.Host, []string{p.Name}, report.Change{Resource: p.Name, Kind: "service-perimeter",
+			return audit.WithChange(audit.WithResources(audit.WithHost(c, t.Host), p.Name), report.Change{Resource: p.Name, Kind: "service-perimeter",
 				Action:  fmt.Sprintf("put projects/%s in perimeter %s (or add an ingress/egress rule for the node service account)", add, title(p)),
 				Command: fmt.Sprintf("gcloud access-context-manager perimeters update %s --policy %s --add-resources projects/%s", lastSeg(p.Name), segment(p.Name, "accessPolicies"), add)})
 		}

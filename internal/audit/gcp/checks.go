@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"github.com/pullpath/pullpath/internal/audit"
-	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -58,11 +57,6 @@ func CheckIDs() []string {
 	return out
 }
 
-// missing is the warn of a check whose input file was not given.
-func missing(file, cmd string) report.CheckResult {
-	return audit.MissingResult(file, "", cmd)
-}
-
 // pathCondition is the repair direction of a path failure on h: the
 // registry's own host is the route; another host the registry hands out
 // (Cloud Storage for GCR layers) is the endpoint set.
@@ -73,17 +67,6 @@ func pathCondition(h *pullHost) verdict.Condition {
 		}
 	}
 	return verdict.ConditionEndpointSet
-}
-
-// with names the host a result is about, the objects it read and the
-// changes it asks for.
-func with(c report.CheckResult, host string, resources []string, changes ...report.Change) report.CheckResult {
-	c.Host = host
-	c = audit.WithResources(c, resources...)
-	for _, ch := range changes {
-		c = audit.WithChange(c, ch)
-	}
-	return c
 }
 
 func profileName(p *nodeProfile) string {
