@@ -23,7 +23,7 @@ package cli
 //     makes Run exit with exitForReport(rep).
 //   - The engine that builds a report records its exit code in it, once,
 //     from internal/exitcode (explain.Summarize, the sweep's judge,
-//     diagnose.Answer, the monitor fleet's build, LabReport.Finish); the
+//     diagnose.Answer, the monitor fleet's build, the lab runner's Judge); the
 //     CLI writes nothing into a report. A new report kind records its code
 //     where it is built and adds one case to exitForReport.
 //

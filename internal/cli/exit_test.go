@@ -102,7 +102,7 @@ func TestExitForReport(t *testing.T) {
 		{"monitor status: the summary's code", &report.MonitorFleetReport{Summary: report.MonitorFleetSummary{Failing: 1, ExitCode: 4}}, 4, ""},
 		{"audit pass", &report.AuditReport{Verdict: report.AuditVerdict{Status: report.StepPass}}, 0, ""},
 		{"audit route", &report.AuditReport{Verdict: report.AuditVerdict{Status: report.StepFail, Condition: verdict.ConditionRoute}}, 3, ""},
-		{"lab run pass, probe endpoint-set", lab(report.LabModeRun, &report.LabRun{Result: report.LabPass, Probe: &report.ProbeReport{Verdict: fail(verdict.ConditionEndpointSet)}}), 5, ""},
+		{"lab run pass: the code the runner recorded (its probe's, endpoint-set)", lab(report.LabModeRun, &report.LabRun{Result: report.LabPass, Probe: &report.ProbeReport{Verdict: fail(verdict.ConditionEndpointSet)}, ExitCode: 5}), 5, ""},
 		{"lab run mismatch", lab(report.LabModeRun, &report.LabRun{Result: report.LabMismatch, Probe: &report.ProbeReport{Verdict: ok}}), 9, ""},
 		{"lab run error", lab(report.LabModeRun, &report.LabRun{Result: report.LabError, Error: "no nft"}), 1, "no nft"},
 		{"lab test mismatch beats error", lab(report.LabModeTest, &report.LabRun{Result: report.LabMismatch}, &report.LabRun{Result: report.LabError}), 9, ""},
@@ -146,12 +146,12 @@ func TestFinishExitsWithTheRecordedCode(t *testing.T) {
 	if d.Explain.Summary.ExitCode != 0 {
 		t.Errorf("finish wrote exit %d into the diagnosis's explain report", d.Explain.Summary.ExitCode)
 	}
-	run := &report.LabRun{Result: report.LabPass, Probe: &report.ProbeReport{Verdict: verdict.Verdict{Status: verdict.StatusFail, Condition: verdict.ConditionDNS}}}
+	run := &report.LabRun{Result: report.LabPass, Probe: &report.ProbeReport{Verdict: verdict.Verdict{Status: verdict.StatusFail, Condition: verdict.ConditionDNS}}, ExitCode: 4}
 	lr := report.NewLabReport(report.LabModeTest)
 	lr.Runs = []*report.LabRun{run}
 	lr.Finish(1)
 	if err := o.finish(&bytes.Buffer{}, lr); err != nil || run.ExitCode != 4 {
-		t.Errorf("finish(lab test) = %v, run exit %d; want nil, 4 (recorded by LabReport.Finish)", err, run.ExitCode)
+		t.Errorf("finish(lab test) = %v, run exit %d; want nil, 4 (as the lab runner recorded it)", err, run.ExitCode)
 	}
 	if err := o.finish(&bytes.Buffer{}, &report.ProbeReport{Verdict: verdict.Verdict{Status: verdict.StatusOK}}); err != nil {
 		t.Errorf("finish(probe ok) = %v, want nil", err)

@@ -32,10 +32,11 @@ func TestDemo(t *testing.T) {
 	tests := []struct {
 		run  *report.LabRun
 		want verdict.Verdict
+		exit int // the probe's verdict's alone, as the runner records it
 	}{
-		{rep.Runs[0], verdict.Verdict{Status: verdict.StatusOK, Code: verdict.OK}},
+		{rep.Runs[0], verdict.Verdict{Status: verdict.StatusOK, Code: verdict.OK}, 0},
 		{rep.Runs[1], verdict.Verdict{Status: verdict.StatusFail, Condition: verdict.ConditionEndpointSet, Stage: verdict.StageBlob,
-			Code: verdict.ConnectRefused, Role: verdict.RoleBlob}},
+			Code: verdict.ConnectRefused, Role: verdict.RoleBlob}, 5},
 	}
 	for _, tt := range tests {
 		r := tt.run
@@ -48,6 +49,9 @@ func TestDemo(t *testing.T) {
 			t.Errorf("demo %s verdict = %s %s %s %s %s, want %s %s %s %s %s", r.Scenario,
 				v.Status, v.Code, v.Condition, v.Stage, v.Role,
 				tt.want.Status, tt.want.Code, tt.want.Condition, tt.want.Stage, tt.want.Role)
+		}
+		if r.ExitCode != tt.exit {
+			t.Errorf("demo %s exit code = %d, want %d", r.Scenario, r.ExitCode, tt.exit)
 		}
 	}
 	var buf bytes.Buffer

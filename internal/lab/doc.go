@@ -20,9 +20,10 @@
 //     `lab serve` per host (services.go, serve.go); Start (lab.go) does all
 //     of it inside a Session (session.go: the run's prefix and lock,
 //     teardown, sweep, lab up's state). Run, Test and Up (runner.go,
-//     matrix.go) probe and judge; Demo (demo.go) is the rootless loopback
-//     demo; Forward and DialInNamespace reach into a namespace from the
-//     root one without an interface there.
+//     matrix.go) probe and judge (Judge records each run's result and exit
+//     code); Demo (demo.go) is the rootless loopback demo; Forward and
+//     DialInNamespace reach into a namespace from the root one without an
+//     interface there.
 //   - internal/lab/cluster: a scenario's `cluster:` section (a real control
 //     plane, containerd and kubelets on lab hosts, the workload, explain's
 //     reading); the lab's only Kubernetes client. Run here hands a

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/pullpath/pullpath/internal/childproc"
+	"github.com/pullpath/pullpath/internal/exitcode"
 	"github.com/pullpath/pullpath/internal/lab/scenario"
 	"github.com/pullpath/pullpath/internal/redact"
 	"github.com/pullpath/pullpath/internal/report"
@@ -363,10 +364,14 @@ func warningCodes(rep *report.ProbeReport) []verdict.Code {
 	return out
 }
 
-// Judge fills a run's verdict, result and mismatches from a probe report.
+// Judge fills a run's verdict, exit code, result and mismatches from a
+// probe report. The run's exit code is the probe's verdict's alone
+// (internal/exitcode): what `pullpath probe` would exit with on that node,
+// whatever the expect block says (a run that did not probe keeps 0).
 func Judge(run *report.LabRun, e *scenario.Expect, rep *report.ProbeReport) {
 	v := rep.Verdict
 	run.Verdict = &v
+	run.ExitCode = exitcode.ForVerdict(v)
 	run.Warnings = warningCodes(rep)
 	run.Expect = e
 	if e == nil {

@@ -3,7 +3,6 @@ package report
 import (
 	"time"
 
-	"github.com/pullpath/pullpath/internal/exitcode"
 	"github.com/pullpath/pullpath/internal/units"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -78,7 +77,7 @@ type LabRun struct {
 	Error      string           `json:"error,omitempty"`
 	Verdict    *verdict.Verdict `json:"verdict,omitempty"`
 	Warnings   []verdict.Code   `json:"warnings,omitempty"`
-	ExitCode   int              `json:"exitCode"` // the exit code of the probe's verdict alone (internal/exitcode), set by Finish
+	ExitCode   int              `json:"exitCode"` // the exit code of the probe's verdict alone (internal/exitcode), set by the lab runner (lab.Judge)
 	Probe      *ProbeReport     `json:"probe,omitempty"`
 	Checks     []LabCheck       `json:"checks,omitempty"` // results of runner hooks (runtime cross-check, ...)
 	Timings    LabTimings       `json:"timings"`
@@ -110,14 +109,11 @@ func NewLabReport(mode string) *LabReport {
 	return &LabReport{APIVersion: APIVersion, Kind: LabKind, Mode: mode, StartedAt: time.Now().UTC()}
 }
 
-// Finish fills the summary, each run's exit code and the duration.
+// Finish counts the runs by result and sets the duration. A run's exit
+// code is the lab runner's to record (lab.Judge), not the report's.
 func (r *LabReport) Finish(parallel int) {
 	r.Summary = LabSummary{Total: len(r.Runs), Parallel: parallel}
 	for _, run := range r.Runs {
-		run.ExitCode = exitcode.OK
-		if run.Probe != nil {
-			run.ExitCode = exitcode.ForVerdict(run.Probe.Verdict)
-		}
 		switch run.Result {
 		case LabPass:
 			r.Summary.Passed++
