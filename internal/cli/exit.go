@@ -23,9 +23,11 @@ package cli
 //     makes Run exit with exitForReport(rep).
 //   - The engine that builds a report records its exit code in it, once,
 //     from internal/exitcode (explain.Summarize, the sweep's judge,
-//     diagnose.Answer, the monitor fleet's build, the lab runner's Judge); the
-//     CLI writes nothing into a report. A new report kind records its code
-//     where it is built and adds one case to exitForReport.
+//     diagnose.Answer, the monitor fleet's build, each lab run's by the lab
+//     runner's Judge); the CLI writes nothing into a report. The lab's
+//     process exit code (a run's, or 9 for a mismatch, 1 for an error) is
+//     the lab's own policy too: lab.ExitCode. A new report kind records
+//     its code where it is built and adds one case to exitForReport.
 //
 // `pullpath --help`, `probe --help`, `explain --help`, `diagnose --help`,
 // `monitor --help` and docs/verdicts.md render the table with the helpers
@@ -34,13 +36,13 @@ package cli
 // too), and exit_test.go checks every command's help against it.
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/exitcode"
+	"github.com/pullpath/pullpath/internal/lab"
 	"github.com/pullpath/pullpath/internal/report"
 )
 
@@ -58,8 +60,9 @@ type exitRow = exitcode.Row
 // exitTable is every exit code pullpath gives, in order.
 var exitTable = exitcode.Table
 
-// exitForReport is the exit code of a report: the one its engine recorded,
-// or, for a report that records none (probe, audit), its verdict's. A
+// exitForReport is the exit code of a report: the one its engine recorded
+// (the lab's: lab.ExitCode), or, for a report that records none (probe,
+// audit), its verdict's. A
 // report kind it does not know is an internal error (exit 1, with a
 // message saying to add it here).
 func exitForReport(rep any) (int, error) {
@@ -79,43 +82,13 @@ func exitForReport(rep any) (int, error) {
 	case *report.DiagnoseReport:
 		return r.Answer.Exit, nil
 	case *report.LabReport:
-		return exitForLab(r)
+		return lab.ExitCode(r)
 	case *report.MonitorFleetReport:
 		return r.Summary.ExitCode, nil
 	case *report.SweepReport:
 		return r.Verdict.ExitCode, nil
 	}
 	return exitError, fmt.Errorf("internal error: no exit policy for a %T (add a case to exitForReport in internal/cli/exit.go)", rep)
-}
-
-// exitForLab: lab demo shows; it exits 0 when it could show both paths.
-// lab run exits with its probe's code (the run's recorded one), unless the
-// lab could not run (1, with the reason) or the verdict differs from
-// expect (9). lab test exits 9 when a verdict differed, else 1 when a
-// scenario could not run, else 0.
-func exitForLab(r *report.LabReport) (int, error) {
-	switch r.Mode {
-	case report.LabModeRun:
-		if len(r.Runs) != 1 {
-			return exitError, fmt.Errorf("internal error: lab run report with %d runs, want 1", len(r.Runs))
-		}
-		run := r.Runs[0]
-		switch run.Result {
-		case report.LabError:
-			return exitError, errors.New(run.Error)
-		case report.LabMismatch:
-			return exitMismatch, nil
-		}
-		return run.ExitCode, nil
-	case report.LabModeTest:
-		switch {
-		case r.Summary.Mismatch > 0:
-			return exitMismatch, nil
-		case r.Summary.Errors > 0:
-			return exitError, nil
-		}
-	}
-	return exitOK, nil
 }
 
 // finish prints rep in the chosen format and returns what makes Run exit

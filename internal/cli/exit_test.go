@@ -80,12 +80,6 @@ func TestExitForReport(t *testing.T) {
 		return verdict.Verdict{Status: verdict.StatusFail, Condition: c}
 	}
 	ok := verdict.Verdict{Status: verdict.StatusOK}
-	lab := func(mode string, runs ...*report.LabRun) *report.LabReport {
-		r := report.NewLabReport(mode)
-		r.Runs = runs
-		r.Finish(1)
-		return r
-	}
 	tests := []struct {
 		name    string
 		rep     any
@@ -102,13 +96,8 @@ func TestExitForReport(t *testing.T) {
 		{"monitor status: the summary's code", &report.MonitorFleetReport{Summary: report.MonitorFleetSummary{Failing: 1, ExitCode: 4}}, 4, ""},
 		{"audit pass", &report.AuditReport{Verdict: report.AuditVerdict{Status: report.StepPass}}, 0, ""},
 		{"audit route", &report.AuditReport{Verdict: report.AuditVerdict{Status: report.StepFail, Condition: verdict.ConditionRoute}}, 3, ""},
-		{"lab run pass: the code the runner recorded (its probe's, endpoint-set)", lab(report.LabModeRun, &report.LabRun{Result: report.LabPass, Probe: &report.ProbeReport{Verdict: fail(verdict.ConditionEndpointSet)}, ExitCode: 5}), 5, ""},
-		{"lab run mismatch", lab(report.LabModeRun, &report.LabRun{Result: report.LabMismatch, Probe: &report.ProbeReport{Verdict: ok}}), 9, ""},
-		{"lab run error", lab(report.LabModeRun, &report.LabRun{Result: report.LabError, Error: "no nft"}), 1, "no nft"},
-		{"lab test mismatch beats error", lab(report.LabModeTest, &report.LabRun{Result: report.LabMismatch}, &report.LabRun{Result: report.LabError}), 9, ""},
-		{"lab test error", lab(report.LabModeTest, &report.LabRun{Result: report.LabPass}, &report.LabRun{Result: report.LabError}), 1, ""},
-		{"lab test pass", lab(report.LabModeTest, &report.LabRun{Result: report.LabPass, Probe: &report.ProbeReport{Verdict: fail(verdict.ConditionDNS)}}), 0, ""},
-		{"lab demo shows a failure, exits 0", lab(report.LabModeDemo, &report.LabRun{Result: report.LabUnchecked, Probe: &report.ProbeReport{Verdict: fail(verdict.ConditionEndpointSet)}}), 0, ""},
+		{"lab run mismatch: lab.ExitCode's policy", &report.LabReport{Mode: report.LabModeRun, Runs: []*report.LabRun{{Result: report.LabMismatch, ExitCode: 3}}}, 9, ""},
+		{"lab run error", &report.LabReport{Mode: report.LabModeRun, Runs: []*report.LabRun{{Result: report.LabError, Error: "no nft"}}}, 1, "no nft"},
 		{"unknown kind", struct{}{}, 1, "no exit policy for a struct {}"},
 	}
 	for _, tt := range tests {

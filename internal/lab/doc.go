@@ -21,7 +21,8 @@
 //     of it inside a Session (session.go: the run's prefix and lock,
 //     teardown, sweep, lab up's state). Run, Test and Up (runner.go,
 //     matrix.go) probe and judge (Judge records each run's result and exit
-//     code); Demo (demo.go) is the rootless loopback demo; Forward and
+//     code; ExitCode in exit.go is the lab commands' exit policy); Demo
+//     (demo.go) is the rootless loopback demo; Forward and
 //     DialInNamespace reach into a namespace from the root one without an
 //     interface there.
 //   - internal/lab/cluster: a scenario's `cluster:` section (a real control
