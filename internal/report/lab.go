@@ -125,10 +125,8 @@ func (r *LabReport) Finish(parallel int) {
 			r.Summary.Unchecked++
 		}
 	}
-	r.DurationMS = labMS(time.Since(r.StartedAt))
+	r.DurationMS = units.MS(time.Since(r.StartedAt))
 }
 
 // OK reports whether no run mismatched or failed to run.
 func (r *LabReport) OK() bool { return r.Summary.Mismatch == 0 && r.Summary.Errors == 0 }
-
-func labMS(d time.Duration) float64 { return units.MS(d) }

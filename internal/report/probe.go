@@ -1,8 +1,10 @@
 // Package report holds pullpath's machine-readable reports (apiVersion
 // pullpath/v1): the types every engine fills, and nothing that prints them
-// (internal/printers does; only internal/cli decides which renderer runs).
-// No secret is ever stored in a report: URLs are redacted before they get
-// here.
+// (internal/printers does; only internal/cli decides which renderer runs),
+// no wire codec (the probe Pod's termination message is
+// internal/probesummary's) and no exit policy (each engine records its
+// report's exit code from internal/exitcode). No secret is ever stored in
+// a report: URLs are redacted before they get here.
 //
 // Words, as every report uses them: a finding is one thing a run found,
 // named by a verdict code (explain's ExplainFinding is one message read; a
