@@ -8,6 +8,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/privatedns/armprivatedns"
 
+	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -71,21 +72,18 @@ func (m *Model) resolvers() resolverPlan {
 // checkDNSServers checks the VNet's DNS servers: Azure-provided, or custom
 // ones that can see privatelink.azurecr.io and that the nodes can reach.
 func checkDNSServers(m *Model, n *nodeSubnet) report.CheckResult {
-	c := report.CheckResult{Condition: verdict.ConditionDNS}
+	const cond = verdict.ConditionDNS
 	if m.VNet == nil {
-		c.Status, c.Summary = report.StepWarn, "the VNet's DNS servers are unknown: "+FileVNet+" is missing"
-		return c
+		return audit.Warn(cond, "the VNet's DNS servers are unknown: "+FileVNet+" is missing")
 	}
 	vid := str(m.VNet.ID)
-	c.Resources = []string{vid}
 	pl := m.resolvers()
 	if !pl.custom {
-		c.Status = report.StepPass
-		c.Summary = fmt.Sprintf("%s uses Azure-provided DNS (168.63.129.16): the nodes see the private zones linked to it", lastName(vid))
-		return c
+		return audit.WithResources(audit.Pass(fmt.Sprintf("%s uses Azure-provided DNS (168.63.129.16): the nodes see the private zones linked to it", lastName(vid))), vid)
 	}
-	c.Evidence = append(c.Evidence, "dhcpOptions.dnsServers: "+addrsString(pl.servers))
-	c.Evidence = append(c.Evidence, pl.notes...)
+	var ev []string
+	ev = append(ev, "dhcpOptions.dnsServers: "+addrsString(pl.servers))
+	ev = append(ev, pl.notes...)
 	// every custom server must be reachable from the nodes
 	for _, a := range pl.servers {
 		if a == AzureDNS {
@@ -94,57 +92,47 @@ func checkDNSServers(m *Model, n *nodeSubnet) report.CheckResult {
 		r, ok := n.Routes.Lookup(a)
 		if !ok || r.NextHop == hopNone || (r.NextHop == hopInternet && a.IsPrivate()) {
 			if n.Routes.Computed && m.bgpMayCarry(n) {
-				c.Evidence = append(c.Evidence, fmt.Sprintf("DNS server %s: %s (computed; a BGP route may carry it)", a, describeRoute(r, ok)))
+				ev = append(ev, fmt.Sprintf("DNS server %s: %s (computed; a BGP route may carry it)", a, describeRoute(r, ok)))
 				continue
 			}
-			c.Status = report.StepFail
-			c.Summary = fmt.Sprintf("%s has no route to DNS server %s (%s): the nodes cannot resolve the registry", n.poolsString(), a, describeRoute(r, ok))
-			c.Changes = []report.Change{{Resource: vid, Kind: "Microsoft.Network/virtualNetworks",
+			c := audit.Fail(cond, fmt.Sprintf("%s has no route to DNS server %s (%s): the nodes cannot resolve the registry", n.poolsString(), a, describeRoute(r, ok)), ev...)
+			return audit.WithChange(audit.WithResources(c, vid), report.Change{Resource: vid, Kind: "Microsoft.Network/virtualNetworks",
 				Action:  fmt.Sprintf("give the node subnets a route to DNS server %s, or set DNS servers the nodes can reach (Azure DNS, or a forwarder in a VNet linked to %s)", a, ACRZone),
-				Command: fmt.Sprintf("az network vnet update -g %s -n %s --dns-servers %s", resourceGroupOf(vid), lastName(vid), AzureDNS)}}
-			return c
+				Command: fmt.Sprintf("az network vnet update -g %s -n %s --dns-servers %s", resourceGroupOf(vid), lastName(vid), AzureDNS)})
 		}
-		c.Evidence = append(c.Evidence, fmt.Sprintf("DNS server %s: %s", a, r))
+		ev = append(ev, fmt.Sprintf("DNS server %s: %s", a, r))
 	}
 	if len(pl.unknown) > 0 {
-		c.Status = report.StepWarn
-		c.Summary = fmt.Sprintf("custom DNS server %s is outside the VNet and its peers: it must forward azurecr.io (privatelink.azurecr.io) to a resolver in a VNet linked to the zone (a DNS Private Resolver inbound endpoint or a forwarder that asks 168.63.129.16); its configuration is outside the contract", addrsString(pl.unknown))
-		return c
+		return audit.WithResources(audit.Warn(cond, fmt.Sprintf("custom DNS server %s is outside the VNet and its peers: it must forward azurecr.io (privatelink.azurecr.io) to a resolver in a VNet linked to the zone (a DNS Private Resolver inbound endpoint or a forwarder that asks 168.63.129.16); its configuration is outside the contract", addrsString(pl.unknown)), ev...), vid)
 	}
-	c.Status = report.StepPass
-	c.Summary = fmt.Sprintf("custom DNS %s sits in Azure (the zone link check covers the VNet it answers from); it must forward to 168.63.129.16", addrsString(pl.servers))
-	return c
+	return audit.WithResources(audit.Pass(fmt.Sprintf("custom DNS %s sits in Azure (the zone link check covers the VNet it answers from); it must forward to 168.63.129.16", addrsString(pl.servers)), ev...), vid)
 }
 
 // checkZoneLink checks privatelink.azurecr.io exists and is linked to the
 // VNet the nodes' resolver answers from.
 func checkZoneLink(m *Model, n *nodeSubnet) report.CheckResult {
-	c := report.CheckResult{Condition: verdict.ConditionDNS}
+	const cond = verdict.ConditionDNS
 	if !anyPrivate(n.Hosts) {
-		c.Status, c.Summary = report.StepSkip, "the registry has no private endpoint: the nodes resolve its public names"
-		return c
+		return audit.Skip("the registry has no private endpoint: the nodes resolve its public names")
 	}
 	pl := m.resolvers()
 	if len(pl.vnets) == 0 {
-		c.Status, c.Summary = report.StepWarn, "the nodes' resolver is outside Azure's view (custom DNS "+addrsString(pl.unknown)+"): which VNet's zone links decide is unknown"
-		return c
+		return audit.Warn(cond, "the nodes' resolver is outside Azure's view (custom DNS "+addrsString(pl.unknown)+"): which VNet's zone links decide is unknown")
 	}
 	zoneID := m.ZoneID()
 	if m.ZonesKnown && m.Zone() == nil {
-		c.Status = report.StepFail
-		c.Summary = fmt.Sprintf("no %s private DNS zone exists: the nodes resolve %s to its public address", ACRZone, firstPrivate(n.Hosts))
-		c.Host = firstPrivate(n.Hosts)
+		c := audit.WithHost(audit.Fail(cond, fmt.Sprintf("no %s private DNS zone exists: the nodes resolve %s to its public address", ACRZone, firstPrivate(n.Hosts))), firstPrivate(n.Hosts))
 		c.Changes = []report.Change{{Resource: pl.vnets[0], Kind: "Microsoft.Network/privateDnsZones",
 			Action:  fmt.Sprintf("create the %s zone, link it to %s and give the private endpoint a DNS zone group that writes its records", ACRZone, lastName(pl.vnets[0])),
 			Command: fmt.Sprintf("az network private-dns zone create -g %s -n %s", resourceGroupOf(pl.vnets[0]), ACRZone)}}
 		return c
 	}
 	if !m.LinksKnown {
-		c.Status, c.Summary = report.StepWarn, "the zone's VNet links are unknown: "+FileLinks(ACRZone)+" is missing"
-		return c
+		return audit.Warn(cond, "the zone's VNet links are unknown: "+FileLinks(ACRZone)+" is missing")
 	}
+	var ev, res []string // the links read, the zone and its links
 	if zoneID != "" {
-		c.Resources = []string{zoneID}
+		res = []string{zoneID}
 	}
 	for _, vid := range pl.vnets {
 		l := linkTo(m.Links, vid)
@@ -153,10 +141,9 @@ func checkZoneLink(m *Model, n *nodeSubnet) report.CheckResult {
 			if zrg == "" {
 				zrg = "ZONE_RG"
 			}
-			c.Status = report.StepFail
-			c.Host = firstPrivate(n.Hosts)
-			c.Summary = fmt.Sprintf("%s is not linked to %s: %s resolves %s to its public address", ACRZone, lastName(vid), n.poolsString(), c.Host)
-			c.Resources = appendUnique(c.Resources, vid)
+			host := firstPrivate(n.Hosts)
+			c := audit.WithHost(audit.Fail(cond, fmt.Sprintf("%s is not linked to %s: %s resolves %s to its public address", ACRZone, lastName(vid), n.poolsString(), host), ev...), host)
+			c.Resources = appendUnique(res, vid)
 			c.Changes = []report.Change{{Resource: cmp.Or(zoneID, ACRZone), Kind: "Microsoft.Network/privateDnsZones",
 				Action:  fmt.Sprintf("link %s to %s (registration off)", ACRZone, vid),
 				Command: fmt.Sprintf("az network private-dns link vnet create -g %s -z %s -n %s-link -v %s -e false", zrg, ACRZone, lastName(vid), vid)}}
@@ -166,16 +153,16 @@ func checkZoneLink(m *Model, n *nodeSubnet) report.CheckResult {
 		if l.Properties != nil && l.Properties.VirtualNetworkLinkState != nil {
 			st = string(*l.Properties.VirtualNetworkLinkState)
 		}
-		c.Evidence = append(c.Evidence, fmt.Sprintf("link %s -> %s (%s)", str(l.Name), lastName(vid), cmp.Or(st, "unknown")))
-		c.Resources = appendUnique(c.Resources, str(l.ID))
+		ev = append(ev, fmt.Sprintf("link %s -> %s (%s)", str(l.Name), lastName(vid), cmp.Or(st, "unknown")))
+		res = appendUnique(res, str(l.ID))
 		if st != "" && !strings.EqualFold(st, "Completed") {
-			c.Status = report.StepWarn
-			c.Summary = fmt.Sprintf("the link of %s to %s is %s, not Completed", ACRZone, lastName(vid), st)
+			c := audit.Warn(cond, fmt.Sprintf("the link of %s to %s is %s, not Completed", ACRZone, lastName(vid), st), ev...)
+			c.Resources = res
 			return c
 		}
 	}
-	c.Status = report.StepPass
-	c.Summary = fmt.Sprintf("%s is linked to %s", ACRZone, vnetNames(pl.vnets))
+	c := audit.Pass(fmt.Sprintf("%s is linked to %s", ACRZone, vnetNames(pl.vnets)), ev...)
+	c.Resources = res
 	return c
 }
 
@@ -218,15 +205,14 @@ func firstPrivate(hs []*pullHost) string {
 // registry and for every data endpoint, each pointing at the private
 // endpoint's address for that name (customDnsConfigs).
 func checkRecords(m *Model, n *nodeSubnet) report.CheckResult {
-	c := report.CheckResult{Condition: verdict.ConditionDNS}
+	const cond = verdict.ConditionDNS
 	if !anyPrivate(n.Hosts) {
-		c.Status, c.Summary = report.StepSkip, "the registry has no private endpoint: no private records are needed"
-		return c
+		return audit.Skip("the registry has no private endpoint: no private records are needed")
 	}
 	if !m.RecordsKnown {
-		c.Status, c.Summary = report.StepWarn, "the zone's A records are unknown: "+FileRecords(ACRZone)+" is missing"
-		return c
+		return audit.Warn(cond, "the zone's A records are unknown: "+FileRecords(ACRZone)+" is missing")
 	}
+	var ev []string
 	zoneID := m.ZoneID()
 	zrg := cmp.Or(resourceGroupOf(zoneID), "ZONE_RG")
 	recs := map[string]*armprivatedns.RecordSet{}
@@ -273,7 +259,7 @@ func checkRecords(m *Model, n *nodeSubnet) report.CheckResult {
 				wrong = append(wrong, g)
 			}
 		}
-		c.Evidence = append(c.Evidence, fmt.Sprintf("%s: A %s (private endpoint gives %s)", h.Record, addrsString(got), addrsString(want)))
+		ev = append(ev, fmt.Sprintf("%s: A %s (private endpoint gives %s)", h.Record, addrsString(got), addrsString(want)))
 		if len(got) == 0 || len(wrong) > 0 {
 			cmd := fmt.Sprintf("az network private-dns record-set a add-record -g %s -z %s -n %s -a %s", zrg, ACRZone, h.Record, want[0])
 			if len(wrong) > 0 {
@@ -289,15 +275,9 @@ func checkRecords(m *Model, n *nodeSubnet) report.CheckResult {
 		}
 	}
 	if bad != nil {
-		c.Status, c.Host, c.Summary, c.Resources, c.Changes = report.StepFail, bad.host, bad.summary, bad.resources, bad.changes
-		return c
+		return bad.fail(cond, ev)
 	}
-	c.Status = report.StepPass
-	c.Summary = fmt.Sprintf("%s has an A record at the private endpoint's address for the registry and every data endpoint", ACRZone)
-	if zoneID != "" {
-		c.Resources = []string{zoneID}
-	}
-	return c
+	return audit.WithResources(audit.Pass(fmt.Sprintf("%s has an A record at the private endpoint's address for the registry and every data endpoint", ACRZone), ev...), zoneID)
 }
 
 func containsAddr(list []netip.Addr, a netip.Addr) bool {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -14,13 +15,13 @@ import (
 // registry) and that they cover every host of the pull: a data endpoint
 // of a geo-replica added later has no address of its own.
 func checkPrivateEndpoint(m *Model, n *nodeSubnet) report.CheckResult {
-	c := report.CheckResult{Condition: verdict.ConditionRoute}
+	cond := verdict.ConditionRoute
+	var ev, res []string // what the check read, the endpoints it names
 	reg := m.Registry
 	regID := str(reg.ID)
 	conns := reg.Properties.PrivateEndpointConnections
 	if len(conns) == 0 {
-		c.Status, c.Summary = report.StepSkip, fmt.Sprintf("registry %s has no private endpoint connection: the nodes use its public endpoint", m.RegistryName())
-		return c
+		return audit.Skip(fmt.Sprintf("registry %s has no private endpoint connection: the nodes use its public endpoint", m.RegistryName()))
 	}
 	var bad *finding
 	approved := 0
@@ -37,12 +38,12 @@ func checkPrivateEndpoint(m *Model, n *nodeSubnet) report.CheckResult {
 			st = string(*s.Status)
 		}
 		connID := cmp.Or(str(pc.ID), regID+"/privateEndpointConnections/"+str(pc.Name))
-		c.Resources = appendUnique(c.Resources, peID)
-		c.Evidence = append(c.Evidence, fmt.Sprintf("connection %s: private endpoint %s, %s", str(pc.Name), lastName(peID), cmp.Or(st, "unknown")))
+		res = appendUnique(res, peID)
+		ev = append(ev, fmt.Sprintf("connection %s: private endpoint %s, %s", str(pc.Name), lastName(peID), cmp.Or(st, "unknown")))
 		if strings.EqualFold(st, "Approved") {
 			approved++
 			if _, ok := m.PrivateEndpoints[idKey(peID)]; !ok && peID != "" {
-				c.Evidence = append(c.Evidence, fmt.Sprintf("private endpoint %s is not described: %s is missing, so its addresses are unknown", lastName(peID), FilePE(lastName(peID))))
+				ev = append(ev, fmt.Sprintf("private endpoint %s is not described: %s is missing, so its addresses are unknown", lastName(peID), FilePE(lastName(peID))))
 			}
 			continue
 		}
@@ -78,7 +79,7 @@ func checkPrivateEndpoint(m *Model, n *nodeSubnet) report.CheckResult {
 				// dynamic addresses prints customDnsConfigs empty and no
 				// ipConfigurations: its addresses are on its NIC only, so
 				// they are unknown here, not missing.
-				c.Evidence = append(c.Evidence, "the private endpoints list no customDnsConfigs or static ipConfigurations: their addresses are unknown (az network nic show on their NICs has them)")
+				ev = append(ev, "the private endpoints list no customDnsConfigs or static ipConfigurations: their addresses are unknown (az network nic show on their NICs has them)")
 				break
 			}
 			peID := ""
@@ -93,9 +94,9 @@ func checkPrivateEndpoint(m *Model, n *nodeSubnet) report.CheckResult {
 				pna = string(*reg.Properties.PublicNetworkAccess)
 			}
 			if !strings.EqualFold(pna, "Disabled") {
-				c.Evidence = append(c.Evidence, fmt.Sprintf("%s has no private endpoint address: the nodes reach it over the public endpoint (publicNetworkAccess %s)", h.Name, pna))
-				c.Status, c.Host = report.StepWarn, h.Name
-				c.Summary = fmt.Sprintf("no private endpoint of registry %s has an address for %s: the nodes pull its layers over the public endpoint, around the private path", m.RegistryName(), h.Name)
+				ev = append(ev, fmt.Sprintf("%s has no private endpoint address: the nodes reach it over the public endpoint (publicNetworkAccess %s)", h.Name, pna))
+				c := audit.Warn(cond, fmt.Sprintf("no private endpoint of registry %s has an address for %s: the nodes pull its layers over the public endpoint, around the private path", m.RegistryName(), h.Name), ev...)
+				c.Host, c.Resources = h.Name, res
 				return c
 			}
 			bad = &finding{host: h.Name,
@@ -105,30 +106,33 @@ func checkPrivateEndpoint(m *Model, n *nodeSubnet) report.CheckResult {
 					Action:  fmt.Sprintf("refresh the private endpoint so its customDnsConfigs include %s (re-approve or re-create it after adding the replica), then add its A record", h.Name),
 					Command: fmt.Sprintf("az network private-endpoint show -g %s -n %s --query customDnsConfigs", resourceGroupOf(peID), lastName(peID))}},
 			}
-			c.Condition = verdict.ConditionDNS
+			cond = verdict.ConditionDNS
 			break
 		}
 	}
+	var c report.CheckResult
 	switch {
 	case bad != nil:
-		c.Status, c.Host, c.Summary, c.Changes = report.StepFail, bad.host, bad.summary, bad.changes
-		c.Resources = append(bad.resources, c.Resources...)
+		// the finding's objects first, then every endpoint read (an
+		// endpoint may be both)
+		c = bad.fail(cond, ev)
+		c.Resources = append(c.Resources, res...)
+		return c
 	case approved == 0:
-		c.Status, c.Summary = report.StepWarn, "no private endpoint connection has a state"
+		c = audit.Warn(cond, "no private endpoint connection has a state", ev...)
 	default:
-		c.Status = report.StepPass
-		c.Summary = fmt.Sprintf("%d private endpoint connection(s) of %s Approved, covering every host of the pull", approved, m.RegistryName())
+		c = audit.Pass(fmt.Sprintf("%d private endpoint connection(s) of %s Approved, covering every host of the pull", approved, m.RegistryName()), ev...)
 	}
+	c.Resources = res
 	return c
 }
 
 // checkPublicAccess checks the registry's public side for the hosts the
 // nodes reach publicly: publicNetworkAccess and the network rule set.
 func checkPublicAccess(m *Model, n *nodeSubnet) report.CheckResult {
-	c := report.CheckResult{Condition: verdict.ConditionRoute}
+	const cond = verdict.ConditionRoute
 	reg := m.Registry
 	regID := str(reg.ID)
-	c.Resources = []string{regID}
 	var public []string
 	for _, h := range n.Hosts {
 		if !h.private() {
@@ -140,24 +144,17 @@ func checkPublicAccess(m *Model, n *nodeSubnet) report.CheckResult {
 		pna = string(*reg.Properties.PublicNetworkAccess)
 	}
 	if len(reg.Properties.PrivateEndpointConnections) > 0 && len(public) > 0 {
-		c.Status = report.StepSkip
-		c.Summary = fmt.Sprintf("the registry uses private endpoints: the private-endpoint check covers %s", strings.Join(public, ", "))
-		return c
+		return audit.WithResources(audit.Skip(fmt.Sprintf("the registry uses private endpoints: the private-endpoint check covers %s", strings.Join(public, ", "))), regID)
 	}
 	if len(public) == 0 {
-		c.Status = report.StepPass
-		c.Summary = fmt.Sprintf("every host has a private endpoint; publicNetworkAccess %s does not matter to the nodes", pna)
-		return c
+		return audit.WithResources(audit.Pass(fmt.Sprintf("every host has a private endpoint; publicNetworkAccess %s does not matter to the nodes", pna)), regID)
 	}
 	hosts := strings.Join(public, ", ")
 	if strings.EqualFold(pna, "Disabled") {
-		c.Status = report.StepFail
-		c.Host = public[0]
-		c.Summary = fmt.Sprintf("registry %s has publicNetworkAccess Disabled, and %s has no private endpoint address: the nodes' public requests are refused", m.RegistryName(), hosts)
-		c.Changes = []report.Change{{Resource: regID, Kind: "Microsoft.ContainerRegistry/registries",
+		c := audit.WithHost(audit.Fail(cond, fmt.Sprintf("registry %s has publicNetworkAccess Disabled, and %s has no private endpoint address: the nodes' public requests are refused", m.RegistryName(), hosts)), public[0])
+		return audit.WithChange(c, report.Change{Resource: regID, Kind: "Microsoft.ContainerRegistry/registries",
 			Action:  fmt.Sprintf("reach %s through a private endpoint (with its A records), or allow public network access", hosts),
-			Command: fmt.Sprintf("az acr update -n %s --public-network-enabled true", m.RegistryName())}}
-		return c
+			Command: fmt.Sprintf("az acr update -n %s --public-network-enabled true", m.RegistryName())})
 	}
 	if rs := reg.Properties.NetworkRuleSet; rs != nil && rs.DefaultAction != nil && strings.EqualFold(string(*rs.DefaultAction), "Deny") {
 		var rules []string
@@ -166,15 +163,10 @@ func checkPublicAccess(m *Model, n *nodeSubnet) report.CheckResult {
 				rules = append(rules, str(r.IPAddressOrRange))
 			}
 		}
-		c.Status = report.StepWarn
-		c.Host = public[0]
-		c.Summary = fmt.Sprintf("registry %s's network rule set denies by default: the nodes' egress address must be among its IP rules (%s); the egress address is outside the contract", m.RegistryName(), cmp.Or(strings.Join(rules, ", "), "unknown"))
-		c.Changes = []report.Change{{Resource: regID, Kind: "Microsoft.ContainerRegistry/registries",
+		c := audit.WithHost(audit.Warn(cond, fmt.Sprintf("registry %s's network rule set denies by default: the nodes' egress address must be among its IP rules (%s); the egress address is outside the contract", m.RegistryName(), cmp.Or(strings.Join(rules, ", "), "unknown"))), public[0])
+		return audit.WithChange(c, report.Change{Resource: regID, Kind: "Microsoft.ContainerRegistry/registries",
 			Action:  "allow the cluster's outbound address (its load balancer or NAT gateway public IP) in the registry's network rules",
-			Command: fmt.Sprintf("az acr network-rule add -n %s --ip-address EGRESS_IP", m.RegistryName())}}
-		return c
+			Command: fmt.Sprintf("az acr network-rule add -n %s --ip-address EGRESS_IP", m.RegistryName())})
 	}
-	c.Status = report.StepPass
-	c.Summary = fmt.Sprintf("registry %s accepts public traffic for %s (publicNetworkAccess %s)", m.RegistryName(), hosts, pna)
-	return c
+	return audit.WithResources(audit.Pass(fmt.Sprintf("registry %s accepts public traffic for %s (publicNetworkAccess %s)", m.RegistryName(), hosts, pna)), regID)
 }

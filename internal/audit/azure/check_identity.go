@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/units"
 	"github.com/pullpath/pullpath/internal/verdict"
@@ -53,23 +54,22 @@ func init() {
 // includes pull at the registry's scope or above. An identity fault fails
 // every pool alike.
 func checkIdentity(m *Model, n *nodeSubnet) report.CheckResult {
-	c := report.CheckResult{Condition: verdict.ConditionTLSIdentity, Host: m.LoginServer()}
+	const cond = verdict.ConditionTLSIdentity
+	host := m.LoginServer()
+	var ev []string
 	regID := m.RegistryID()
 	obj := m.KubeletObjectID()
 	abac := strings.EqualFold(m.RoleAssignmentMode, abacMode)
 	if obj == "" {
-		c.Status = report.StepWarn
-		c.Summary = "the cluster has no identityProfile.kubeletidentity (a service principal cluster?): the pull identity's role assignments cannot be matched"
-		return c
+		return audit.WithHost(audit.Warn(cond, "the cluster has no identityProfile.kubeletidentity (a service principal cluster?): the pull identity's role assignments cannot be matched"), host)
 	}
 	if !m.RolesKnown {
-		c.Status, c.Summary = report.StepWarn, "the registry's role assignments are unknown: "+FileRoles+" is missing"
-		return c
+		return audit.WithHost(audit.Warn(cond, "the registry's role assignments are unknown: "+FileRoles+" is missing"), host)
 	}
 	want, wantName := legacyPull, "AcrPull"
 	if abac {
 		want, wantName = abacPull, nameRepositoryReader
-		c.Evidence = append(c.Evidence, "registry role assignment mode: RBAC Registry + ABAC Repository Permissions (AcrPull, AcrPush and the Owner/Contributor/Reader data plane are not honored)")
+		ev = append(ev, "registry role assignment mode: RBAC Registry + ABAC Repository Permissions (AcrPull, AcrPush and the Owner/Contributor/Reader data plane are not honored)")
 	}
 	var custom, notHonored []string
 	for _, ra := range m.Roles {
@@ -88,16 +88,15 @@ func checkIdentity(m *Model, n *nodeSubnet) report.CheckResult {
 		}
 		line := fmt.Sprintf("%s at %s", cmp.Or(name, roleID), scope)
 		if !scopeCovers(scope, regID) {
-			c.Evidence = append(c.Evidence, line+": not the registry's scope or above")
+			ev = append(ev, line+": not the registry's scope or above")
 			continue
 		}
 		if rn, ok := want[roleID]; ok || nameIn(want, name) {
-			c.Status = report.StepPass
-			c.Summary = fmt.Sprintf("kubelet identity %s holds %s on %s", obj, cmp.Or(rn, name), scope)
-			c.Resources = []string{str(ra.ID), regID}
-			if cond := str(p.Condition); cond != "" {
-				c.Evidence = append(c.Evidence, "the assignment has an ABAC condition: pull is limited to the repositories it names: "+units.Clip(cond, 160))
+			if abacCond := str(p.Condition); abacCond != "" {
+				ev = append(ev, "the assignment has an ABAC condition: pull is limited to the repositories it names: "+units.Clip(abacCond, 160))
 			}
+			c := audit.WithHost(audit.Pass(fmt.Sprintf("kubelet identity %s holds %s on %s", obj, cmp.Or(rn, name), scope), ev...), host)
+			c.Resources = []string{str(ra.ID), regID}
 			return c
 		}
 		other := legacyPull
@@ -111,28 +110,20 @@ func checkIdentity(m *Model, n *nodeSubnet) report.CheckResult {
 		if name == "" || !knownNames[strings.ToLower(name)] {
 			custom = append(custom, line)
 		}
-		c.Evidence = append(c.Evidence, line)
+		ev = append(ev, line)
 	}
 	cmd := fmt.Sprintf("az role assignment create --assignee-object-id %s --assignee-principal-type ServicePrincipal --role %q --scope %s", obj, wantName, regID)
 	if len(custom) > 0 {
-		c.Status = report.StepWarn
-		c.Summary = fmt.Sprintf("kubelet identity %s holds only role(s) pullpath cannot read (%s): confirm one includes Microsoft.ContainerRegistry/registries/pull/read", obj, strings.Join(custom, "; "))
-		return c
+		return audit.WithHost(audit.Warn(cond, fmt.Sprintf("kubelet identity %s holds only role(s) pullpath cannot read (%s): confirm one includes Microsoft.ContainerRegistry/registries/pull/read", obj, strings.Join(custom, "; ")), ev...), host)
 	}
-	c.Status = report.StepFail
-	c.Resources = []string{regID}
-	if kr := m.KubeletResourceID(); kr != "" {
-		c.Resources = append(c.Resources, kr)
-	}
+	summary := fmt.Sprintf("kubelet identity %s has no %s on %s (nor a role that includes pull at its scope or above): every pool's pulls are refused (401/403)", obj, wantName, m.RegistryName())
 	if len(notHonored) > 0 {
-		c.Summary = fmt.Sprintf("kubelet identity %s holds %s, which registry %s does not honor in its role assignment mode: it needs %s", obj, strings.Join(notHonored, "; "), m.RegistryName(), wantName)
-	} else {
-		c.Summary = fmt.Sprintf("kubelet identity %s has no %s on %s (nor a role that includes pull at its scope or above): every pool's pulls are refused (401/403)", obj, wantName, m.RegistryName())
+		summary = fmt.Sprintf("kubelet identity %s holds %s, which registry %s does not honor in its role assignment mode: it needs %s", obj, strings.Join(notHonored, "; "), m.RegistryName(), wantName)
 	}
-	c.Changes = []report.Change{{Resource: regID, Kind: "Microsoft.ContainerRegistry/registries",
+	c := audit.WithHost(audit.Fail(cond, summary, ev...), host)
+	return audit.WithChange(audit.WithResources(c, regID, m.KubeletResourceID()), report.Change{Resource: regID, Kind: "Microsoft.ContainerRegistry/registries",
 		Action:  fmt.Sprintf("grant the kubelet identity %s %s on the registry", obj, wantName),
-		Command: cmd}}
-	return c
+		Command: cmd})
 }
 
 func nameIn(set map[string]string, name string) bool {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/network/armnetwork/v8"
 
+	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -303,26 +304,22 @@ func (m *Model) virtualNetworkTag(n *nodeSubnet) []netip.Prefix {
 // private endpoint address (and, for public hosts, their service tags), in
 // priority order with the default rules.
 func checkNSG(m *Model, n *nodeSubnet) report.CheckResult {
-	c := report.CheckResult{Condition: verdict.ConditionRoute}
+	const cond = verdict.ConditionRoute
 	if n.Subnet == nil {
-		c.Status, c.Summary = report.StepWarn, "the subnet is not described: "+FileSubnet(lastName(n.ID))+" is missing"
-		return c
+		return audit.Warn(cond, "the subnet is not described: "+FileSubnet(lastName(n.ID))+" is missing")
 	}
 	var nsgID string
 	if n.Subnet.Properties != nil && n.Subnet.Properties.NetworkSecurityGroup != nil {
 		nsgID = str(n.Subnet.Properties.NetworkSecurityGroup.ID)
 	}
 	if nsgID == "" {
-		c.Status = report.StepPass
-		c.Summary = fmt.Sprintf("no NSG on subnet %s: outbound TCP 443 is not filtered there", lastName(n.ID))
-		c.Evidence = []string{"NSGs on the node NICs (the AKS-managed aks-agentpool-*-nsg) are outside the contract"}
-		return c
+		return audit.Pass(fmt.Sprintf("no NSG on subnet %s: outbound TCP 443 is not filtered there", lastName(n.ID)),
+			"NSGs on the node NICs (the AKS-managed aks-agentpool-*-nsg) are outside the contract")
 	}
-	c.Resources = []string{nsgID}
 	if n.NSG == nil {
-		c.Status, c.Summary = report.StepWarn, fmt.Sprintf("NSG %s is not described: %s is missing", lastName(nsgID), FileNSG(lastName(nsgID)))
-		return c
+		return audit.WithResources(audit.Warn(cond, fmt.Sprintf("NSG %s is not described: %s is missing", lastName(nsgID), FileNSG(lastName(nsgID)))), nsgID)
 	}
+	var evidence []string
 	rules := outboundRules(n.NSG)
 	ev := &nsgEval{vnet: m.virtualNetworkTag(n), src: n.Prefixes, region: m.registryRegion()}
 	var bad *finding
@@ -350,12 +347,12 @@ func checkNSG(m *Model, n *nodeSubnet) report.CheckResult {
 			case t == no:
 				bad = first(bad, &finding{host: d.Host, summary: fmt.Sprintf("no rule of %s matches TCP 443 to %s", lastName(nsgID), what)})
 			case t == maybe:
-				c.Evidence = append(c.Evidence, fmt.Sprintf("TCP 443 to %s: rule %s (priority %d, %s) may match (an application security group, a partial source, or a public prefix): confirm it", what, r.Name, r.Priority, access(r)))
+				evidence = append(evidence, fmt.Sprintf("TCP 443 to %s: rule %s (priority %d, %s) may match (an application security group, a partial source, or a public prefix): confirm it", what, r.Name, r.Priority, access(r)))
 				if !r.Allow {
 					warned = cmp.Or(warned, fmt.Sprintf("rule %s (priority %d, Deny) of %s may block TCP 443 to %s", r.Name, r.Priority, lastName(nsgID), what))
 				}
 			case r.Allow:
-				c.Evidence = append(c.Evidence, fmt.Sprintf("TCP 443 to %s: allowed by %s (priority %d)", what, r.Name, r.Priority))
+				evidence = append(evidence, fmt.Sprintf("TCP 443 to %s: allowed by %s (priority %d)", what, r.Name, r.Priority))
 			default:
 				rid := r.ID
 				if rid == "" {
@@ -384,18 +381,16 @@ func checkNSG(m *Model, n *nodeSubnet) report.CheckResult {
 			}
 		}
 	}
-	c.Evidence = append(c.Evidence, "NSGs on the node NICs and on the private endpoint's subnet (when its network policies are on) are outside the contract")
+	evidence = append(evidence, "NSGs on the node NICs and on the private endpoint's subnet (when its network policies are on) are outside the contract")
 	switch {
 	case bad != nil:
-		c.Status, c.Host, c.Summary, c.Changes = report.StepFail, bad.host, bad.summary, bad.changes
-		c.Resources = append(bad.resources, c.Resources...)
+		c := bad.fail(cond, evidence)
+		c.Resources = append(c.Resources, nsgID)
+		return c
 	case warned != "":
-		c.Status, c.Summary = report.StepWarn, warned
-	default:
-		c.Status = report.StepPass
-		c.Summary = fmt.Sprintf("%s allows TCP 443 from %s to every host of the pull", lastName(nsgID), n.poolsString())
+		return audit.WithResources(audit.Warn(cond, warned, evidence...), nsgID)
 	}
-	return c
+	return audit.WithResources(audit.Pass(fmt.Sprintf("%s allows TCP 443 from %s to every host of the pull", lastName(nsgID), n.poolsString()), evidence...), nsgID)
 }
 
 func access(r nsgRule) string {

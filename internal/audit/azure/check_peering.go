@@ -8,6 +8,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/network/armnetwork/v8"
 
+	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -18,42 +19,38 @@ import (
 // and the far side's return route are outside the contract and are named
 // in the evidence.
 func checkPeering(m *Model, n *nodeSubnet) report.CheckResult {
-	c := report.CheckResult{Condition: verdict.ConditionRoute}
 	if !m.PeeringsKnown {
-		c.Status = report.StepWarn
-		c.Summary = "the VNet's peerings are unknown: " + FilePeerings + " is missing"
-		return c
+		return audit.Warn(verdict.ConditionRoute, "the VNet's peerings are unknown: "+FilePeerings+" is missing")
 	}
 	if len(m.Peerings) == 0 {
-		c.Status = report.StepSkip
-		c.Summary = "the cluster VNet has no peerings: the path crosses none"
-		return c
+		return audit.Skip("the cluster VNet has no peerings: the path crosses none")
 	}
-	w := &peeringWalk{m: m, n: n, c: &c, crossed: map[string]*armnetwork.VirtualNetworkPeering{}}
+	w := &peeringWalk{m: m, n: n, crossed: map[string]*armnetwork.VirtualNetworkPeering{}}
 	for _, h := range n.Hosts {
 		for _, a := range h.peAddrs() {
 			w.address(h, a)
 		}
 	}
+	var crossed []string
 	for _, k := range sortedKeys(w.crossed) {
 		p := w.crossed[k]
-		c.Resources = appendUnique(c.Resources, str(p.ID))
-		c.Evidence = append(c.Evidence, peeringLine(p))
-		c.Evidence = append(c.Evidence, fmt.Sprintf("outside the contract, check too: the hub side (%s's peering back to %s: Connected, allowGatewayTransit: true if the cluster uses its gateway) and the far side's return route to %s (the on-premises network or the registry's VNet must route the node subnet back through the same gateway)", remoteName(p), lastName(parentID(n.ID)), n.cidr()))
+		crossed = appendUnique(crossed, str(p.ID))
+		w.evidence = append(w.evidence, peeringLine(p))
+		w.evidence = append(w.evidence, fmt.Sprintf("outside the contract, check too: the hub side (%s's peering back to %s: Connected, allowGatewayTransit: true if the cluster uses its gateway) and the far side's return route to %s (the on-premises network or the registry's VNet must route the node subnet back through the same gateway)", remoteName(p), lastName(parentID(n.ID)), n.cidr()))
 	}
 	switch {
 	case w.bad != nil:
-		c.Status, c.Host, c.Summary, c.Changes = report.StepFail, w.bad.host, w.bad.summary, w.bad.changes
-		c.Resources = append(w.bad.resources, c.Resources...)
-		c.Evidence = append(w.bad.evidence, c.Evidence...)
+		// the finding's evidence first, then the walk's; the peerings
+		// crossed after the finding's objects (an object may be both)
+		c := audit.WithHost(audit.Fail(verdict.ConditionRoute, w.bad.summary, append(w.bad.evidence, w.evidence...)...), w.bad.host)
+		c.Resources, c.Changes = append(w.bad.resources, crossed...), w.bad.changes
+		return c
 	case len(w.crossed) == 0:
-		c.Status = report.StepSkip
-		c.Summary = "the path to the registry crosses no peering"
-	default:
-		c.Status = report.StepPass
-		c.Summary = fmt.Sprintf("the cluster side of every peering on the path is Connected with the settings the path needs (%d peering(s))", len(w.crossed))
+		c := audit.Skip("the path to the registry crosses no peering")
+		c.Evidence = w.evidence // what the walk read on its way
+		return c
 	}
-	return c
+	return audit.WithResources(audit.Pass(fmt.Sprintf("the cluster side of every peering on the path is Connected with the settings the path needs (%d peering(s))", len(w.crossed)), w.evidence...), crossed...)
 }
 
 // peeringWalk follows each address of the pull through the subnet's
@@ -61,9 +58,10 @@ func checkPeering(m *Model, n *nodeSubnet) report.CheckResult {
 type peeringWalk struct {
 	m       *Model
 	n       *nodeSubnet
-	c       *report.CheckResult
 	crossed map[string]*armnetwork.VirtualNetworkPeering
 	bad     *finding
+	// evidence is what the walk read, for the result
+	evidence []string
 }
 
 // cross records a peering on the path and its state.
@@ -84,7 +82,7 @@ func (w *peeringWalk) address(h *pullHost, a netip.Addr) {
 	case hopPeering, hopGlobalPeer:
 		p := w.m.peeringFor(a)
 		if p == nil {
-			w.c.Evidence = append(w.c.Evidence, fmt.Sprintf("%s (%s): next hop %s, but no listed peering's remote address space holds it", a, h.Name, hop))
+			w.evidence = append(w.evidence, fmt.Sprintf("%s (%s): next hop %s, but no listed peering's remote address space holds it", a, h.Name, hop))
 			return
 		}
 		w.cross(p, h, a)
@@ -107,7 +105,7 @@ func (w *peeringWalk) viaGateway(h *pullHost, a netip.Addr) {
 		}
 	}
 	if len(gw) == 0 {
-		w.c.Evidence = append(w.c.Evidence, fmt.Sprintf("%s (%s) goes through the VNet's own gateway (no peering uses a remote gateway)", a, h.Name))
+		w.evidence = append(w.evidence, fmt.Sprintf("%s (%s) goes through the VNet's own gateway (no peering uses a remote gateway)", a, h.Name))
 	}
 	for _, p := range gw {
 		w.cross(p, h, a)
@@ -164,7 +162,7 @@ func (w *peeringWalk) beyond(h *pullHost, a netip.Addr) {
 		for _, p := range gw {
 			w.cross(p, h, a)
 		}
-		w.c.Evidence = append(w.c.Evidence, fmt.Sprintf("%s (%s) is beyond the hub: gateway transit is on, so its routes must come over BGP (see the route check)", a, h.Name))
+		w.evidence = append(w.evidence, fmt.Sprintf("%s (%s) is beyond the hub: gateway transit is on, so its routes must come over BGP (see the route check)", a, h.Name))
 		return
 	}
 	if len(nogw) == 0 {

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/redact"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/runtimecfg"
@@ -26,7 +27,6 @@ import (
 // endpoint is used only if the proxy resolves privatelink.azurecr.io and
 // routes to it, and publicNetworkAccess Disabled refuses it otherwise.
 func checkProxy(m *Model, n *nodeSubnet) report.CheckResult {
-	c := report.CheckResult{Condition: verdict.ConditionProxy}
 	var pc struct{ http, https, noProxy, ca string }
 	if p := m.Cluster.Properties; p != nil && p.HTTPProxyConfig != nil {
 		cfg := p.HTTPProxyConfig
@@ -40,8 +40,7 @@ func checkProxy(m *Model, n *nodeSubnet) report.CheckResult {
 		pc.noProxy = strings.Join(entries, ",")
 	}
 	if pc.http == "" && pc.https == "" {
-		c.Status, c.Summary = report.StepSkip, fmt.Sprintf("cluster %s has no httpProxyConfig: containerd on the nodes connects to every host directly", str(m.Cluster.Name))
-		return c
+		return audit.Skip(fmt.Sprintf("cluster %s has no httpProxyConfig: containerd on the nodes connects to every host directly", str(m.Cluster.Name)))
 	}
 	s := runtimecfg.ProxySettings{
 		HTTP:    runtimecfg.ProxyValue{Value: pc.http, Var: "HTTP_PROXY"},
@@ -50,13 +49,12 @@ func checkProxy(m *Model, n *nodeSubnet) report.CheckResult {
 		Origin:  "httpProxyConfig of " + str(m.Cluster.Name),
 	}
 	clusterID := str(m.Cluster.ID)
-	c.Resources = []string{clusterID}
-	c.Evidence = append(c.Evidence, fmt.Sprintf("httpProxyConfig: httpsProxy %s, httpProxy %s, noProxy %s", proxyShown(pc.https), proxyShown(pc.http), cmp.Or(pc.noProxy, "unknown")))
+	ev := []string{fmt.Sprintf("httpProxyConfig: httpsProxy %s, httpProxy %s, noProxy %s", proxyShown(pc.https), proxyShown(pc.http), cmp.Or(pc.noProxy, "unknown"))}
 	if pc.https == "" {
-		c.Evidence = append(c.Evidence, "only httpProxy is set: Go's httpproxy sends https requests (every request of a pull) direct")
+		ev = append(ev, "only httpProxy is set: Go's httpproxy sends https requests (every request of a pull) direct")
 	}
 	if pc.ca != "" {
-		c.Evidence = append(c.Evidence, "trustedCa is set: AKS installs it on the nodes, so a TLS-intercepting proxy's certificates verify")
+		ev = append(ev, "trustedCa is set: AKS installs it on the nodes, so a TLS-intercepting proxy's certificates verify")
 	}
 	var private, proxied []string
 	for _, h := range n.Hosts {
@@ -66,32 +64,31 @@ func checkProxy(m *Model, n *nodeSubnet) report.CheckResult {
 		}
 		d := s.Decide(&url.URL{Scheme: "https", Host: name})
 		if d.Direct() {
-			c.Evidence = append(c.Evidence, fmt.Sprintf("%s: direct (%s)", h.Name, d.Reason))
+			ev = append(ev, fmt.Sprintf("%s: direct (%s)", h.Name, d.Reason))
 			continue
 		}
-		c.Evidence = append(c.Evidence, fmt.Sprintf("%s: through %s (%s)", h.Name, redact.ProxyURL(d.Proxy), d.Reason))
+		ev = append(ev, fmt.Sprintf("%s: through %s (%s)", h.Name, redact.ProxyURL(d.Proxy), d.Reason))
 		if len(d.IPEntries) > 0 && h.private() {
-			c.Evidence = append(c.Evidence, fmt.Sprintf("noProxy's IP and CIDR entries (%s) never match the name %s, whatever it resolves to", strings.Join(d.IPEntries, ", "), h.Name))
+			ev = append(ev, fmt.Sprintf("noProxy's IP and CIDR entries (%s) never match the name %s, whatever it resolves to", strings.Join(d.IPEntries, ", "), h.Name))
 		}
 		proxied = append(proxied, h.Name)
 		if h.private() {
 			private = append(private, h.Name)
 		}
 	}
+	var c report.CheckResult
 	switch {
 	case len(private) > 0:
-		c.Status, c.Host = report.StepWarn, private[0]
-		c.Summary = fmt.Sprintf("containerd sends %s through the cluster's proxy (no noProxy entry matches), although the registry has a private endpoint for it: the proxy resolves and connects from its own network, so the pull uses the private endpoint only if the proxy resolves privatelink.azurecr.io and routes to it", strings.Join(private, ", "))
+		c = audit.WithHost(audit.Warn(verdict.ConditionProxy, fmt.Sprintf("containerd sends %s through the cluster's proxy (no noProxy entry matches), although the registry has a private endpoint for it: the proxy resolves and connects from its own network, so the pull uses the private endpoint only if the proxy resolves privatelink.azurecr.io and routes to it", strings.Join(private, ", ")), ev...), private[0])
 		c.Changes = []report.Change{{Resource: clusterID, Kind: "Microsoft.ContainerService/managedClusters",
 			Action:  "add .azurecr.io to httpProxyConfig.noProxy (a leading dot covers the login server and every data endpoint; AKS does not support * wildcards there), so the nodes reach the private endpoint directly",
 			Command: fmt.Sprintf("az aks update -g %s -n %s --http-proxy-config PROXY_CONFIG.json", resourceGroupOf(clusterID), str(m.Cluster.Name))}}
 	case len(proxied) > 0:
-		c.Status = report.StepPass
-		c.Summary = fmt.Sprintf("containerd reaches %s through the cluster's proxy: the proxy must allow CONNECT to each on port 443 (a probe on a node walks it)", strings.Join(proxied, ", "))
+		c = audit.Pass(fmt.Sprintf("containerd reaches %s through the cluster's proxy: the proxy must allow CONNECT to each on port 443 (a probe on a node walks it)", strings.Join(proxied, ", ")), ev...)
 	default:
-		c.Status = report.StepPass
-		c.Summary = "noProxy sends every host of the pull direct: the proxy is not on the pull's path"
+		c = audit.Pass("noProxy sends every host of the pull direct: the proxy is not on the pull's path", ev...)
 	}
+	c.Resources = []string{clusterID}
 	return c
 }
 

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pullpath/pullpath/internal/audit"
 	"github.com/pullpath/pullpath/internal/report"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -15,13 +16,13 @@ import (
 // to every private endpoint address (or, for a host reached publicly, the
 // default route), and names the route that decides.
 func checkRoute(m *Model, n *nodeSubnet) report.CheckResult {
-	c := report.CheckResult{Condition: verdict.ConditionRoute}
+	var ev []string
 	var bad *finding
 	warned := ""
 	if n.Routes.Computed {
-		c.Evidence = append(c.Evidence, fmt.Sprintf("effective routes of a %s NIC were not captured: routes computed from the VNet's address space, its peerings and the subnet's route table; routes learned over BGP from a VPN gateway cannot be seen", n.poolsString()))
+		ev = append(ev, fmt.Sprintf("effective routes of a %s NIC were not captured: routes computed from the VNet's address space, its peerings and the subnet's route table; routes learned over BGP from a VPN gateway cannot be seen", n.poolsString()))
 	} else {
-		c.Evidence = append(c.Evidence, "effective routes of NIC "+n.Routes.NIC)
+		ev = append(ev, "effective routes of NIC "+n.Routes.NIC)
 	}
 	for _, h := range n.Hosts {
 		if !h.private() {
@@ -30,9 +31,9 @@ func checkRoute(m *Model, n *nodeSubnet) report.CheckResult {
 			case !ok || r.NextHop == hopNone:
 				bad = first(bad, &finding{host: h.Name, summary: fmt.Sprintf("%s has no route to the internet for %s (%s), which has no private endpoint", n.poolsString(), h.Name, describeRoute(r, ok))})
 			case r.NextHop == hopInternet:
-				c.Evidence = append(c.Evidence, fmt.Sprintf("%s (public): %s", h.Name, r))
+				ev = append(ev, fmt.Sprintf("%s (public): %s", h.Name, r))
 			default:
-				c.Evidence = append(c.Evidence, fmt.Sprintf("%s (public): %s: the appliance or on-premises proxy there must allow %s", h.Name, r, h.Name))
+				ev = append(ev, fmt.Sprintf("%s (public): %s: the appliance or on-premises proxy there must allow %s", h.Name, r, h.Name))
 				warned = cmp.Or(warned, fmt.Sprintf("%s reaches %s (public) through %s: the firewall there must allow it", n.poolsString(), h.Name, r))
 			}
 			continue
@@ -40,7 +41,7 @@ func checkRoute(m *Model, n *nodeSubnet) report.CheckResult {
 		for _, a := range h.peAddrs() {
 			r, ok := n.Routes.Lookup(a)
 			line := fmt.Sprintf("%s -> %s: %s", h.Name, a, describeRoute(r, ok))
-			c.Evidence = append(c.Evidence, line)
+			ev = append(ev, line)
 			if !ok {
 				bad = first(bad, m.noRoute(n, h, a, r, ok))
 				continue
@@ -62,7 +63,7 @@ func checkRoute(m *Model, n *nodeSubnet) report.CheckResult {
 				if r.Prefix.Bits() == 0 {
 					warned = cmp.Or(warned, fmt.Sprintf("0.0.0.0/0 sends %s (%s) to appliance %s: it must forward TCP 443 there and route the replies back through itself", a, h.Name, nva))
 				} else {
-					c.Evidence = append(c.Evidence, fmt.Sprintf("appliance %s must forward TCP 443 to %s and carry the replies back", nva, a))
+					ev = append(ev, fmt.Sprintf("appliance %s must forward TCP 443 to %s and carry the replies back", nva, a))
 				}
 			default: // None, Internet for a private address, anything unknown
 				if n.Routes.Computed && m.bgpMayCarry(n) {
@@ -79,15 +80,14 @@ func checkRoute(m *Model, n *nodeSubnet) report.CheckResult {
 			}
 		}
 	}
+	var c report.CheckResult
 	switch {
 	case bad != nil:
-		c.Status, c.Host, c.Summary, c.Resources, c.Changes = report.StepFail, bad.host, bad.summary, bad.resources, bad.changes
-		c.Evidence = append(c.Evidence, bad.evidence...)
+		c = bad.fail(verdict.ConditionRoute, ev)
 	case warned != "":
-		c.Status, c.Summary = report.StepWarn, warned
+		c = audit.Warn(verdict.ConditionRoute, warned, ev...)
 	default:
-		c.Status = report.StepPass
-		c.Summary = fmt.Sprintf("%s has a usable route to every host of the pull", n.poolsString())
+		c = audit.Pass(fmt.Sprintf("%s has a usable route to every host of the pull", n.poolsString()), ev...)
 	}
 	if n.RT != nil {
 		c.Resources = appendUnique(c.Resources, str(n.RT.ID))
@@ -121,6 +121,15 @@ type finding struct {
 	evidence  []string
 	resources []string
 	changes   []report.Change
+}
+
+// fail is the check's failure from its first finding: the finding's host,
+// summary, resources and changes, and its evidence after what the check
+// read (ev).
+func (f *finding) fail(cond verdict.Condition, ev []string) report.CheckResult {
+	c := audit.WithHost(audit.Fail(cond, f.summary, append(ev, f.evidence...)...), f.host)
+	c.Resources, c.Changes = f.resources, f.changes
+	return c
 }
 
 func first(have, f *finding) *finding {
