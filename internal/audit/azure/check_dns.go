@@ -156,14 +156,10 @@ func checkZoneLink(m *Model, n *nodeSubnet) report.CheckResult {
 		ev = append(ev, fmt.Sprintf("link %s -> %s (%s)", str(l.Name), lastName(vid), cmp.Or(st, "unknown")))
 		res = appendUnique(res, str(l.ID))
 		if st != "" && !strings.EqualFold(st, "Completed") {
-			c := audit.Warn(cond, fmt.Sprintf("the link of %s to %s is %s, not Completed", ACRZone, lastName(vid), st), ev...)
-			c.Resources = res
-			return c
+			return audit.WithResources(audit.Warn(cond, fmt.Sprintf("the link of %s to %s is %s, not Completed", ACRZone, lastName(vid), st), ev...), res...)
 		}
 	}
-	c := audit.Pass(fmt.Sprintf("%s is linked to %s", ACRZone, vnetNames(pl.vnets)), ev...)
-	c.Resources = res
-	return c
+	return audit.WithResources(audit.Pass(fmt.Sprintf("%s is linked to %s", ACRZone, vnetNames(pl.vnets)), ev...), res...)
 }
 
 func vnetNames(ids []string) string {

@@ -96,8 +96,7 @@ func checkPrivateEndpoint(m *Model, n *nodeSubnet) report.CheckResult {
 			if !strings.EqualFold(pna, "Disabled") {
 				ev = append(ev, fmt.Sprintf("%s has no private endpoint address: the nodes reach it over the public endpoint (publicNetworkAccess %s)", h.Name, pna))
 				c := audit.Warn(cond, fmt.Sprintf("no private endpoint of registry %s has an address for %s: the nodes pull its layers over the public endpoint, around the private path", m.RegistryName(), h.Name), ev...)
-				c.Host, c.Resources = h.Name, res
-				return c
+				return audit.WithResources(audit.WithHost(c, h.Name), res...)
 			}
 			bad = &finding{host: h.Name,
 				summary:   fmt.Sprintf("no private endpoint of registry %s has an address for %s (a geo-replica or data endpoint added after the endpoint?), and publicNetworkAccess is Disabled: the nodes cannot fetch its layers", m.RegistryName(), h.Name),
@@ -110,21 +109,17 @@ func checkPrivateEndpoint(m *Model, n *nodeSubnet) report.CheckResult {
 			break
 		}
 	}
-	var c report.CheckResult
 	switch {
 	case bad != nil:
 		// the finding's objects first, then every endpoint read (an
 		// endpoint may be both)
-		c = bad.fail(cond, ev)
+		c := bad.fail(cond, ev)
 		c.Resources = append(c.Resources, res...)
 		return c
 	case approved == 0:
-		c = audit.Warn(cond, "no private endpoint connection has a state", ev...)
-	default:
-		c = audit.Pass(fmt.Sprintf("%d private endpoint connection(s) of %s Approved, covering every host of the pull", approved, m.RegistryName()), ev...)
+		return audit.WithResources(audit.Warn(cond, "no private endpoint connection has a state", ev...), res...)
 	}
-	c.Resources = res
-	return c
+	return audit.WithResources(audit.Pass(fmt.Sprintf("%d private endpoint connection(s) of %s Approved, covering every host of the pull", approved, m.RegistryName()), ev...), res...)
 }
 
 // checkPublicAccess checks the registry's public side for the hosts the
