@@ -59,19 +59,62 @@ phase tests
 # First every library package of the module in one go build (the compiles
 # all test binaries share; the commands are left to the tests that link
 # them, since a `go build ./...` links all 14 and throws the binaries
-# away), then the tests in two lanes at once: the lab packages, whose tests
-# wait minutes on clusters and namespaces with the CPU mostly idle, and the
-# rest. In one `go test -p 2 ./...` two waiting lab tests held both of its
-# slots while compiles queued behind them. When the other lane ends, the
-# fuzz pass (step 5) runs in the lab lane's idle tail.
+# away), then three lanes at once: the lab packages, whose tests wait
+# minutes on clusters and namespaces with the CPU mostly idle; the rest;
+# and the fuzz pass (step 5) at the lowest CPU priority, so it takes only
+# the cycles the other two leave (before, it ran after the other lane, and
+# its instrumented builds were the last minutes of every run). In one
+# `go test -p 2 ./...` two waiting lab tests held both of its slots while
+# compiles queued behind them.
 t0=$(date +%s)
 log "go build: the module's library packages"
 go build $(go list -f '{{if and (ne .Name "main") .GoFiles}}{{.ImportPath}}{{end}}' ./...)
 log "go build took $(($(date +%s) - t0)) s"
+
+# 5. A short fuzz of every parser that reads untrusted input. The budget is
+#    a count of executions, not a duration: Go 1.26's fuzz coordinator can
+#    report a spurious "context deadline exceeded" when a duration expires
+#    on a loaded machine (golang/go#75804, fixed in Go 1.27). A real
+#    finding still fails the run and writes its input to testdata/fuzz/. A
+#    target whose every execution is heavy (a whole cloud account per
+#    input) names a smaller count in a comment line "// fuzz budget: Nx"
+#    right above its func; FUZZTIME, when set, overrides every budget.
+#    Built with -tags fuzzonly: the fuzzed packages' test files that start
+#    registries and lab services say //go:build !fuzzonly, so the
+#    instrumented build (every package of the test binary, compiled again
+#    with coverage counters) covers 460 packages, not 818. And without the
+#    optimizer (-N -l): the pass's cost is that instrumented build of each
+#    fuzzed package's whole graph (std included), not its executions
+#    (seconds), and the coverage counters the fuzzer follows are inserted
+#    before optimization, so they are the same edges; the compiler does
+#    about a third less work (the aws audit's target, empty caches, one
+#    run: 217 CPU-s against 340).
+FUZZTIME="${FUZZTIME:-}"
+fuzz_targets() {
+  grep -rl --include='*_test.go' '^func Fuzz' internal | while read -r f; do
+    for t in $(grep -o '^func Fuzz[A-Za-z0-9_]*' "$f" | sed 's/^func //'); do
+      b=$(grep -B1 "^func $t(" "$f" | sed -n 's|^// fuzz budget: \([0-9]*x\)$|\1|p')
+      echo "./$(dirname "$f") $t $b"
+    done
+  done
+}
+fuzz_pass() {
+  local rc=0 t0 pkg target budget n
+  t0=$(date +%s)
+  while read -r pkg target budget; do
+    [ -n "$pkg" ] || continue
+    n="${FUZZTIME:-${budget:-20000x}}"
+    log "fuzz $target ($n)"
+    nice -n 19 go test -tags fuzzonly -gcflags='all=-dwarf=false -N -l' -run '^$' -fuzz "^${target}\$" -fuzztime "$n" -timeout 8m "$pkg" || { rc=$?; log "fuzz $target failed (exit $rc)"; }
+  done < <(fuzz_targets)
+  log "fuzz took $(($(date +%s) - t0)) s"
+  return "$rc"
+}
+
 # The packages whose tests took a minute or more in a CI. go test starts
-# them in this order, two at a time: sweeplab (4.5 minutes, its scenarios
-# one after another) first, so the other seven (10 minutes together) share
-# the second slot beside it instead of all finishing before it starts.
+# them in this order, three at a time (two cores hold three lab clusters):
+# sweeplab (7 minutes, its scenarios one after another) first, so the
+# other seven (18 minutes together) share the other two slots beside it.
 lab_lane=(
   ./internal/sweep/sweeplab
   ./deploy
@@ -84,54 +127,31 @@ lab_lane=(
 )
 mapfile -t rest_lane < <(go list ./... | grep -vxF -f <(go list "${lab_lane[@]}"))
 rest_log=$(mktemp)
-log "go test: ${#lab_lane[@]} lab packages (live) beside the other ${#rest_lane[@]} (printed when they end)"
+fuzz_log=$(mktemp)
+log "go test: ${#lab_lane[@]} lab packages (live) beside the other ${#rest_lane[@]} (printed when they end), and the fuzz pass (printed at the end)"
 t0=$(date +%s)
-go test -count=1 -timeout 40m -p 2 "${lab_lane[@]}" &
+go test -count=1 -timeout 40m -p 3 "${lab_lane[@]}" &
 lab_pid=$!
+fuzz_pid=
+if [ "$FUZZTIME" != 0 ]; then
+  fuzz_pass >"$fuzz_log" 2>&1 &
+  fuzz_pid=$!
+fi
 rest_rc=0
 go test -count=1 -timeout 40m -p 2 "${rest_lane[@]}" >"$rest_log" 2>&1 || rest_rc=$?
 log "the other packages (go test exit $rest_rc, $(($(date +%s) - t0)) s):"
 cat "$rest_log"
 rm -f "$rest_log"
-
-# 5. A short fuzz of every parser that reads untrusted input, beside the
-#    lab lane. The budget is a count of executions, not a duration: Go
-#    1.26's fuzz coordinator can report a spurious "context deadline
-#    exceeded" when a duration expires on a loaded machine (golang/go#75804,
-#    fixed in Go 1.27). A real finding still fails the run and writes its
-#    input to testdata/fuzz/. A target whose every execution is heavy (a
-#    whole cloud account per input) names a smaller count in a comment line
-#    "// fuzz budget: Nx" right above its func; FUZZTIME, when set,
-#    overrides every budget. Built with -tags fuzzonly: the fuzzed
-#    packages' test files that start registries and lab services say
-#    //go:build !fuzzonly, so the instrumented build (every package of the
-#    test binary, compiled again with coverage counters) covers 460
-#    packages, not 818. And without the optimizer (-N -l): the pass's cost
-#    is that instrumented build of each fuzzed package's whole graph (std
-#    included), not its executions (seconds), and the coverage counters the
-#    fuzzer follows are inserted before optimization, so they are the same
-#    edges; the compiler does about a third less work (the aws audit's
-#    target, empty caches, one run: 217 CPU-s against 340).
-FUZZTIME="${FUZZTIME:-}"
-fuzz_rc=0
-if [ "$FUZZTIME" != 0 ]; then
-  t0=$(date +%s)
-  while read -r pkg target budget; do
-    [ -n "$pkg" ] || continue
-    n="${FUZZTIME:-${budget:-20000x}}"
-    log "fuzz $target ($n)"
-    go test -tags fuzzonly -gcflags='all=-dwarf=false -N -l' -run '^$' -fuzz "^${target}\$" -fuzztime "$n" -timeout 8m "$pkg" || { fuzz_rc=$?; log "fuzz $target failed (exit $fuzz_rc)"; }
-  done < <(grep -rl --include='*_test.go' '^func Fuzz' internal | while read -r f; do
-      for t in $(grep -o '^func Fuzz[A-Za-z0-9_]*' "$f" | sed 's/^func //'); do
-        b=$(grep -B1 "^func $t(" "$f" | sed -n 's|^// fuzz budget: \([0-9]*x\)$|\1|p')
-        echo "./$(dirname "$f") $t $b"
-      done
-    done)
-  log "fuzz took $(($(date +%s) - t0)) s"
-fi
 lab_rc=0
 wait "$lab_pid" || lab_rc=$?
-log "lab lane ended (go test exit $lab_rc)"
+log "lab lane ended (go test exit $lab_rc, $(($(date +%s) - t0)) s)"
+fuzz_rc=0
+if [ -n "$fuzz_pid" ]; then
+  wait "$fuzz_pid" || fuzz_rc=$?
+  log "the fuzz pass (exit $fuzz_rc, $(($(date +%s) - t0)) s):"
+  cat "$fuzz_log"
+fi
+rm -f "$fuzz_log"
 if [ "$lab_rc" != 0 ] || [ "$rest_rc" != 0 ] || [ "$fuzz_rc" != 0 ]; then
   log "failed: lab lane exit $lab_rc, other lane exit $rest_rc, fuzz exit $fuzz_rc"
   exit 1
