@@ -239,3 +239,35 @@ func exitCode(r *report.AuditReport) int {
 	}
 	return map[verdict.Condition]int{verdict.ConditionRoute: 3, verdict.ConditionDNS: 4, verdict.ConditionEndpointSet: 5, verdict.ConditionTLSIdentity: 6, verdict.ConditionRegistry: 8}[c]
 }
+
+// TestResourcesNamedOnce: no check result of any fixture lists an object
+// twice among its resources (a peering or private endpoint that is both
+// the finding's object and one the walk crossed was listed twice).
+func TestResourcesNamedOnce(t *testing.T) {
+	dirs, err := os.ReadDir("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, d := range dirs {
+		if !d.IsDir() {
+			continue
+		}
+		r := auditDir(t, d.Name())
+		for _, s := range r.Subnets {
+			for _, c := range s.Checks {
+				seen := map[string]bool{}
+				for _, id := range c.Resources {
+					if seen[id] {
+						t.Errorf("%s: %s's %s lists %s twice: %v", d.Name(), s.Name, c.ID, id, c.Resources)
+					}
+					seen[id] = true
+				}
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no check results read from testdata")
+	}
+}

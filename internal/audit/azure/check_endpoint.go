@@ -113,9 +113,7 @@ func checkPrivateEndpoint(m *Model, n *nodeSubnet) report.CheckResult {
 	case bad != nil:
 		// the finding's objects first, then every endpoint read (an
 		// endpoint may be both)
-		c := bad.fail(cond, ev)
-		c.Resources = append(c.Resources, res...)
-		return c
+		return audit.WithResources(bad.fail(cond, ev), res...)
 	case approved == 0:
 		return audit.WithResources(audit.Warn(cond, "no private endpoint connection has a state", ev...), res...)
 	}

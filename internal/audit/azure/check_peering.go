@@ -43,7 +43,8 @@ func checkPeering(m *Model, n *nodeSubnet) report.CheckResult {
 		// the finding's evidence first, then the walk's; the peerings
 		// crossed after the finding's objects (an object may be both)
 		c := audit.WithHost(audit.Fail(verdict.ConditionRoute, w.bad.summary, append(w.bad.evidence, w.evidence...)...), w.bad.host)
-		c.Resources, c.Changes = append(w.bad.resources, crossed...), w.bad.changes
+		c = audit.WithResources(c, append(w.bad.resources, crossed...)...)
+		c.Changes = w.bad.changes
 		return c
 	case len(w.crossed) == 0:
 		c := audit.Skip("the path to the registry crosses no peering")
