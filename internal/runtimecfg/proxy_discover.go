@@ -285,7 +285,9 @@ func findRuntimeProcess(o ProxyDiscoveryOptions) (*RuntimeProcess, []string) {
 		if err != nil || strings.TrimSpace(string(comm)) != name {
 			continue
 		}
-		if same, note := sameNetNS(dir, self, name, pid); note != "" {
+		if same, gone, note := sameNetNS(dir, self, name, pid); gone {
+			continue
+		} else if note != "" {
 			notes = append(notes, note)
 			continue
 		} else if !same {

@@ -504,7 +504,9 @@ func runtimeProcesses(o RuntimeOptions) ([]runtimeProc, []string) {
 		if !ok {
 			continue
 		}
-		if same, note := sameNetNS(dir, selfNet, strings.TrimSpace(string(comm)), pid); note != "" {
+		if same, gone, note := sameNetNS(dir, selfNet, strings.TrimSpace(string(comm)), pid); gone {
+			continue
+		} else if note != "" {
 			notes = append(notes, note)
 			continue
 		} else if !same {
@@ -543,17 +545,22 @@ func runtimeProcesses(o RuntimeOptions) ([]runtimeProc, []string) {
 }
 
 // sameNetNS reports whether the process of /proc folder dir is in network
-// namespace self (always, when self is ""); note says why it could not
-// tell.
-func sameNetNS(dir, self, comm string, pid int) (same bool, note string) {
+// namespace self (always, when self is ""); gone, that it has none any
+// more: it exited since /proc was listed, or it is a zombie waiting for
+// its parent (its ns links are gone), and pulls nothing; note says why it
+// could not tell (not root).
+func sameNetNS(dir, self, comm string, pid int) (same, gone bool, note string) {
 	if self == "" {
-		return true, ""
+		return true, false, ""
 	}
 	ns, err := os.Readlink(filepath.Join(dir, "ns", "net"))
-	if err != nil {
-		return false, fmt.Sprintf("%s pid %d: cannot read its network namespace (%v): run as root", comm, pid, unwrapPathError(err))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, true, ""
 	}
-	return ns == self, ""
+	if err != nil {
+		return false, false, fmt.Sprintf("%s pid %d: cannot read its network namespace (%v): run as root", comm, pid, unwrapPathError(err))
+	}
+	return ns == self, false, ""
 }
 
 // argValue is the value of the first of names in args ("--config X",

@@ -94,6 +94,28 @@ func TestDiscoverRuntimeRunningProcess(t *testing.T) {
 	}
 }
 
+// TestDiscoverRuntimeSkipsExitedProcess: a containerd whose namespace
+// links are gone (a zombie waiting for its parent, or one that exited
+// after /proc was listed) pulls nothing: no note blames permissions, it is
+// not counted in another namespace, and the running one is found.
+func TestDiscoverRuntimeSkipsExitedProcess(t *testing.T) {
+	root := nodeFS(t, map[string]string{k3sConfig: "version = 2\n"})
+	fakeCmdline(t, root, "31", "containerd", "net:[1]", "containerd", "--config", "/etc/containerd/config.toml")
+	if err := os.Remove(filepath.Join(root, "proc", "31", "ns", "net")); err != nil {
+		t.Fatal(err)
+	}
+	fakeCmdline(t, root, "77", "containerd", "net:[1]", "containerd", "-c", k3sConfig)
+	rc := discoverRuntime(t, root, RuntimeOptions{ProcRoot: filepath.Join(root, "proc")})
+	if rc.PID != 77 || rc.ConfigFile != k3sConfig {
+		t.Fatalf("pid %d file %q, want 77 %s", rc.PID, rc.ConfigFile, k3sConfig)
+	}
+	for _, n := range rc.Notes {
+		if strings.Contains(n, "pid 31") || strings.Contains(n, "other network namespaces") {
+			t.Errorf("note %q: the exited process must be skipped silently", n)
+		}
+	}
+}
+
 func TestDiscoverRuntimeDefaultsAndFlags(t *testing.T) {
 	empty := nodeFS(t, nil)
 	rc := discoverRuntime(t, empty, RuntimeOptions{})
