@@ -22,11 +22,6 @@ func (s Summary) Marshal() []byte {
 	if len(s.Summary) > 240 {
 		s.Summary = s.Summary[:240] + "..."
 	}
-	for _, h := range s.Hops {
-		if len(h.Host) > 253 {
-			h.Host = h.Host[:253]
-		}
-	}
 	if b, _ = json.Marshal(s); len(b) <= limit {
 		return b
 	}
